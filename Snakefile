@@ -1,0 +1,17 @@
+# membound: reproduction workflow for "Can Tensor Cores Benefit Memory-Bound Kernels? (NO!)".
+# This file is a table of contents; every stage lives in workflow/rules/.
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/model.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        rules.table1.output,
+        rules.bounds.output,
+        rules.fig2.output,

@@ -1,0 +1,59 @@
+"""Which profile fits this machine, and the start-up check that a GPU profile's device is here.
+
+`python -m membound.detect` prints the profile name for this machine (cpu when no GPU is found).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from membound import config
+
+
+def device_names() -> list[str]:
+    """Names of the GPUs that nvidia-smi or rocm-smi report ([] where neither answers)."""
+    for cmd in (["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                ["rocm-smi", "--showproductname", "--csv"]):
+        if shutil.which(cmd[0]):
+            try:
+                out = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=True).stdout
+            except (subprocess.SubprocessError, OSError):
+                continue
+            names = [line.strip() for line in out.splitlines() if line.strip()]
+            if cmd[0] == "rocm-smi":
+                names = [n for n in names if n.startswith("card")]
+            if names:
+                return names
+    return []
+
+
+def profile_for(names: list[str]) -> str:
+    """The profile whose device_match is the longest substring of the first device name, else cpu."""
+    if not names:
+        return "cpu"
+    best, best_len = "cpu", 0
+    for profile in config.profiles():
+        match = config.load_gpu(profile)["device_match"]
+        if match and match in names[0] and len(match) > best_len:
+            best, best_len = profile, len(match)
+    return best
+
+
+def require(profile: str, spec: dict) -> None:
+    """Raise config.ConfigError unless the device that `profile` measures is present."""
+    if spec["vendor"] == "cpu":
+        return
+    names = device_names()
+    if not names:
+        raise config.ConfigError(
+            f"profile '{profile}' needs an {spec['name']}, but no GPU answers here (nvidia-smi/rocm-smi): "
+            "run on a GPU node, or use --profile cpu (or --profile reference)")
+    if profile_for(names) != profile:
+        raise config.ConfigError(
+            f"profile '{profile}' measures an {spec['name']}, but this node has {names[0]}: "
+            f"use --profile {profile_for(names)}")
+
+
+if __name__ == "__main__":
+    print(profile_for(device_names()))

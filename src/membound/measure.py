@@ -1,0 +1,107 @@
+"""The one place that times kernels and shapes a benchmark's result rows.
+
+Policy (as BabelStream): warm-up launches are excluded; each timed launch is measured on its own
+(CUDA events on a GPU, perf_counter on the CPU); min, median, max and the coefficient of
+variation are kept. Every result row has the columns of ROW_COLUMNS, in that order, so that
+every later stage reads one schema.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+
+# Columns of every raw benchmark CSV (results/<gpu>/raw/...): what was run, how it was timed,
+# what it achieved, and where (the run-info columns of membound.runinfo.describe()).
+ROW_COLUMNS = [
+    "kernel",        # scale | spmv | stencil
+    "impl",          # implementation, e.g. cuda_core, tensor_core, cusparse_csr, dasp_tc, numpy
+    "unit",          # cuda_core | tensor_core: the unit the paper compares (emulated on the CPU)
+    "role",          # the paper's baseline this plays (STREAM, cuSPARSE, DASP, Brick, EBISU, ConvStencil)
+    "problem",       # n=2^k | matrix name | stencil name
+    "code",          # D1..D21 for matrices, else empty
+    "source",        # real | surrogate | synthetic
+    "n", "rows", "cols", "nnz",    # problem size (elements; matrix shape)
+    "domain", "depth", "steps",    # stencils: domain 'AxB[xC]', temporal depth t, time steps per run
+    "work_items",    # elements (scale), nnz (spmv), interior points x steps (stencil)
+    "warmup", "reps",
+    "t_min_s", "t_median_s", "t_max_s", "cv",
+    "metric", "value",             # GB/s | GFLOP/s | GStencil/s, from the median time
+    "rel_err",       # ||out - ref|| / ||ref|| of the checked output
+    "note",          # anything a reader must know (e.g. what the timed region holds)
+    "device", "vendor", "driver", "runtime", "cupy", "numpy", "sm_clock_mhz", "mem_clock_mhz",
+    "l2_bytes", "host", "date", "membound",
+]
+
+
+def stats(seconds) -> dict:
+    """min, median, max and coefficient of variation of per-launch times (seconds)."""
+    t = np.asarray(seconds, dtype=float)
+    return {"t_min_s": t.min(), "t_median_s": float(np.median(t)), "t_max_s": t.max(),
+            "cv": float(t.std() / t.mean()) if t.mean() > 0 else 0.0, "reps": len(t)}
+
+
+def time_cpu(run: Callable[[], object], warmup: int, reps: int) -> list[float]:
+    """Per-call wall times of `run` on the host, after `warmup` untimed calls."""
+    for _ in range(warmup):
+        run()
+    times = []
+    for _ in range(reps):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def time_gpu(run: Callable[[], object], warmup: int, reps: int) -> list[float]:
+    """Per-launch device times of `run` (CUDA events around each call), after `warmup` calls."""
+    import cupy as cp
+
+    for _ in range(warmup):
+        run()
+    cp.cuda.Device().synchronize()
+    events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(reps)]
+    for start, stop in events:
+        start.record()
+        run()
+        stop.record()
+    events[-1][1].synchronize()
+    return [cp.cuda.get_elapsed_time(a, b) / 1e3 for a, b in events]
+
+
+def rel_err(out, ref) -> float:
+    """||out - ref|| / ||ref|| in float64; NaN anywhere gives inf, so it never passes."""
+    out = np.asarray(out, dtype=np.float64).ravel()
+    ref = np.asarray(ref, dtype=np.float64).ravel()
+    if out.shape != ref.shape or not np.all(np.isfinite(out)):
+        return float("inf")
+    denom = np.linalg.norm(ref)
+    return float(np.linalg.norm(out - ref) / (denom if denom > 0 else 1.0))
+
+
+class CheckError(RuntimeError):
+    """A kernel's output did not match its reference: no time is kept for it."""
+
+
+def check(out, ref, tol: float, what: str) -> float:
+    """The relative error of `out`, or CheckError naming `what` when it exceeds `tol`."""
+    err = rel_err(out, ref)
+    if not err <= tol:
+        raise CheckError(f"{what}: output differs from the reference (relative error {err:.3e} > {tol:.0e})")
+    return err
+
+
+def write_rows(rows: list[dict], path) -> pd.DataFrame:
+    """Write result rows to CSV with exactly ROW_COLUMNS (missing ones empty); unknown keys are an error."""
+    frame = pd.DataFrame(rows)
+    extra = set(frame.columns) - set(ROW_COLUMNS)
+    if extra:
+        raise KeyError(f"result rows carry columns outside ROW_COLUMNS: {sorted(extra)}")
+    frame = frame.reindex(columns=ROW_COLUMNS)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(path, index=False)
+    return frame

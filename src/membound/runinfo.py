@@ -1,0 +1,63 @@
+"""What a result was measured on: the run-info columns of every raw CSV row."""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+import shutil
+import subprocess
+
+import numpy as np
+
+import membound
+
+
+def _nvidia_smi() -> dict:
+    """Name, driver and current/max clocks of GPU 0 from nvidia-smi ({} where it is absent)."""
+    if not shutil.which("nvidia-smi"):
+        return {}
+    fields = "name,driver_version,clocks.sm,clocks.mem"
+    try:
+        out = subprocess.run(["nvidia-smi", "-i", "0", f"--query-gpu={fields}", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=20, check=True).stdout
+    except (subprocess.SubprocessError, OSError):
+        return {}
+    name, driver, sm, mem = [v.strip() for v in out.splitlines()[0].split(",")]
+    return {"device": name, "driver": driver, "sm_clock_mhz": sm, "mem_clock_mhz": mem}
+
+
+def _cuda() -> dict:
+    import cupy as cp
+
+    rt = cp.cuda.runtime
+    props = rt.getDeviceProperties(cp.cuda.Device().id)
+    version = rt.runtimeGetVersion()
+    info = {"device": props["name"].decode(), "vendor": "amd" if rt.is_hip else "nvidia",
+            "runtime": f"{'HIP' if rt.is_hip else 'CUDA'} {version // 1000}.{version % 1000 // 10}",
+            "cupy": cp.__version__, "l2_bytes": props["l2CacheSize"],
+            "driver": str(rt.driverGetVersion())}
+    info.update(_nvidia_smi())
+    return info
+
+
+def describe(backend: str) -> dict:
+    """Run-info columns for `backend` ('cuda' or 'cpu'): device, driver, versions, clocks, host, date."""
+    info = {"device": platform.processor() or platform.machine(), "vendor": "cpu", "driver": "",
+            "runtime": f"numpy {np.__version__}", "cupy": "", "sm_clock_mhz": "", "mem_clock_mhz": "",
+            "l2_bytes": ""}
+    if backend == "cuda":
+        info.update(_cuda())
+    info.update({"numpy": np.__version__, "host": platform.node(),
+                 "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                 "membound": membound.__version__})
+    return info
+
+
+def has_gpu() -> bool:
+    """True when CuPy imports and sees at least one device."""
+    try:
+        import cupy as cp
+
+        return cp.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # noqa: BLE001 - any import or driver failure means: no usable GPU
+        return False

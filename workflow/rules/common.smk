@@ -1,0 +1,21 @@
+# Configuration, validation and the small helpers every stage uses.
+from pathlib import Path
+
+from snakemake.utils import min_version, validate
+
+from membound import config as mbconfig
+
+min_version("9.0")
+
+validate(config, schema="../schemas/config.schema.yaml")
+try:
+    GPU_NAME = config["gpu"]
+    GPU = mbconfig.load_gpu(GPU_NAME)
+    validate(GPU, schema="../schemas/gpu.schema.yaml")
+    config = mbconfig.merge(config, GPU.get("workload", {}))
+    MATRICES = mbconfig.select_matrices(config["matrices"])
+except mbconfig.ConfigError as err:
+    raise WorkflowError(str(err))
+
+RESULTS = f"results/{GPU_NAME}"
+GPU_FILE = f"config/gpus/{GPU_NAME}.yaml"
