@@ -9,6 +9,7 @@ every later stage reads one schema.
 from __future__ import annotations
 
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -105,3 +106,24 @@ def write_rows(rows: list[dict], path) -> pd.DataFrame:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(path, index=False)
     return frame
+
+
+def launch_tag(kernel: str, impl: str, problem: str) -> str:
+    """The NVTX range name around a launch measured by the counter runs."""
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in str(problem))
+    return f"membound:{kernel}:{impl}:{safe}"
+
+
+@contextmanager
+def nvtx_range(tag: str):
+    """An NVTX push/pop range named `tag` around the enclosed launches (a no-op without CuPy)."""
+    try:
+        from cupy.cuda import nvtx
+    except ImportError:
+        yield
+        return
+    nvtx.RangePush(tag)
+    try:
+        yield
+    finally:
+        nvtx.RangePop()
