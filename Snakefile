@@ -14,4 +14,3 @@ rule all:
     input:
         rules.table1.output,
         rules.bounds.output,
-        rules.fig2.output,

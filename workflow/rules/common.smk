@@ -19,3 +19,4 @@ except mbconfig.ConfigError as err:
 
 RESULTS = f"results/{GPU_NAME}"
 GPU_FILE = f"config/gpus/{GPU_NAME}.yaml"
+PLATFORMS = mbconfig.profiles()

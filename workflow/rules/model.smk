@@ -1,0 +1,34 @@
+# Model outputs: tables that come from the device specs and the papers' equations alone.
+
+
+rule table1:
+    input:
+        expand("config/gpus/{gpu}.yaml", gpu=PLATFORMS),
+    output:
+        csv=f"{RESULTS}/tables/table1_platforms.csv",
+        md=f"{RESULTS}/tables/table1_platforms.md",
+    log:
+        f"{RESULTS}/logs/table1.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        profiles=PLATFORMS,
+        current=GPU_NAME,
+    script:
+        "../../scripts/table1.py"
+
+
+rule bounds:
+    input:
+        gpu=GPU_FILE,
+    output:
+        csv=f"{RESULTS}/tables/bounds.csv",
+        md=f"{RESULTS}/tables/bounds.md",
+    log:
+        f"{RESULTS}/logs/bounds.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        config={"stencil": config["stencil"]},
+    script:
+        "../../scripts/bounds.py"
