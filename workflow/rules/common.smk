@@ -4,6 +4,7 @@ from pathlib import Path
 from snakemake.utils import min_version, validate
 
 from membound import config as mbconfig
+from membound import detect
 
 min_version("9.0")
 
@@ -17,6 +18,16 @@ try:
 except mbconfig.ConfigError as err:
     raise WorkflowError(str(err))
 
-RESULTS = f"results/{GPU_NAME}"
+REFERENCE = config.get("reference", False)  # the reference profile: committed raw results, no device
+RESULTS = f"results/reference/{GPU_NAME}" if REFERENCE else f"results/{GPU_NAME}"
 GPU_FILE = f"config/gpus/{GPU_NAME}.yaml"
 PLATFORMS = mbconfig.profiles()
+
+
+onstart:
+    # A GPU profile on a node without its device stops here, before any job runs.
+    if not REFERENCE:
+        try:
+            detect.require(GPU_NAME, GPU)
+        except mbconfig.ConfigError as err:
+            raise WorkflowError(str(err))

@@ -1,0 +1,57 @@
+"""The workflow as a user drives it: dry runs for every profile, lint, start-up errors."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PROFILES = sorted(p.name for p in (REPO / "profiles").iterdir() if p.is_dir())
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+def snakemake(*args, cwd=REPO):
+    return subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "XDG_CONFIG_HOME": str(REPO / ".no-user-profiles")})
+
+
+def test_every_gpu_has_a_profile():
+    specs = {p.stem for p in (REPO / "config" / "gpus").glob("*.yaml")}
+    assert specs | {"reference"} == set(PROFILES)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_dry_run_of_all_succeeds_for_every_profile(profile):
+    run = snakemake("--profile", f"profiles/{profile}", "all", "-n", "--forceall")
+    assert run.returncode == 0, run.stderr[-3000:]
+    target = "results/reference/h100" if profile == "reference" else f"results/{profile}"
+    assert f"{target}/tables/bounds.csv" in run.stdout + run.stderr
+
+
+def test_lint_is_clean():
+    run = snakemake("--lint")
+    assert run.returncode == 0 and "Congratulations" in run.stdout + run.stderr, run.stdout[-3000:]
+
+
+def test_unknown_gpu_fails_at_start_with_the_valid_names():
+    run = snakemake("--profile", "profiles/cpu", "--config", "gpu=z80", "-n")
+    assert run.returncode != 0
+    assert "unknown gpu 'z80': choose one of a100, cpu, gh200, h100, h200, mi250x" in run.stdout + run.stderr
+
+
+def test_unknown_matrix_fails_at_start_with_the_valid_names():
+    run = snakemake("--profile", "profiles/cpu", "--config", "matrices=[dc2,nosuch]", "-n")
+    out = run.stdout + run.stderr
+    assert run.returncode != 0
+    assert "unknown matrix nosuch" in out and "circuit5M" in out
+
+
+@pytest.mark.skipif(bool(subprocess.run("command -v nvidia-smi", shell=True).returncode == 0),
+                    reason="this machine has an NVIDIA GPU")
+def test_gpu_profile_without_its_gpu_fails_before_any_job(tmp_path):
+    run = snakemake("--profile", "profiles/h100", "--directory", str(REPO), "results/h100/tables/bounds.csv")
+    assert run.returncode != 0
+    assert "profile 'h100' needs an NVIDIA H100" in run.stdout + run.stderr
+    assert not (REPO / "results" / "h100" / "tables" / "bounds.csv").exists()
