@@ -1,0 +1,414 @@
+"""FP64 stencils in the three roles of paper 000 Table 3 (Figure 8), on CUDA (CuPy) or the CPU (numpy).
+
+A stencil (shape star|box, dims 2|3, radius r) has a DISTINCT random weight per point, passed at run
+time: out[p] = sum_o w[o] * in[p + o] over its offsets o (paper 002 Sec. 3.2.1, K points).
+
+Roles (impl: unit, paper role):
+- cc_naive (cuda_core, Brick): one time step per launch, `steps` launches.
+- cc_tb (cuda_core, EBISU): temporal blocking at depth t: a tile plus a halo of t*r is loaded once,
+  t steps run on chip on shrinking regions, the last is written (steps/t launches).
+- tc (tensor_core, ConvStencil): kernel fusion as ConvStencil (paper 002 Sec. 2.2.3): the t-step
+  stencil is fused into one enlarged stencil K^(t) (the t-fold self-convolution of the weights,
+  radius t*r) applied once per t steps with FP64 MMA (m8n8k4); see tc_rows for the transformation.
+
+Boundary rule: periodic in every dimension, for every role and the reference. With periodic
+boundaries t sequential steps equal one application of the fused stencil everywhere, so all three
+roles compute exactly the function of `steps` sequential steps of scipy.ndimage.correlate(mode='wrap').
+
+The CPU backend runs the same three algorithms in numpy: cc_tb in tiles with a t*r halo, tc with
+numpy matmul on the 8x4 (A) and 4x8 (B) operand tiles the GPU kernel issues ('emulated on CPU').
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import scipy.ndimage
+import scipy.signal
+
+from membound import measure, runinfo
+from membound.kernels import arg_parser, guarded, load_module
+
+IMPLS = {"cc_naive": ("cuda_core", "Brick"), "cc_tb": ("cuda_core", "EBISU"), "tc": ("tensor_core", "ConvStencil")}
+TOL = 1e-10                   # FP64; the fused stencil sums in another order than t sequential steps
+WHOLE_CHECK_POINTS = 4_000_000  # larger timed domains: whole check on CHECK_DOMAIN + sampled check
+CHECK_DOMAIN = {2: (333, 517), 3: (37, 45, 70)}
+SAMPLES = 256
+MMA_M = MMA_N = 8
+MMA_K = 4
+
+
+@dataclass(frozen=True)
+class Stencil:
+    name: str
+    shape: str
+    dims: int
+    radius: int
+    depth: int
+
+    def __post_init__(self):
+        if self.shape not in ("star", "box") or self.dims not in (2, 3) or self.radius < 1 or self.depth < 1:
+            raise ValueError(f"stencil '{self.name}': need shape star|box, dims 2|3, radius >= 1, depth >= 1")
+
+
+# ------------------------------------------------------------------------------------ weights
+
+
+def support(shape: str, dims: int, radius: int) -> np.ndarray:
+    """Boolean mask of the offsets of a star or box stencil, a (2r+1)^dims array centred on the origin."""
+    k = 2 * radius + 1
+    if shape == "box":
+        return np.ones((k,) * dims, dtype=bool)
+    mask = np.zeros((k,) * dims, dtype=bool)
+    for axis in range(dims):
+        index = [radius] * dims
+        index[axis] = slice(None)
+        mask[tuple(index)] = True
+    return mask
+
+
+def random_weights(rng: np.random.Generator, shape: str, dims: int, radius: int) -> np.ndarray:
+    """Distinct positive random weights on the stencil's support (zero elsewhere), summing to 1 so
+    that values neither blow up nor decay over many steps."""
+    mask = support(shape, dims, radius)
+    w = np.where(mask, rng.uniform(0.5, 1.5, mask.shape), 0.0)
+    return w / w.sum()
+
+
+def fuse(w: np.ndarray, t: int) -> np.ndarray:
+    """The weights of t steps applied at once: the t-fold self-convolution, radius t*r (paper 002 Fig. 6)."""
+    out = w
+    for _ in range(t - 1):
+        out = scipy.signal.convolve(out, w, mode="full", method="direct")
+    return out
+
+
+def fused_support(mask: np.ndarray, t: int) -> np.ndarray:
+    """The support of the fused stencil: the t-fold Minkowski sum of the offsets in `mask`."""
+    return fuse(mask.astype(np.int64), t) > 0
+
+
+# ------------------------------------------------------------------------------ TC transformation
+
+
+def tc_rows(wf: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The MMA operands of the fused stencil `wf` (support `mask`), as the tensor-core kernel issues them.
+
+    For every row (dz, dy) of the fused kernel with nonzero dx in [a, b], an 8x8 output tile O
+    (rows y, columns x) accumulates O += A_c @ B_c over ceil((8 + b - a) / 4) k-chunks c, with A_c
+    the 8x4 input block in[y + dy, x0 + a + 4c + k] and B_c the 4x8 banded Toeplitz slice
+    B_c[k, j] = wf[dz, dy, a + 4c + k - j] (zero outside [a, b]). Returns rows (n, 4) int32 of
+    (dz, dy, a, nk), sorted by dz, and B (nfrag, 4, 8) float64, fragments in row order.
+    """
+    rad = wf.shape[-1] // 2
+    wf3 = wf.reshape((1,) * (3 - wf.ndim) + wf.shape)
+    m3 = mask.reshape(wf3.shape)
+    rz = wf3.shape[0] // 2
+    rows, frags = [], []
+    k = np.arange(MMA_K)[:, None]
+    j = np.arange(MMA_N)[None, :]
+    for iz in range(wf3.shape[0]):
+        for iy in range(wf3.shape[1]):
+            nonzero = np.flatnonzero(m3[iz, iy])
+            if nonzero.size == 0:
+                continue
+            a, b = nonzero[0] - rad, nonzero[-1] - rad
+            nk = math.ceil((MMA_N + b - a) / MMA_K)
+            rows.append((iz - rz, iy - rad, a, nk))
+            for c in range(nk):
+                dx = a + MMA_K * c + k - j
+                inside = (dx >= a) & (dx <= b)
+                frags.append(np.where(inside, wf3[iz, iy, np.clip(dx + rad, 0, 2 * rad)], 0.0))
+    return np.array(rows, dtype=np.int32), np.array(frags)
+
+
+def tc_sparsity(shape: str, dims: int, radius: int, depth: int) -> float:
+    """S of paper 002 (eq. 2-3) for this module's tensor-core transformation: the fraction of
+    useful (nonzero) entries in the B operands it issues.
+
+    Derivation: per 8x8 output tile, a fused-kernel row (dz, dy) with nonzero dx in [a, b] issues
+    nk = ceil((8 + b - a) / 4) MMAs of k = 4, whose B operands hold 32 nk entries of which
+    8 (b - a + 1) are the row's weights (each of the 8 output columns sees every weight once). The
+    row widths sum to K^(t), so S = 8 K^(t) / (32 sum nk) = K^(t) / (4 sum nk), which is also
+    useful multiply-adds over issued ones: C_TC = alpha / S * C. Example: box 2D r=1 t=3: seven
+    rows of width 7, nk = ceil(14 / 4) = 4, S = 49 / 112 = 0.4375.
+    """
+    mask = fused_support(support(shape, dims, radius), depth)
+    rows, _ = tc_rows(mask.astype(float), mask)
+    return float(mask.sum() / (MMA_K * rows[:, 3].sum()))
+
+
+# ------------------------------------------------------------------------------------ reference
+
+
+def reference(x: np.ndarray, w: np.ndarray, steps: int) -> np.ndarray:
+    """`steps` sequential periodic steps with scipy (the independent reference)."""
+    for _ in range(steps):
+        x = scipy.ndimage.correlate(x, w, mode="wrap")
+    return x
+
+
+def _valid_step(block: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """One step on the last w.ndim axes of `block`, keeping only points whose neighbours are all inside."""
+    rad = w.shape[0] // 2
+    core = tuple(s - 2 * rad for s in block.shape[-w.ndim:])
+    out = np.zeros(block.shape[:-w.ndim] + core)
+    for off in zip(*np.nonzero(w)):
+        out += w[off] * block[(...,) + tuple(slice(o, o + n) for o, n in zip(off, core))]
+    return out
+
+
+def _wrap_block(x: np.ndarray, starts, sizes) -> np.ndarray:
+    """x[starts:starts+sizes] on every axis, with periodic wrap."""
+    index = np.ix_(*[np.arange(s, s + n) % dim for s, n, dim in zip(starts, sizes, x.shape)])
+    return x[index]
+
+
+def sampled_reference(x: np.ndarray, w: np.ndarray, steps: int, points: np.ndarray) -> np.ndarray:
+    """The value after `steps` steps at each point (rows of `points`), from its periodic neighbourhood."""
+    reach = steps * (w.shape[0] // 2)
+    patches = np.stack([_wrap_block(x, p - reach, (2 * reach + 1,) * x.ndim) for p in points])
+    for _ in range(steps):
+        patches = _valid_step(patches, w)
+    return patches.reshape(len(points))
+
+
+# ---------------------------------------------------------------------------------------- CPU
+
+
+def _cpu_naive(x, w, steps, depth):
+    rad = w.shape[0] // 2
+    for _ in range(steps):
+        x = _valid_step(np.pad(x, rad, mode="wrap"), w)
+    return x
+
+
+def _cpu_tb(x, w, steps, depth):
+    halo = depth * (w.shape[0] // 2)
+    edge = 64 if x.ndim == 2 else 16
+    for _ in range(steps // depth):
+        out = np.empty_like(x)
+        for corner in np.ndindex(*[math.ceil(n / edge) for n in x.shape]):
+            lo = [c * edge for c in corner]
+            size = [min(edge, n - l) for l, n in zip(lo, x.shape)]
+            block = _wrap_block(x, [l - halo for l in lo], [s + 2 * halo for s in size])
+            for _ in range(depth):
+                block = _valid_step(block, w)
+            out[tuple(slice(l, l + s) for l, s in zip(lo, size))] = block
+        x = out
+    return x
+
+
+def _cpu_tc(x, w, steps, depth):
+    mask = fused_support(w != 0, depth)
+    rows, frags = tc_rows(fuse(w, depth), mask)
+    x3 = x.reshape((1,) * (3 - x.ndim) + x.shape)
+    nz, ny, nx = x3.shape
+    rad, rz = mask.shape[-1] // 2, (mask.shape[0] // 2 if x.ndim == 3 else 0)
+    ty, tx = math.ceil(ny / MMA_M), math.ceil(nx / MMA_N)
+    for _ in range(steps // depth):
+        pad = ((rz, rz), (rad, rad + ty * MMA_M - ny), (rad, rad + tx * MMA_N - nx + MMA_N - 1))
+        p = np.pad(x3, pad, mode="wrap")
+        acc = np.zeros((nz, ty, tx, MMA_M, MMA_N))
+        f = 0
+        for dz, dy, a, nk in rows:
+            for c in range(nk):
+                col0 = rad + a + MMA_K * c
+                s = p[rz + dz:rz + dz + nz, rad + dy:rad + dy + ty * MMA_M, col0:col0 + tx * MMA_N]
+                blocks = s.reshape(nz, ty, MMA_M, tx, MMA_N)[..., :MMA_K].transpose(0, 1, 3, 2, 4)
+                acc += blocks @ frags[f]          # (.., 8, 4) @ (4, 8): the MMA's operand tiles
+                f += 1
+        x3 = acc.transpose(0, 1, 3, 2, 4).reshape(nz, ty * MMA_M, tx * MMA_N)[:, :ny, :nx]
+    return x3.reshape(x.shape)
+
+
+CPU = {"cc_naive": _cpu_naive, "cc_tb": _cpu_tb, "tc": _cpu_tc}
+
+
+# --------------------------------------------------------------------------------------- CUDA
+
+CC_TILE = {2: dict(BX=64, BY=32, BZ=1, V=8), 3: dict(BX=32, BY=8, BZ=8, V=8)}
+CC_THREADS = 256
+TC_TILE = dict(NT=4, WX=2, WY=4)
+
+
+def _cc_kernel(st: Stencil, depth: int):
+    """(kernel, shared bytes, tile) of the CUDA-core kernel at `depth` (1: the unblocked role)."""
+    tile = CC_TILE[st.dims]
+    macros = dict(DIMS=st.dims, RAD=st.radius, STAR=int(st.shape == "star"), DEPTH=depth,
+                  NTHREADS=CC_THREADS, **tile)
+    halo = depth * st.radius
+    sz = tile["BZ"] + (2 * halo if st.dims == 3 else 0)
+    words = sz * (tile["BY"] + 2 * halo + tile["V"]) * (tile["BX"] + 2 * halo) * (2 if depth > 1 else 1)
+    return _compiled("stencil_cc.cu", "stencil_cc", macros, 8 * words), (tile["BX"], tile["BY"], tile["BZ"])
+
+
+def _tc_kernel(st: Stencil, nfrag: int):
+    rf = st.radius * st.depth
+    bx, by = 8 * TC_TILE["NT"] * TC_TILE["WX"], 8 * TC_TILE["WY"]
+    pitch = bx + 2 * rf + 3
+    pitch += (4 - pitch) % 16
+    macros = dict(DIMS=st.dims, RF=rf, PITCH=pitch, **TC_TILE)
+    words = (by + 2 * rf) * pitch + 32 * nfrag
+    return _compiled("stencil_tc.cu", "stencil_tc", macros, 8 * words), (bx, by, 1)
+
+
+def _compiled(source: str, name: str, macros: dict, smem: int):
+    kernel = load_module(source, tuple(f"-D{k}={v}" for k, v in sorted(macros.items()))).get_function(name)
+    kernel.max_dynamic_shared_size_bytes = smem
+    return kernel, smem
+
+
+def _cuda_runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int):
+    """A function running `steps` steps of `impl` from device array x0; returns the output array."""
+    import cupy as cp
+
+    shape3 = (1,) * (3 - x0.ndim) + x0.shape
+    nz, ny, nx = shape3
+    bufs = [cp.full_like(x0, np.nan), cp.full_like(x0, np.nan)]
+    if impl == "tc":
+        rows, frags = tc_rows(fuse(w, st.depth), fused_support(w != 0, st.depth))
+        (kernel, smem), tile = _tc_kernel(st, len(frags))
+        lane_major = np.ascontiguousarray(frags.transpose(0, 2, 1).reshape(len(frags), 32))  # lane = 4j + k
+        extra = (cp.asarray(rows), np.int32(len(rows)), cp.asarray(lane_major), np.int32(len(frags)))
+        threads, launches = 32 * TC_TILE["WX"] * TC_TILE["WY"], steps // st.depth
+    else:
+        depth = st.depth if impl == "cc_tb" else 1
+        (kernel, smem), tile = _cc_kernel(st, depth)
+        extra = (cp.asarray(w.ravel()),)
+        threads, launches = CC_THREADS, steps // depth
+    grid = tuple(math.ceil(n / b) for n, b in zip((nx, ny, nz), tile))
+    dims = (np.int32(nz), np.int32(ny), np.int32(nx))
+
+    def run():
+        src = x0
+        for i in range(launches):
+            dst = bufs[i % 2]
+            kernel(grid, (threads,), (src, dst, *extra, *dims), shared_mem=smem)
+            src = dst
+        return src
+
+    return run
+
+
+# ------------------------------------------------------------------------------------ measure
+
+
+def _check_cuda(impl, st, rng, shape, steps):
+    """Whole-array check of `impl` on a fresh random field of `shape` (same kernel and launch config)."""
+    import cupy as cp
+
+    x = rng.random(shape)
+    w = random_weights(rng, st.shape, st.dims, st.radius)
+    out = _cuda_runner(impl, st, w, cp.asarray(x), steps)()
+    return measure.check(cp.asnumpy(out), reference(x, w, steps), TOL, f"{st.name} {impl} on {_fmt(shape)}")
+
+
+def measure_impl(impl: str, st: Stencil, domain: tuple, steps: int, warmup: int, reps: int,
+                 backend: str, counters: bool, rng: np.random.Generator) -> dict:
+    """Check, then time one role; returns its result row (without run-info)."""
+    x = rng.random(domain)
+    w = random_weights(rng, st.shape, st.dims, st.radius)
+    depth = 1 if impl == "cc_naive" else st.depth
+    points = math.prod(domain)
+    whole = points <= WHOLE_CHECK_POINTS
+    if backend == "cpu":
+        run = lambda: CPU[impl](x, w, steps, depth)  # noqa: E731
+        timer, to_host, xp = measure.time_cpu, np.asarray, np
+        note = "emulated on CPU; " if impl == "tc" else ""
+    else:
+        import cupy as cp
+
+        try:
+            run = _cuda_runner(impl, st, w, cp.asarray(x), steps)
+        except cp.cuda.memory.OutOfMemoryError as err:
+            raise MemoryError(f"stencil domain {_fmt(domain)} does not fit ({err}); shrink stencil.domain_"
+                              f"{st.dims}d in config/config.yaml") from None
+        timer, to_host, xp = measure.time_gpu, cp.asnumpy, cp
+        note = ""
+        if not whole:
+            _check_cuda(impl, st, rng, CHECK_DOMAIN[st.dims], steps)
+    points_idx = rng.integers(0, domain, size=(SAMPLES, len(domain)))
+
+    def verify(out) -> float:
+        if whole:
+            return measure.check(to_host(out), reference(x, w, steps), TOL, f"{st.name} {impl} on {_fmt(domain)}")
+        got = to_host(out[tuple(xp.asarray(i) for i in points_idx.T)])
+        return measure.check(got, sampled_reference(x, w, steps, points_idx), TOL,
+                             f"{st.name} {impl} on {_fmt(domain)} (sampled)")
+
+    err = verify(run())
+    if counters:
+        with measure.nvtx_range(measure.launch_tag("stencil", impl, st.name)):
+            times = timer(run, 0, 1)
+        warmup = 0
+    else:
+        times = timer(run, warmup, reps)
+    out = run()
+    err = max(err, verify(out))
+    checked = ("whole output checked" if whole else
+               f"whole output checked on {_fmt(CHECK_DOMAIN[st.dims])} with the same kernels, "
+               f"{SAMPLES} sampled points of the timed domain checked")
+    launches = steps // depth
+    unit, role = IMPLS[impl]
+    t = measure.stats(times)
+    return {"kernel": "stencil", "impl": impl, "unit": unit, "role": role, "problem": st.name, "code": "",
+            "source": "synthetic", "n": points, "domain": _fmt(domain), "depth": depth, "steps": steps,
+            "work_items": points * steps, "warmup": warmup, **t, "metric": "GStencil/s",
+            "value": points * steps / t["t_median_s"] / 1e9, "rel_err": err,
+            "note": f"{note}{checked}; periodic boundaries; one timed call = {steps} steps in {launches} launches"}
+
+
+def _fmt(domain) -> str:
+    return "x".join(str(n) for n in domain)
+
+
+def parse_domain(text: str, dims: int) -> tuple[int, ...]:
+    """'10240x10240' -> (10240, 10240); a clear error when it is malformed or has the wrong rank."""
+    try:
+        domain = tuple(int(v) for v in text.lower().split("x"))
+    except ValueError:
+        domain = ()
+    if len(domain) != dims or min(domain, default=0) < 1:
+        raise SystemExit(f"error: --domain '{text}' must be {dims} positive sizes joined by 'x' (e.g. "
+                         f"{'x'.join(['512'] * dims)})")
+    return domain
+
+
+def main(argv=None):
+    parser = arg_parser("FP64 stencils on CUDA cores (naive, temporal blocking) and tensor cores (kernel fusion).")
+    parser.add_argument("--stencil", required=True, help="name, e.g. 2d5pt")
+    parser.add_argument("--shape", choices=["star", "box"], required=True)
+    parser.add_argument("--dims", type=int, choices=[2, 3], required=True)
+    parser.add_argument("--radius", type=int, required=True)
+    parser.add_argument("--depth", type=int, required=True)
+    parser.add_argument("--domain", required=True, help="e.g. 10240x10240 or 512x512x512")
+    parser.add_argument("--steps", type=int, required=True)
+    args = parser.parse_args(argv)
+    st = Stencil(args.stencil, args.shape, args.dims, args.radius, args.depth)
+    domain = parse_domain(args.domain, args.dims)
+    if args.steps < 1 or args.steps % args.depth:
+        raise SystemExit(f"error: --steps {args.steps} must be a positive multiple of --depth {args.depth}")
+    rng = np.random.default_rng()
+    info = runinfo.describe(args.backend)
+    rows = [{**measure_impl(impl, st, domain, args.steps, args.warmup, args.reps, args.backend, args.counters, rng),
+             **info} for impl in IMPLS]
+    folder = os.path.dirname(os.path.abspath(args.out))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(suffix=".csv", dir=folder)
+    os.close(fd)
+    try:
+        measure.write_rows(rows, tmp)
+        os.replace(tmp, args.out)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+if __name__ == "__main__":
+    guarded(main)
