@@ -9,7 +9,9 @@ needs a separate build step. The cpu backend runs the same algorithms on numpy/s
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -36,6 +38,20 @@ def arg_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--counters", action="store_true",
                         help="counter run: one checked launch per case inside an NVTX range (see measure.launch_tag)")
     return parser
+
+
+def write_result(rows: list[dict], out) -> None:
+    """Write result rows to `out` (measure.write_rows) through a temp file, so a failure leaves no partial file."""
+    folder = os.path.dirname(os.path.abspath(out))
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(suffix=".csv", dir=folder)
+    os.close(fd)
+    try:
+        measure.write_rows(rows, tmp)
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
 
 
 def guarded(main):
