@@ -8,6 +8,7 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/model.smk"
 include: "workflow/rules/bench_scale.smk"
+include: "workflow/rules/bench_stencil.smk"
 
 
 rule all:

@@ -232,20 +232,25 @@ CPU = {"cc_naive": _cpu_naive, "cc_tb": _cpu_tb, "tc": _cpu_tc}
 
 # --------------------------------------------------------------------------------------- CUDA
 
-CC_TILE = {2: dict(BX=64, BY=32, BZ=1, V=8), 3: dict(BX=32, BY=8, BZ=8, V=8)}
-CC_THREADS = 256
+# CUDA-core tiles per (dims, temporally blocked, shape), from a sweep on the H100 (docs/kernels_stencil.md)
+_T2 = dict(BX=64, BY=32, BZ=1, V=8, NTHREADS=256)
+_T3 = dict(BX=32, BY=8, BZ=8, V=8, NTHREADS=256)
+_T3TB = dict(_T3, NTHREADS=512)
+CC_TILE = {(2, False, "star"): _T2, (2, False, "box"): _T2, (2, True, "star"): _T2, (2, True, "box"): _T2,
+           (3, False, "star"): _T3, (3, False, "box"): dict(_T3, BZ=16),
+           (3, True, "star"): _T3TB, (3, True, "box"): _T3TB}
 TC_TILE = dict(NT=4, WX=2, WY=4)
 
 
 def _cc_kernel(st: Stencil, depth: int):
     """(kernel, shared bytes, tile) of the CUDA-core kernel at `depth` (1: the unblocked role)."""
-    tile = CC_TILE[st.dims]
-    macros = dict(DIMS=st.dims, RAD=st.radius, STAR=int(st.shape == "star"), DEPTH=depth,
-                  NTHREADS=CC_THREADS, **tile)
+    tile = CC_TILE[st.dims, depth > 1, st.shape]
+    macros = dict(DIMS=st.dims, RAD=st.radius, STAR=int(st.shape == "star"), DEPTH=depth, **tile)
     halo = depth * st.radius
     sz = tile["BZ"] + (2 * halo if st.dims == 3 else 0)
-    words = sz * (tile["BY"] + 2 * halo + tile["V"]) * (tile["BX"] + 2 * halo) * (2 if depth > 1 else 1)
-    return _compiled("stencil_cc.cu", "stencil_cc", macros, 8 * words), (tile["BX"], tile["BY"], tile["BZ"])
+    slack = tile["V"] if depth > 1 else 0
+    words = sz * (tile["BY"] + 2 * halo + slack) * (tile["BX"] + 2 * halo) * (2 if depth > 1 else 1)
+    return _compiled("stencil_cc.cu", "stencil_cc", macros, 8 * words), tile
 
 
 def _tc_kernel(st: Stencil, nfrag: int):
@@ -279,9 +284,9 @@ def _cuda_runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int):
         threads, launches = 32 * TC_TILE["WX"] * TC_TILE["WY"], steps // st.depth
     else:
         depth = st.depth if impl == "cc_tb" else 1
-        (kernel, smem), tile = _cc_kernel(st, depth)
+        (kernel, smem), cfg = _cc_kernel(st, depth)
         extra = (cp.asarray(w.ravel()),)
-        threads, launches = CC_THREADS, steps // depth
+        tile, threads, launches = (cfg["BX"], cfg["BY"], cfg["BZ"]), cfg["NTHREADS"], steps // depth
     grid = tuple(math.ceil(n / b) for n, b in zip((nx, ny, nz), tile))
     dims = (np.int32(nz), np.int32(ny), np.int32(nx))
 

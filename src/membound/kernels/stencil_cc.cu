@@ -14,7 +14,8 @@
 #define HZ (DIMS == 3 ? H : 0)
 #define SX (BX + 2 * H)
 #define LY (BY + 2 * H)
-#define SY (LY + V)             // V rows of slack for the last partial strip
+#define SY (LY + (DEPTH > 1 ? V : 0))   // slack rows for partial strips of the inner steps
+#define NLOAD ((SZ * LY * SX + NTHREADS - 1) / NTHREADS)
 #define SZ (BZ + 2 * HZ)
 #define NW (DIMS == 3 ? KW * KW * KW : KW * KW)
 
@@ -38,10 +39,23 @@ stencil_cc(const double* __restrict__ in, double* __restrict__ out, const double
   for (int o = 0; o < NW; ++o) w[o] = wts[o];
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, gz0 = blockIdx.z * BZ;
 
-  for (int i = threadIdx.x; i < SZ * LY * SX; i += NTHREADS) {
-    const int x = i % SX, rest = i / SX, y = rest % LY, z = rest / LY;
-    const int gx = wrap(gx0 - H + x, nx), gy = wrap(gy0 - H + y, ny), gz = wrap(gz0 - HZ + z, nz);
-    src[(z * SY + y) * SX + x] = in[((size_t)gz * ny + gy) * nx + gx];
+  double stage[NLOAD];          // all of a thread's loads in flight before the first store
+#pragma unroll
+  for (int j = 0; j < NLOAD; ++j) {
+    const int i = threadIdx.x + j * NTHREADS;
+    if (i < SZ * LY * SX) {
+      const int x = i % SX, rest = i / SX, y = rest % LY, z = rest / LY;
+      const int gx = wrap(gx0 - H + x, nx), gy = wrap(gy0 - H + y, ny), gz = wrap(gz0 - HZ + z, nz);
+      stage[j] = __ldg(in + ((size_t)gz * ny + gy) * nx + gx);
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < NLOAD; ++j) {
+    const int i = threadIdx.x + j * NTHREADS;
+    if (i < SZ * LY * SX) {
+      const int x = i % SX, rest = i / SX, y = rest % LY, z = rest / LY;
+      src[(z * SY + y) * SX + x] = stage[j];
+    }
   }
   __syncthreads();
 
