@@ -22,8 +22,6 @@ numpy matmul on the 8x4 (A) and 4x8 (B) operand tiles the GPU kernel issues ('em
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from functools import cache
 
@@ -32,7 +30,7 @@ import scipy.ndimage
 import scipy.signal
 
 from membound import measure, runinfo
-from membound.kernels import arg_parser, guarded, load_module
+from membound.kernels import arg_parser, guarded, load_module, write_result
 
 IMPLS = {"cc_naive": ("cuda_core", "Brick"), "cc_tb": ("cuda_core", "EBISU"), "tc": ("tensor_core", "ConvStencil")}
 TOL = 1e-10                   # FP64; the fused stencil sums in another order than t sequential steps
@@ -403,17 +401,7 @@ def main(argv=None):
     info = runinfo.describe(args.backend)
     rows = [{**measure_impl(impl, st, domain, args.steps, args.warmup, args.reps, args.backend, args.counters, rng),
              **info} for impl in IMPLS]
-    folder = os.path.dirname(os.path.abspath(args.out))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".csv", dir=folder)
-    os.close(fd)
-    try:
-        measure.write_rows(rows, tmp)
-        os.replace(tmp, args.out)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-
+    write_result(rows, args.out)
 
 if __name__ == "__main__":
     guarded(main)
