@@ -1,9 +1,9 @@
 // STREAM SCALE, a = q b in FP64, on CUDA cores (scale_cuda_core) and FP64 tensor cores
 // (scale_tensor_core, mma.sync m8n8k4, sm_80 and later). Both kernels share one memory path:
-// warps walk the array in chunks of CHUNK elements; each lane issues SCALE_UNROLL independent
-// 16-byte (double2) loads, coalesced across the warp (512 bytes per warp load), before the first
-// use. The last n % CHUNK elements (any n) are done by one warp with guarded scalar accesses.
-// The loop bounds are warp-uniform, as mma.sync requires.
+// warps walk the array in chunks of CHUNK elements (grid-stride; scale.py launches one chunk per
+// warp); each lane issues SCALE_UNROLL independent 16-byte (double2) loads, coalesced across the
+// warp (512 bytes per warp load), before the first use. The last n % CHUNK elements (any n) are
+// done by one warp with guarded scalar accesses. Loop bounds are warp-uniform, as mma.sync requires.
 //
 // Tensor cores, A = B(qI) (paper 000 Sec. 5.1, Figure 5): the 32 lanes' values form the 8x4 A
 // operand (lane 4r+c holds A(r,c)); the 4x8 B operand is q E with E(k,j) = 1 where j/2 == k, i.e.

@@ -27,7 +27,7 @@ IMPLS = {"cuda": {"cuda_core": "cuda_core", "tensor_core": "tensor_core"},
          "cpu": {"numpy": "cuda_core", "numpy_mma": "tensor_core"}}
 BYTES_PER_ELEMENT = 2 * 8     # b read once, a written once (FP64)
 TOL = 1e-14                   # one rounding of q*b; the MMA adds only exact zeros
-UNROLL = 4                    # scale.cu: double2 loads in flight per lane
+UNROLL = 2                    # scale.cu: double2 loads in flight per lane (2, 4 measured alike)
 CHUNK = 32 * 2 * UNROLL       # scale.cu: elements per warp step
 THREADS = 256
 TILE = 32                     # elements per MMA: the 8x4 A operand
@@ -69,9 +69,9 @@ def gpu_runner(impl: str, a, b, q: float):
                              "(the kernels load double2); pass a fresh cupy array")
     kernel = load_module("scale.cu", (f"-DSCALE_UNROLL={UNROLL}",)).get_function(f"scale_{impl}")
     n = b.size
-    device = cp.cuda.Device()
-    resident = device.attributes["MultiProcessorCount"] * device.attributes["MaxThreadsPerMultiProcessor"]
-    blocks = max(1, min(resident, (n // CHUNK + 1) * 32) // THREADS)
+    # One chunk per warp plus the tail warp: on the H100 this beat a grid sized to the SMs (grid-stride
+    # loop) by 6% at n >= 2^26 (3.02 vs 2.83 TB/s; docs/kernels_scale.md).
+    blocks = min(2**31 - 1, -(-(n // CHUNK + 1) * 32 // THREADS))
     args = (a, b, np.float64(q), np.int64(n))
     return lambda: kernel((blocks,), (THREADS,), args)
 
@@ -124,7 +124,7 @@ def measure_case(backend: str, impl: str, n: int, warmup: int, reps: int, counte
         times = (measure.time_cpu if backend == "cpu" else measure.time_gpu)(run, warmup, reps)
     if l2_bytes and BYTES_PER_ELEMENT * n <= l2_bytes:
         notes.append(f"a and b ({BYTES_PER_ELEMENT * n / 2**20:g} MiB) fit in the L2 ({l2_bytes / 2**20:g} MiB): "
-                     "repeated launches over one buffer measure the cache")
+                     "repeated launches over one buffer measure the cache and the per-launch overhead")
     st = measure.stats(times)
     return {"kernel": "scale", "impl": impl, "unit": IMPLS[backend][impl], "role": "STREAM", "problem": problem(n),
             "code": "", "source": "synthetic", "n": n, "work_items": n, "warmup": warmup, **st,
