@@ -61,8 +61,6 @@ def cpu_runner(impl: str, a: np.ndarray, b: np.ndarray, q: float):
 
 def gpu_runner(impl: str, a, b, q: float):
     """A no-argument callable that launches scale.cu's kernel for impl on CuPy arrays a, b."""
-    import cupy as cp
-
     for name, x in (("a", a), ("b", b)):
         if x.dtype != np.float64 or not x.flags.c_contiguous or x.data.ptr % 16 or x.size != b.size:
             raise ValueError(f"scale: array {name} must be contiguous float64 of b's size on a 16-byte boundary "
