@@ -6,6 +6,7 @@ configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/matrices.smk"
 include: "workflow/rules/model.smk"
 include: "workflow/rules/bench_scale.smk"
 include: "workflow/rules/bench_stencil.smk"
@@ -16,3 +17,4 @@ rule all:
     input:
         rules.table1.output,
         rules.bounds.output,
+        rules.table2.output,

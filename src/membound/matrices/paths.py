@@ -1,0 +1,8 @@
+"""Where the workflow keeps a matrix's files under config data_dir."""
+
+
+def csr_path(config: dict, name: str) -> str:
+    """The CSR file of matrix `name` for the configured matrix_source (real, or surrogate at its scale)."""
+    if config["matrix_source"] == "real":
+        return f"{config['data_dir']}/csr/real/{name}.npz"
+    return f"{config['data_dir']}/csr/surrogate-{config['spmv']['surrogate_scale']}/{name}.npz"
