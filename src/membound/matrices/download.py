@@ -61,7 +61,7 @@ def stream(url: str, part: Path, timeout_s: float, progress: bool = True) -> Non
         with open(part, "ab" if have else "wb") as fh, \
                 tqdm(total=total, initial=have, unit="B", unit_scale=True, desc=part.name.split(".")[0],
                      file=sys.stderr, mininterval=2.0, disable=not progress) as bar:
-            for block in resp.iter_content(1 << 20):
+            for block in resp.iter_content(1 << 16):
                 fh.write(block)
                 bar.update(len(block))
         got = part.stat().st_size
