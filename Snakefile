@@ -10,6 +10,8 @@ include: "workflow/rules/matrices.smk"
 include: "workflow/rules/model.smk"
 include: "workflow/rules/bench_scale.smk"
 include: "workflow/rules/bench_stencil.smk"
+include: "workflow/rules/counters.smk"
+include: "workflow/rules/analysis.smk"
 
 
 rule all:
@@ -18,3 +20,5 @@ rule all:
         rules.table1.output,
         rules.bounds.output,
         rules.table2.output,
+        rules.wqi.output,
+        rules.roofline_achieved.output,

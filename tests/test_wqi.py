@@ -1,0 +1,62 @@
+"""The wqi join (benchmark rows, counter rows, analytical values) and the achieved roofline figure."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from membound import config, wqi
+from membound.counters import ncu
+from membound.plots import roofline_achieved
+
+FIX = Path(__file__).parent / "fixtures" / "ncu"
+
+
+@pytest.fixture
+def parts():
+    bench = wqi.read_rows([FIX / "scale_h100_rows.csv"])
+    counters = ncu.summarize(ncu.parse_launches(FIX / "scale_h100_raw.csv"))
+    return bench, counters, config.load_gpu("h100")
+
+
+def test_scale_achieved_against_model(parts):
+    t = wqi.table(*parts, stencils=None).set_index("impl")
+    cc, tc = t.loc["cuda_core"], t.loc["tensor_core"]
+    assert cc["status"] == tc["status"] == "measured"
+    assert cc["W_ach_per_item"] == 1 and cc["W_exec_per_item"] == 1 and cc["dW_pct"] == 0
+    assert abs(cc["dQ_pct"]) < 5 and cc["Q_per_item"] == 16
+    assert tc["W_ach_per_item"] == 16 == tc["W_exec_per_item"]      # the MMA's padding, as the model says
+    assert cc["I_ach"] == pytest.approx(cc["W_ach"] / cc["Q_ach"])
+
+
+def test_not_measured_keeps_every_row(parts):
+    bench, _, gpu = parts
+    t = wqi.table(bench, None, gpu, None, "counters: false")
+    assert len(t) == len(bench) and t["W"].notna().all() and t["W_ach"].isna().all()
+    assert (t["status"] == "not measured (counters: false)").all()
+    assert "not measured" in wqi.markdown(t, "x")
+
+
+def test_helper_rows_reported_separately(parts):
+    bench, counters, gpu = parts
+    helper = counters.iloc[[0]].assign(kernel_name="helper_kernel", part="helper", flops=0.0)
+    t = wqi.table(bench, pd.concat([counters, helper]), gpu, None)
+    assert len(t) == 3
+    h = t[t["part"] == "helper"].iloc[0]
+    assert h["kernel_name"] == "helper_kernel" and pd.isna(h["W"]) and pd.isna(h["dW_pct"])
+
+
+def test_row_without_counter_run_says_so(parts):
+    bench, counters, gpu = parts
+    t = wqi.table(bench, counters[counters["impl"] == "cuda_core"], gpu, None).set_index("impl")
+    assert t.loc["tensor_core", "status"] == "not measured (no counter run at this size)"
+
+
+def test_write_and_roofline(parts, tmp_path):
+    t = wqi.table(*parts, stencils=None)
+    wqi.write(t, tmp_path / "wqi.csv", tmp_path / "wqi.md", "title")
+    back = pd.read_csv(tmp_path / "wqi.csv")
+    assert list(back.columns) == wqi.COLUMNS and len(back) == 2
+    fig = roofline_achieved.figure(back, parts[2])
+    roofline_achieved.save(fig, tmp_path / "r.pdf", tmp_path / "r.png")
+    assert (tmp_path / "r.png").stat().st_size > 1000 and (tmp_path / "r.pdf").exists()

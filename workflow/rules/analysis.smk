@@ -1,0 +1,61 @@
+# Achieved against analytical W, Q, I (paper 002 Table 2) and the achieved roofline. Raw inputs are
+# taken by path, so the reference profile renders them from committed raw CSVs.
+
+from membound.counters.workflow import raw_paths, why_not
+
+WHY_NOT = why_not(config["counters"], GPU["profiler"])   # "": ncu runs; else the tables say why not
+# SpMV rows once rule bench_spmv runs (reference: those whose raw CSV is committed).
+SPMV_MATRICES = [m for m in MATRICES if Path(f"{RESULTS}/raw/spmv/{m['name']}.csv").exists()] if REFERENCE else (
+    MATRICES if any(r.name == "bench_spmv" for r in workflow.rules) else [])
+COUNTER_INPUTS = {} if WHY_NOT else {
+    "counters": raw_paths(RESULTS, "counters/", config["stencil"]["kernels"], SPMV_MATRICES),
+    "dgemm_check": f"{RESULTS}/tables/dgemm_counter_check.csv",
+}
+
+
+rule dgemm_check:
+    input:
+        counters=f"{RESULTS}/raw/counters/dgemm.csv",
+        rows=f"{RESULTS}/raw/counters/dgemm.rows.csv",
+    output:
+        f"{RESULTS}/tables/dgemm_counter_check.csv",
+    log:
+        f"{RESULTS}/logs/dgemm_check.log",
+    conda:
+        "../../envs/membound.yaml"
+    script:
+        "../../scripts/dgemm_check.py"
+
+
+rule wqi:
+    input:
+        bench=raw_paths(RESULTS, "", config["stencil"]["kernels"], SPMV_MATRICES),
+        gpu=GPU_FILE,
+        **COUNTER_INPUTS,
+    output:
+        csv=f"{RESULTS}/tables/wqi.csv",
+        md=f"{RESULTS}/tables/wqi.md",
+    log:
+        f"{RESULTS}/logs/wqi.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        stencils=config["stencil"]["kernels"],
+        why_not=WHY_NOT,
+    script:
+        "../../scripts/wqi.py"
+
+
+rule roofline_achieved:
+    input:
+        wqi=rules.wqi.output.csv,
+        gpu=GPU_FILE,
+    output:
+        pdf=f"{RESULTS}/figures/roofline_achieved.pdf",
+        png=f"{RESULTS}/figures/roofline_achieved.png",
+    log:
+        f"{RESULTS}/logs/roofline_achieved.log",
+    conda:
+        "../../envs/membound.yaml"
+    script:
+        "../../scripts/roofline_achieved.py"

@@ -1,0 +1,96 @@
+# Hardware counters: every benchmark rerun under ncu on its NVTX-tagged launches only (one measured
+# launch per case, --counters), with a minimal metric list; docs/counters.md. Pulled in by rule wqi.
+
+from membound.counters.workflow import stencil_args
+
+NCU = ("--mma-shape " + " ".join(map(str, GPU["mma_shape"])) +
+       " --clock-control base --cache-control all --launch-count 1000")
+COUNTER_SCALE = (20, 28)   # 2^20 (in the L2) .. 2^28 (4 GiB, 80x the H100's L2)
+
+
+rule counters_scale:
+    input:
+        "src/membound/kernels/scale.py",
+        "src/membound/kernels/scale.cu",
+    output:
+        counters=f"{RESULTS}/raw/counters/scale.csv",
+        rows=f"{RESULTS}/raw/counters/scale.rows.csv",
+    log:
+        f"{RESULTS}/logs/counters_scale.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        ncu=NCU,
+        sizes=f"--log2-min {COUNTER_SCALE[0]} --log2-max {COUNTER_SCALE[1]}",
+    resources:
+        gpu=1,
+    shell:
+        "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
+        " -- python -m membound.kernels.scale --backend cuda {params.sizes} --warmup 0 --reps 1 --counters"
+        " --out {output.rows} > {log} 2>&1"
+
+
+rule counters_spmv:
+    input:
+        csr=lambda wc: csr_file(wc.name),
+    output:
+        counters=f"{RESULTS}/raw/counters/spmv/{{name}}.csv",
+        rows=f"{RESULTS}/raw/counters/spmv/{{name}}.rows.csv",
+    log:
+        f"{RESULTS}/logs/counters_spmv_{{name}}.log",
+    wildcard_constraints:
+        name=NAMES,
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        ncu=NCU,
+    resources:
+        gpu=1,
+    shell:
+        "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
+        " -- python -m membound.kernels.spmv --backend cuda --matrix {input.csr} --warmup 0 --reps 1 --counters"
+        " --out {output.rows} > {log} 2>&1"
+
+
+rule counters_stencil:
+    input:
+        "src/membound/kernels/stencil.py",
+        "src/membound/kernels/stencil_cc.cu",
+        "src/membound/kernels/stencil_tc.cu",
+    output:
+        counters=f"{RESULTS}/raw/counters/stencil/{{stencil}}.csv",
+        rows=f"{RESULTS}/raw/counters/stencil/{{stencil}}.rows.csv",
+    log:
+        f"{RESULTS}/logs/counters_stencil_{{stencil}}.log",
+    wildcard_constraints:
+        stencil="|".join(STENCILS),
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        ncu=NCU,
+        args=lambda wc: stencil_args(wc.stencil, config["stencil"]),
+    resources:
+        gpu=1,
+    shell:
+        "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
+        " -- python -m membound.kernels.stencil --backend cuda {params.args} --warmup 0 --reps 1 --counters"
+        " --out {output.rows} > {log} 2>&1"
+
+
+rule counters_dgemm:
+    input:
+        "src/membound/counters/dgemm.py",
+    output:
+        counters=f"{RESULTS}/raw/counters/dgemm.csv",
+        rows=f"{RESULTS}/raw/counters/dgemm.rows.csv",
+    log:
+        f"{RESULTS}/logs/counters_dgemm.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        ncu=NCU,
+    resources:
+        gpu=1,
+    shell:
+        "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
+        " -- python -m membound.counters.dgemm --out {output.rows} > {log} 2>&1"
