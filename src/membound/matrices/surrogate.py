@@ -1,8 +1,8 @@
 """Deterministic surrogates: a matrix with exactly the rows, cols and nnz of a real one (times a
 scale) and a structure of its family.
 
-Each row i holds c_i distinct columns (start_i + offset) mod cols, where the offsets are the cumulative
-sums of random gaps in [1, G_i] and c_i * G_i <= cols, so no column repeats. The families differ in the
+Each row i holds c_i distinct columns start_i + offset, where the offsets are the cumulative sums of
+random gaps in [1, G_i], c_i * G_i <= cols and the start is clipped so that the run stays inside. The families differ in the
 row counts c_i, the gap bound G_i (1 gives a contiguous run) and the start:
 
 - banded_fem: counts within +-30 % of the mean, narrow gaps, centred on the diagonal;
@@ -64,7 +64,7 @@ def layout(family: str, rows: int, cols: int, nnz: int, rng: np.random.Generator
         weights, gap, start = np.ones(rows), np.full(rows, max(1, int(np.sqrt(rows)))), i
     elif family == "circuit":
         weights = rng.exponential(1.0, rows)
-        weights[rng.choice(rows, min(10, rows), replace=False)] = rows / 500 if rows > 5000 else 1.0
+        weights[rng.choice(rows, min(10, rows), replace=False)] = 0.1 * rows / mean  # ~rows/10 entries
         gap, start = np.full(rows, 2), i.copy()
         start[rng.random(rows) < 0.05] = 0
     elif family == "powerlaw":
@@ -77,9 +77,11 @@ def layout(family: str, rows: int, cols: int, nnz: int, rng: np.random.Generator
     if family == "circuit":  # dense rows spread over all columns
         dense = counts > 20 * mean
         gap[dense] = np.maximum(1, cols // counts[dense])
-    centred = family not in ("dense_block",) and family != "circuit"
-    start = start - (counts * (gap + 1)) // 4 if centred else start - np.where(start > 0, counts // 2, 0)
-    return counts, gap, start
+    if family == "circuit":
+        start = np.where(start > 0, start - counts // 2, 0)
+    elif family != "dense_block":  # centred on the diagonal
+        start = start - (counts * (gap + 1)) // 4
+    return counts, gap, np.clip(start, 0, cols - counts * gap)  # no wrap past the last column
 
 
 def generate(entry: dict, scale: float = 1.0) -> tuple[sp.csr_matrix, dict]:
@@ -97,11 +99,10 @@ def generate(entry: dict, scale: float = 1.0) -> tuple[sp.csr_matrix, dict]:
     first = np.concatenate(([0], offset))[indptr[:-1]]
     offset -= np.repeat(first + 1, counts)
     offset += np.repeat(start, counts)
-    indices = np.mod(offset, cols).astype(np.int32)
+    indices = offset.astype(np.int32)  # increasing within each row, all below cols
     del offset
     data = rng.uniform(-1.0, 1.0, nnz)
     matrix = sp.csr_matrix((data, indices, indptr.astype(np.int32)), shape=(rows, cols))
-    matrix.sort_indices()
     meta = {key: entry[key] for key in ("code", "group", "name", "kind", "symmetric", "family")}
     meta.update(source="surrogate", scale=scale,
                 notes=f"surrogate ({entry['family']} structure) of {entry['group']}/{entry['name']} at scale "
