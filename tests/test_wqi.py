@@ -60,3 +60,15 @@ def test_write_and_roofline(parts, tmp_path):
     fig = roofline_achieved.figure(back, parts[2])
     roofline_achieved.save(fig, tmp_path / "r.pdf", tmp_path / "r.png")
     assert (tmp_path / "r.png").stat().st_size > 1000 and (tmp_path / "r.pdf").exists()
+
+
+def test_stencil_counter_rows_from_the_h100():
+    """Output of membound.counters.ncu on the H100 (2d5pt, 10240^2, 12 steps): launches summed per call."""
+    bench = wqi.read_rows([FIX / "stencil_2d5pt_h100_rows.csv"])
+    counters = pd.read_csv(FIX / "stencil_2d5pt_h100_counters.csv")
+    stencils = {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3}}
+    t = wqi.table(bench, counters, config.load_gpu("h100"), stencils).set_index("impl")
+    assert t.loc["cc_naive", "launches"] == 12 and t.loc["tc", "launches"] == 4
+    assert (t["dQ_pct"].abs() < 5).all()
+    assert t.loc["cc_naive", "dW_pct"] == 0 and t.loc["tc", "dW_pct"] == pytest.approx(0, abs=1e-9)
+    assert t.loc["cc_tb", "dW_pct"] > 0                              # halo recomputed by temporal blocking
