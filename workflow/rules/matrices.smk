@@ -47,6 +47,8 @@ rule convert_matrix:
     params:
         entry=lambda wc: MATRIX[wc.name],
         lockfile=config["lockfile"],
+    resources:
+        mem_mb=lambda wc: 1024 + MATRIX[wc.name]["nnz"] * 150 // 2**20,  # 8 GB peak for circuit5M
     script:
         "../../scripts/convert_matrix.py"
 
