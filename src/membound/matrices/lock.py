@@ -9,6 +9,7 @@ import csv
 import fcntl
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 
 from membound.matrices import MatrixError
@@ -42,7 +43,8 @@ def verify(tarball, name: str, lockfile) -> str:
     digest, size = sha256(tarball), os.path.getsize(tarball)
     path = Path(lockfile)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".flock"), "w") as guard:  # parallel jobs record one at a time
+    guard_file = Path(tempfile.gettempdir()) / f"membound-{hashlib.sha1(str(path.resolve()).encode()).hexdigest()}.flock"
+    with open(guard_file, "w") as guard:  # parallel jobs on this host record one at a time
         fcntl.flock(guard, fcntl.LOCK_EX)
         rows = read(path)
         known = rows.get(name)
