@@ -12,6 +12,7 @@ include: "workflow/rules/bench_scale.smk"
 include: "workflow/rules/bench_stencil.smk"
 include: "workflow/rules/counters.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/bench_spmv.smk"
 
 
 rule all:

@@ -1,0 +1,308 @@
+"""SpMV, y = A x in FP64 with the matrix's own values, on CUDA cores (cuSPARSE CSR) and FP64 tensor
+cores (DASP-style), for paper 000 Figure 7 (effective GFLOP/s = 2 nnz / t).
+
+Implementations (impl: unit, role):
+- cuda: cusparse_csr (cuda_core, cuSPARSE): cusparseSpMV through CuPy's low-level bindings. The CSR
+  and vector descriptors, the buffer-size query, the buffer and cusparseSpMV_preprocess (where CuPy
+  has it) are done once outside the timed region, as DASP's baseline does: the timed region holds
+  ONE cusparseSpMV call (CUSPARSE_SPMV_CSR_ALG1). (CuPy's `A @ x` would also time descriptor set-up
+  and a CSR partition kernel on every call.)
+  dasp_tc (tensor_core, DASP): spmv_tc.cu, mma.sync m8n8k4 on groups of 8 rows x chunks of 4
+  nonzeros, keeping the diagonal of each 8x8 result; long rows are split into pieces (see `plan`).
+  The plan is made once outside the timed region, as DASP's preprocessing is.
+- cpu: scipy_csr (cuda_core, cuSPARSE) and numpy_mma (tensor_core, DASP, emulated on CPU): the same
+  plan, its 8x4 blocks packed once, then numpy matmul of each block by its gathered x (4x8).
+
+Every impl runs once on a fresh random x with y poisoned (NaN) and is checked against scipy's A @ x
+(float64) before it is timed; a mismatch fails the run with the error norm. The note of a
+tensor-core row gives its MMA count and padding ratio (MMA flops / 2 nnz, 512 flops per MMA).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from membound import measure, runinfo
+from membound.kernels import arg_parser, guarded, load_module, write_result
+from membound.matrices import csr
+
+IMPLS = {"cuda": {"cusparse_csr": ("cuda_core", "cuSPARSE"), "dasp_tc": ("tensor_core", "DASP")},
+         "cpu": {"scipy_csr": ("cuda_core", "cuSPARSE"), "numpy_mma": ("tensor_core", "DASP")}}
+TOL = 1e-12          # sums in another order; rounding only
+LONG = 256           # rows with more nonzeros are split into pieces (64 MMAs per warp at most)
+PIECE = 2048         # nonzeros per piece of a long row: 64 MMAs, as a full group of 8 rows of LONG
+WINDOW = 256         # rows are sorted by length only within windows, so y's writes stay local
+FLOPS_PER_MMA = 2 * 8 * 8 * 4
+TC_UNROLL = 4        # spmv_tc.cu: chunks loaded before their MMAs
+THREADS = 256
+
+
+# ------------------------------------------------------------------------------------ the plan
+
+
+@dataclass
+class Plan:
+    """The tensor-core SpMV's work: groups of 8 short rows and pieces of long rows."""
+    group_rows: np.ndarray      # int32, 8 per group (-1 pads the last group)
+    group_chunks: np.ndarray    # MMAs per group: ceil(longest row / 4)
+    long_rows: np.ndarray       # int32 rows with more than LONG nonzeros
+    long_piece_ptr: np.ndarray  # int32: pieces of long_rows[i] are long_piece_ptr[i]:[i+1]
+    piece_begin: np.ndarray     # int32 nnz ranges of the pieces
+    piece_end: np.ndarray
+
+    @property
+    def mma(self) -> int:
+        """MMAs one SpMV issues."""
+        return int(self.group_chunks.sum() + ((self.piece_end - self.piece_begin + 31) // 32).sum())
+
+
+def plan(indptr: np.ndarray) -> Plan:
+    """Group rows of up to LONG nonzeros by 8 (sorted by length within windows of WINDOW rows) and
+    split longer rows into pieces of PIECE nonzeros."""
+    indptr = np.asarray(indptr, dtype=np.int64)
+    length = np.diff(indptr)
+    is_long = length > LONG
+    short = np.flatnonzero(~is_long)
+    short = short[np.lexsort((-length[short], short // WINDOW))]
+    group_rows = np.full(-(-len(short) // 8) * 8, -1, np.int32)
+    group_rows[: len(short)] = short
+    padded = np.zeros(len(group_rows), np.int64)
+    padded[: len(short)] = length[short]
+    group_chunks = ((padded.reshape(-1, 8).max(axis=1, initial=0) + 3) // 4).astype(np.int64)
+
+    long_rows = np.flatnonzero(is_long).astype(np.int32)
+    pieces = -(-length[long_rows] // PIECE)
+    long_piece_ptr = np.zeros(len(long_rows) + 1, np.int64)
+    np.cumsum(pieces, out=long_piece_ptr[1:])
+    piece_row = np.repeat(long_rows, pieces)
+    j = np.arange(long_piece_ptr[-1]) - np.repeat(long_piece_ptr[:-1], pieces)
+    piece_begin = indptr[piece_row] + j * PIECE
+    piece_end = np.minimum(piece_begin + PIECE, indptr[piece_row + 1])
+    return Plan(group_rows, group_chunks, long_rows, long_piece_ptr.astype(np.int32),
+                piece_begin.astype(np.int32), piece_end.astype(np.int32))
+
+
+def blocks(indptr: np.ndarray, p: Plan) -> tuple[np.ndarray, np.ndarray]:
+    """Every MMA of plan `p` as its 32 lanes' nnz slots (-1: padding, lane 4r+c = A(r,c)) and the
+    output row of each of its 8 diagonal entries (-1: none): arrays (mma, 32) and (mma, 8)."""
+    indptr = np.asarray(indptr, dtype=np.int64)
+    n_groups = len(p.group_chunks)
+    g = np.repeat(np.arange(n_groups), p.group_chunks)
+    k = np.arange(len(g)) - np.repeat(np.cumsum(p.group_chunks) - p.group_chunks, p.group_chunks)
+    rows = p.group_rows.reshape(n_groups, 8)[g]
+    begin = np.where(rows >= 0, indptr[rows.clip(0)], 0)
+    end = np.where(rows >= 0, indptr[rows.clip(0) + 1], 0)
+    slot = begin[:, :, None] + 4 * k[:, None, None] + np.arange(4)
+    group_slots = np.where(slot < end[:, :, None], slot, -1).reshape(-1, 32)
+
+    chunks = (p.piece_end - p.piece_begin + 31) // 32
+    q = np.repeat(np.arange(len(chunks)), chunks)
+    k = np.arange(len(q)) - np.repeat(np.cumsum(chunks) - chunks, chunks)
+    slot = p.piece_begin[q, None].astype(np.int64) + 32 * k[:, None] + np.arange(32)
+    long_slots = np.where(slot < p.piece_end[q, None], slot, -1)
+    piece_row = np.repeat(p.long_rows, np.diff(p.long_piece_ptr))
+    long_out = np.repeat(piece_row[q, None], 8, axis=1)
+    return (np.concatenate([group_slots, long_slots]).astype(np.int64),
+            np.concatenate([rows, long_out]).astype(np.int64))
+
+
+# ------------------------------------------------------------------------------------ runners
+
+
+def cpu_runner(impl: str, matrix: sp.csr_matrix, x: np.ndarray, y: np.ndarray):
+    """A no-argument callable that writes A x into y on the host (impl scipy_csr | numpy_mma)."""
+    if impl == "scipy_csr":
+        def run():
+            y[:] = matrix @ x
+        return run
+    if impl != "numpy_mma":
+        raise ValueError(f"unknown cpu impl '{impl}' (scipy_csr | numpy_mma)")
+    slots, out_rows = blocks(matrix.indptr, plan(matrix.indptr))
+    valid = slots >= 0
+    a = np.where(valid, matrix.data[slots.clip(0)], 0.0).reshape(-1, 8, 4)  # packed once, as DASP
+    cols = np.where(valid, matrix.indices[slots.clip(0)], 0)
+    keep = out_rows >= 0
+    rows = out_rows[keep]
+    diag = np.arange(8)
+
+    def run():
+        b = np.where(valid, x[cols], 0.0).reshape(-1, 8, 4).transpose(0, 2, 1)  # B(c, n) = lane 4n+c
+        d = np.matmul(a, b)
+        y[:] = np.bincount(rows, weights=d[:, diag, diag][keep], minlength=len(y))
+
+    return run
+
+
+def cusparse_runner(matrix, x, y):
+    """A no-argument callable running ONE cusparseSpMV (CSR_ALG1) of the device CSR `matrix`
+    (indptr, indices, data cupy arrays and shape) on x into y; set-up is done here, once. Also returns
+    a note on what the timed region holds."""
+    import cupy as cp
+    from cupy.cuda import device, runtime
+    from cupy_backends.cuda.libs import cusparse as cs
+
+    indptr, indices, data, (rows, cols) = matrix
+    handle = device.get_cusparse_handle()
+    alg = getattr(cs, "CUSPARSE_SPMV_CSR_ALG1", 2)  # the cusparseSpMVAlg_t value since CUDA 11.2
+    op = cs.CUSPARSE_OPERATION_NON_TRANSPOSE
+    alpha, beta = np.array(1.0), np.array(0.0)
+    mat = cs.createCsr(rows, cols, data.size, indptr.data.ptr, indices.data.ptr, data.data.ptr,
+                       cs.CUSPARSE_INDEX_32I, cs.CUSPARSE_INDEX_32I, cs.CUSPARSE_INDEX_BASE_ZERO,
+                       runtime.CUDA_R_64F)
+    vx = cs.createDnVec(cols, x.data.ptr, runtime.CUDA_R_64F)
+    vy = cs.createDnVec(rows, y.data.ptr, runtime.CUDA_R_64F)
+    args = (handle, op, alpha.ctypes.data, mat, vx, beta.ctypes.data, vy, runtime.CUDA_R_64F, alg)
+    cs.setStream(handle, cp.cuda.get_current_stream().ptr)
+    size = cs.spMV_bufferSize(*args)
+    buffer = cp.empty(max(size, 1), cp.int8)
+    preprocess = hasattr(cs, "spMV_preprocess")
+    if preprocess:
+        cs.spMV_preprocess(*args, buffer.data.ptr)
+
+    def run():
+        cs.spMV(*args, buffer.data.ptr)
+
+    run.keep = (alpha, beta, buffer, x, y, matrix)  # alive as long as the descriptors are used
+    note = (f"timed: one cusparseSpMV (CUSPARSE_SPMV_CSR_ALG1, FP64, int32 indices); descriptors, "
+            f"buffer ({size} B){' and cusparseSpMV_preprocess' if preprocess else ''} set up once outside")
+    return run, note
+
+
+def tc_runner(matrix, x, y, p: Plan):
+    """A no-argument callable launching spmv_tc.cu for plan `p` on the device CSR `matrix`, and a note."""
+    import cupy as cp
+
+    indptr, indices, data, _ = matrix
+    module = load_module("spmv_tc.cu", (f"-DTC_UNROLL={TC_UNROLL}",))
+    rows_kernel, long_kernel = module.get_function("spmv_tc_rows"), module.get_function("spmv_tc_long")
+    dev = {name: cp.asarray(getattr(p, name)) for name in
+           ("group_rows", "long_rows", "long_piece_ptr", "piece_begin", "piece_end")}
+    n_groups, n_long, n_pieces = len(p.group_chunks), len(p.long_rows), len(p.piece_begin)
+    partial = cp.empty(max(n_pieces, 1))
+    warps = n_groups + -(-n_long // 32)
+    rows_args = (indptr, indices, data, x, y, dev["group_rows"], np.int64(n_groups), dev["long_rows"],
+                 dev["long_piece_ptr"], partial, np.int32(n_long))
+    long_args = (indices, data, x, dev["piece_begin"], dev["piece_end"], np.int32(n_pieces), partial)
+    per_block = THREADS // 32
+
+    def run():
+        if n_pieces:
+            long_kernel((-(-n_pieces // per_block),), (THREADS,), long_args)
+        if warps:
+            rows_kernel((-(-warps // per_block),), (THREADS,), rows_args)
+
+    run.keep = dev
+    launches = int(n_pieces > 0) + int(warps > 0)
+    return run, f"timed: {launches} launch(es) of spmv_tc.cu"
+
+
+def tc_note(p: Plan, nnz: int) -> str:
+    """The tensor-core row's work: its MMAs and padding ratio, and how rows were grouped."""
+    ratio = FLOPS_PER_MMA * p.mma / (2 * nnz) if nnz else float("nan")
+    return (f"mma.sync m8n8k4 x {p.mma} ({FLOPS_PER_MMA} flop each), padding ratio {ratio:.2f} (MMA flops / 2nnz); "
+            f"groups of 8 rows (sorted by length within {WINDOW}-row windows) x chunks of 4 nnz, diagonal kept; "
+            f"{len(p.long_rows)} rows of > {LONG} nnz in {len(p.piece_begin)} pieces of <= {PIECE}; plan made once outside")
+
+
+# ------------------------------------------------------------------------------------ one matrix
+
+
+def _device_csr(matrix: sp.csr_matrix, name: str):
+    """The CSR arrays on the GPU, or MemoryError naming the matrix and its nnz."""
+    import cupy as cp
+
+    try:
+        return (cp.asarray(matrix.indptr.astype(np.int32)), cp.asarray(matrix.indices.astype(np.int32)),
+                cp.asarray(matrix.data.astype(np.float64)), matrix.shape)
+    except cp.cuda.memory.OutOfMemoryError as err:
+        raise MemoryError(f"spmv {name} ({matrix.nnz} nnz, {matrix.nnz * 12 / 2**30:.1f} GiB of values and "
+                          f"indices) does not fit in the GPU's free memory ({err}); use a smaller matrix") from None
+
+
+def measure_matrix(backend: str, matrix: sp.csr_matrix, meta: dict, warmup: int, reps: int, counters: bool,
+                   rng: np.random.Generator, impls=None) -> list[dict]:
+    """Checked and timed rows (without run-info columns) of every impl on one matrix."""
+    name = meta["name"]
+    rows, cols = matrix.shape
+    p = plan(matrix.indptr)
+    dev = _device_csr(matrix, name) if backend == "cuda" else None
+    out = []
+    for impl in impls or IMPLS[backend]:
+        x_host = rng.uniform(-1.0, 1.0, cols)
+        ref = matrix @ x_host
+        if backend == "cpu":
+            x, y = x_host, np.full(rows, np.nan)
+            run, notes = cpu_runner(impl, matrix, x, y), ["emulated on CPU"] if impl == "numpy_mma" else []
+        else:
+            import cupy as cp
+
+            x, y = cp.asarray(x_host), cp.full(rows, np.nan)
+            run, note = cusparse_runner(dev, x, y) if impl == "cusparse_csr" else tc_runner(dev, x, y, p)
+            notes = [note]
+        if IMPLS[backend][impl][0] == "tensor_core":
+            notes.append(tc_note(p, matrix.nnz))
+        run()
+        err = measure.check(y if backend == "cpu" else y.get(), ref, TOL, f"spmv {impl} {name}")
+        if counters:
+            with measure.nvtx_range(measure.launch_tag("spmv", impl, name)):
+                times = measure.time_gpu(run, 0, 1)
+            notes.append("counter run: one launch under the profiler, time not comparable")
+        else:
+            times = (measure.time_cpu if backend == "cpu" else measure.time_gpu)(run, warmup, reps)
+        st = measure.stats(times)
+        unit, role = IMPLS[backend][impl]
+        out.append({"kernel": "spmv", "impl": impl, "unit": unit, "role": role, "problem": name,
+                    "code": meta.get("code", ""), "source": meta["source"], "rows": rows, "cols": cols,
+                    "nnz": matrix.nnz, "work_items": matrix.nnz, "warmup": 0 if counters else warmup, **st,
+                    "metric": "GFLOP/s", "value": 2 * matrix.nnz / st["t_median_s"] / 1e9, "rel_err": err,
+                    "note": "; ".join(notes)})
+    return out
+
+
+# ------------------------------------------------------------------------------------ CLI
+
+
+def load_matrix(path) -> tuple[sp.csr_matrix, dict]:
+    """The CSR file at `path` and its metadata, or ValueError naming the file and the fix."""
+    if not Path(path).is_file():
+        raise ValueError(f"--matrix {path}: no such file; make it with the matrices rules (csr_file(name))")
+    matrix, meta = csr.load(path)
+    missing = [key for key in ("name", "source") if key not in meta]
+    if missing:
+        raise ValueError(f"--matrix {path}: metadata lacks {missing}; write it with membound.matrices.csr.save")
+    return matrix, meta
+
+
+def main(argv=None):
+    parser = arg_parser("SpMV (y = A x, FP64) with cuSPARSE CSR and a DASP-style FP64 tensor-core kernel.")
+    parser.add_argument("--matrix", required=True, help="CSR file (membound.matrices.csr format)")
+    args = parser.parse_args(argv)
+    if args.warmup < 0 or args.reps < 1:
+        parser.error(f"--warmup {args.warmup} / --reps {args.reps}: need warmup >= 0 and reps >= 1")
+    try:
+        matrix, meta = load_matrix(args.matrix)
+    except ValueError as err:
+        parser.error(str(err))
+    info = runinfo.describe(args.backend)
+    impls = list(IMPLS[args.backend])
+    if args.backend == "cuda":
+        from membound.kernels.scale import tensor_core_skip_reason
+
+        if reason := tensor_core_skip_reason():
+            impls.remove("dasp_tc")
+            print(f"note: dasp_tc skipped: {reason}", file=sys.stderr)
+    rows = measure_matrix(args.backend, matrix, meta, args.warmup, args.reps, args.counters,
+                          np.random.default_rng(), impls)
+    for row in rows:
+        print(f"{row['impl']:13s} {row['problem']:16s} {row['value']:9.2f} GFLOP/s  cv {row['cv']:.3f}  "
+              f"err {row['rel_err']:.1e}", flush=True)
+    write_result([{**row, **info} for row in rows], args.out)
+
+
+if __name__ == "__main__":
+    guarded(main)
