@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 
 .PHONY: run test install
 run: $(VENV)/.installed
-	$(VENV)/bin/snakemake --profile $${PROFILE:-$$($(PY) -m membound.detect)} all
+	PATH="$(abspath $(VENV))/bin:$$PATH" snakemake --profile $${PROFILE:-$$($(PY) -m membound.detect)} all
 
 test: $(VENV)/.installed
 	$(PY) -m pytest

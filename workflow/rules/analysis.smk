@@ -5,8 +5,7 @@ from membound.counters.workflow import raw_paths, why_not
 
 WHY_NOT = why_not(config["counters"], GPU["profiler"])   # "": ncu runs; else the tables say why not
 # SpMV rows once rule bench_spmv runs (reference: those whose raw CSV is committed).
-SPMV_MATRICES = [m for m in MATRICES if Path(f"{RESULTS}/raw/spmv/{m['name']}.csv").exists()] if REFERENCE else (
-    MATRICES if any(r.name == "bench_spmv" for r in workflow.rules) else [])
+SPMV_MATRICES = [m for m in MATRICES if Path(f"{RESULTS}/raw/spmv/{m['name']}.csv").exists()] if REFERENCE else MATRICES
 COUNTER_INPUTS = {} if WHY_NOT else {
     "counters": raw_paths(RESULTS, "counters/", config["stencil"]["kernels"], SPMV_MATRICES),
     "dgemm_check": f"{RESULTS}/tables/dgemm_counter_check.csv",
