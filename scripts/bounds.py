@@ -5,7 +5,8 @@ sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
 import yaml
 
 from membound import platforms
+from membound.outputs import write_table
 
 gpu = yaml.safe_load(open(snakemake.input.gpu))
-platforms.write(platforms.bounds(snakemake.params.config, gpu), snakemake.output.csv, snakemake.output.md,
-                f"Tensor-core speedup bounds on {gpu['name']} (paper 000 eq. 22-24; analytical, no measurement)")
+write_table(platforms.bounds(snakemake.params.config, gpu), snakemake.output.csv, snakemake.output.md,
+            f"Tensor-core speedup bounds on {gpu['name']} (paper 000 eq. 22-24; analytical, no measurement)")

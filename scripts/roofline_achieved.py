@@ -7,8 +7,9 @@ from pathlib import Path
 import pandas as pd
 
 from membound import config
+from membound.outputs import save_figure
 from membound.plots import roofline_achieved
 
 gpu = config.load_gpu(Path(snakemake.input.gpu).stem)
 fig = roofline_achieved.figure(pd.read_csv(snakemake.input.wqi), gpu)
-roofline_achieved.save(fig, snakemake.output.pdf, snakemake.output.png)
+save_figure(fig, snakemake.output.pdf, snakemake.output.png)

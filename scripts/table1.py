@@ -3,7 +3,8 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
 from membound import config, platforms
+from membound.outputs import write_table
 
 gpus = {name: config.load_gpu(name) for name in snakemake.params.profiles}
-platforms.write(platforms.table1(gpus, snakemake.params.current), snakemake.output.csv, snakemake.output.md,
-                "Table 1: specifications of the platforms (from config/gpus/*.yaml, with their sources)")
+write_table(platforms.table1(gpus, snakemake.params.current), snakemake.output.csv, snakemake.output.md,
+            "Table 1: specifications of the platforms (from config/gpus/*.yaml, with their sources)")

@@ -7,6 +7,7 @@ import pytest
 
 from membound import config, wqi
 from membound.counters import ncu
+from membound.outputs import save_figure
 from membound.plots import roofline_achieved
 
 FIX = Path(__file__).parent / "fixtures" / "ncu"
@@ -58,7 +59,7 @@ def test_write_and_roofline(parts, tmp_path):
     back = pd.read_csv(tmp_path / "wqi.csv")
     assert list(back.columns) == wqi.COLUMNS and len(back) == 2
     fig = roofline_achieved.figure(back, parts[2])
-    roofline_achieved.save(fig, tmp_path / "r.pdf", tmp_path / "r.png")
+    save_figure(fig, tmp_path / "r.pdf", tmp_path / "r.png")
     assert (tmp_path / "r.png").stat().st_size > 1000 and (tmp_path / "r.pdf").exists()
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from pathlib import Path
 
 import pandas as pd
 
@@ -52,9 +51,4 @@ def bounds(config: Mapping, gpu: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def write(frame: pd.DataFrame, csv: str, md: str, title: str) -> None:
-    """Write `frame` as CSV and as a Markdown table under `title`."""
-    Path(csv).parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(csv, index=False)
-    table = frame.to_markdown(index=False, floatfmt=".4g").replace(" nan ", " n/a ")
-    Path(md).write_text(f"# {title}\n\n{table}\n")
+

@@ -8,16 +8,11 @@ Per-item columns divide by the row's work items (element, nnz, or point and step
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
-from membound import measure
+from membound import measure, outputs
 from membound.analytical import analytical
-from membound.counters import write_csv
 
 NOT_MEASURED = "not measured"
 COLUMNS = ["kernel", "impl", "unit", "problem", "part", "kernel_name", "launches", "work_items",
@@ -95,9 +90,6 @@ def markdown(frame: pd.DataFrame, title: str) -> str:
 
 
 def write(frame: pd.DataFrame, csv: str, md: str, title: str) -> None:
-    """Write the CSV and the Markdown table, each through a temp file."""
-    write_csv(frame, csv)
-    fd, tmp = tempfile.mkstemp(suffix=".md", dir=Path(md).resolve().parent)
-    with os.fdopen(fd, "w") as f:
-        f.write(markdown(frame, title))
-    os.replace(tmp, md)
+    """Write the CSV and the Markdown table, each atomically."""
+    outputs.write_csv(frame, csv)
+    outputs.write_text(markdown(frame, title), md)

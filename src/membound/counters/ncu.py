@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from membound.counters import write_csv
+from membound.outputs import write_csv
 
 METRICS = {  # ncu metric -> column of the parsed launches
     "gpu__time_duration.sum": "time_ns",

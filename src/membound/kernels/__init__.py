@@ -9,13 +9,11 @@ needs a separate build step. The cpu backend runs the same algorithms on numpy/s
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from functools import cache
 from pathlib import Path
 
-from membound import measure
+from membound import measure, outputs
 
 SOURCES = Path(__file__).parent
 
@@ -41,17 +39,9 @@ def arg_parser(description: str) -> argparse.ArgumentParser:
 
 
 def write_result(rows: list[dict], out) -> None:
-    """Write result rows to `out` (measure.write_rows) through a temp file, so a failure leaves no partial file."""
-    folder = os.path.dirname(os.path.abspath(out))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".csv", dir=folder)
-    os.close(fd)
-    try:
+    """Write result rows to `out` (measure.write_rows) atomically, so a failure leaves no partial file."""
+    with outputs.atomic(out, ".csv") as tmp:
         measure.write_rows(rows, tmp)
-        os.replace(tmp, out)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def guarded(main):

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 
+from membound import outputs
 from membound.matrices import csr
 
 MB = 2**20  # L2 sizes in the device specs are binary megabytes
@@ -40,10 +38,4 @@ def write(frame: pd.DataFrame, csv, md, gpu_name: str, l2_mb: float) -> None:
               f"vectors, in MB of 2^20 bytes; size_over_L2: against the {l2_mb:g} MB L2 of {gpu_name}. "
               "nnz counts every stored entry (symmetric storage expanded, explicit zeros kept); pattern "
               "matrices have every value set to 1.0 and complex ones keep their real part.")
-    texts = {csv: frame.to_csv(index=False),
-             md: f"# {title}\n\n{legend}\n\n{frame.to_markdown(index=False, floatfmt='.4g')}\n"}
-    for path, text in texts.items():
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(f"{path}.part")
-        tmp.write_text(text)
-        os.replace(tmp, path)
+    outputs.write_table(frame, csv, md, title, legend)

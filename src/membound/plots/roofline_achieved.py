@@ -5,10 +5,6 @@ against L2 bytes, under the GPU's DRAM roof and its CUDA-core and tensor-core FP
 
 from __future__ import annotations
 
-import os
-import tempfile
-from pathlib import Path
-
 import matplotlib
 
 matplotlib.use("Agg")
@@ -45,14 +41,3 @@ def figure(wqi: pd.DataFrame, gpu: dict):
     fig.tight_layout()
     return fig
 
-
-def save(fig, pdf: str, png: str) -> None:
-    """Write the figure as PDF and PNG, each through a temp file."""
-    for path, fmt in ((pdf, "pdf"), (png, "png")):
-        folder = Path(path).resolve().parent
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(suffix=f".{fmt}", dir=folder)
-        os.close(fd)
-        fig.savefig(tmp, format=fmt, dpi=150)
-        os.replace(tmp, path)
-    plt.close(fig)

@@ -1,0 +1,60 @@
+"""The one place that writes result files: every file goes through a temporary file in its own
+folder and an os.replace, so a failed job never leaves a partial output behind."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+
+
+@contextmanager
+def atomic(path, suffix: str = ""):
+    """Yield a temporary path beside `path`; on success it replaces `path`, on failure it is removed."""
+    folder = Path(path).resolve().parent
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(suffix=suffix or Path(path).suffix, dir=folder)
+    os.close(fd)
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def write_text(text: str, path) -> None:
+    """Write `text` to `path` atomically."""
+    with atomic(path) as tmp:
+        Path(tmp).write_text(text)
+
+
+def write_csv(frame: pd.DataFrame, path) -> None:
+    """Write `frame` to `path` as CSV (no index) atomically."""
+    with atomic(path, ".csv") as tmp:
+        frame.to_csv(tmp, index=False)
+
+
+def markdown(frame: pd.DataFrame, title: str, legend: str = "") -> str:
+    """`frame` as a Markdown table under a `# title` heading, with an optional legend paragraph."""
+    table = frame.to_markdown(index=False, floatfmt=".4g").replace(" nan ", " n/a ")
+    return f"# {title}\n\n" + (f"{legend}\n\n" if legend else "") + f"{table}\n"
+
+
+def write_table(frame: pd.DataFrame, csv, md, title: str, legend: str = "") -> None:
+    """Write `frame` as CSV and as a Markdown table (see `markdown`), each atomically."""
+    write_csv(frame, csv)
+    write_text(markdown(frame, title, legend), md)
+
+
+def save_figure(fig, pdf, png, dpi: int = 150) -> None:
+    """Write a matplotlib figure as PDF and PNG, each atomically, and close it."""
+    import matplotlib.pyplot as plt
+
+    for path, fmt in ((pdf, "pdf"), (png, "png")):
+        with atomic(path, f".{fmt}") as tmp:
+            fig.savefig(tmp, format=fmt, dpi=dpi)
+    plt.close(fig)
