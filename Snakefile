@@ -1,18 +1,26 @@
 # membound: reproduction workflow for "Can Tensor Cores Benefit Memory-Bound Kernels? (NO!)".
-# This file is a table of contents; every stage lives in workflow/rules/.
+# This file is a table of contents; every stage lives in workflow/rules/. Data flow:
+# config -> matrices -> benchmark runs (raw/) -> counter runs (raw/counters/) -> analysis -> tables, figures.
 
 
 configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
-include: "workflow/rules/matrices.smk"
 include: "workflow/rules/model.smk"
-include: "workflow/rules/bench_scale.smk"
-include: "workflow/rules/bench_stencil.smk"
-include: "workflow/rules/counters.smk"
+
+
+if not REFERENCE:  # the reference profile renders committed raw results and measures nothing
+
+    include: "workflow/rules/matrices.smk"
+    include: "workflow/rules/bench_scale.smk"
+    include: "workflow/rules/bench_spmv.smk"
+    include: "workflow/rules/bench_stencil.smk"
+    include: "workflow/rules/counters.smk"
+
+
+include: "workflow/rules/tables.smk"
 include: "workflow/rules/analysis.smk"
-include: "workflow/rules/bench_spmv.smk"
 
 
 rule all:

@@ -74,7 +74,7 @@ def test_table2_from_surrogates_says_surrogate_everywhere(tmp_path):
     for entry in MATRICES[:3]:
         files.append(tmp_path / f"{entry['name']}.npz")
         csr.save(files[-1], *surrogate.generate(entry, 0.01))
-    frame = table2.table(files, l2_mb=50)
+    frame = table2.table(table2.stats(files), l2_mb=50)
     table2.write(frame, tmp_path / "t.csv", tmp_path / "t.md", "NVIDIA H100", 50)
     out = pd.read_csv(tmp_path / "t.csv")
     assert list(out["code"]) == ["D1", "D2", "D3"] and (out["source"] == "surrogate").all()
@@ -93,5 +93,5 @@ def test_table2_from_real_matrices_has_a_plain_title(tmp_path):
     entry = MATRICES[0]
     matrix, meta = surrogate.generate(entry, 0.01)
     csr.save(tmp_path / "r.npz", matrix, {**meta, "source": "real", "notes": "explicit zeros kept"})
-    table2.write(table2.table([tmp_path / "r.npz"], 40), tmp_path / "t.csv", tmp_path / "t.md", "A100", 40)
+    table2.write(table2.table(table2.stats([tmp_path / "r.npz"]), 40), tmp_path / "t.csv", tmp_path / "t.md", "A100", 40)
     assert "surrogate" not in (tmp_path / "t.md").read_text().lower()

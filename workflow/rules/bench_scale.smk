@@ -9,6 +9,8 @@ rule bench_scale:
         f"{RESULTS}/raw/scale.csv",
     log:
         f"{RESULTS}/logs/bench_scale.log",
+    benchmark:
+        f"{RESULTS}/raw/benchmarks/bench_scale.tsv"
     conda:
         "../../envs/membound.yaml"
     params:

@@ -9,6 +9,8 @@ rule bench_spmv:
         f"{RESULTS}/raw/spmv/{{name}}.csv",
     log:
         f"{RESULTS}/logs/bench_spmv/{{name}}.log",
+    benchmark:
+        f"{RESULTS}/raw/benchmarks/bench_spmv-{{name}}.tsv"
     conda:
         "../../envs/membound.yaml"
     params:

@@ -14,6 +14,8 @@ rule bench_stencil:
         f"{RESULTS}/raw/stencil/{{stencil}}.csv",
     log:
         f"{RESULTS}/logs/bench_stencil_{{stencil}}.log",
+    benchmark:
+        f"{RESULTS}/raw/benchmarks/bench_stencil-{{stencil}}.tsv"
     wildcard_constraints:
         stencil="|".join(STENCILS),
     conda:

@@ -17,6 +17,8 @@ rule counters_scale:
         rows=f"{RESULTS}/raw/counters/scale.rows.csv",
     log:
         f"{RESULTS}/logs/counters_scale.log",
+    benchmark:
+        f"{RESULTS}/raw/benchmarks/counters_scale.tsv"
     conda:
         "../../envs/membound.yaml"
     params:
@@ -38,6 +40,8 @@ rule counters_spmv:
         rows=f"{RESULTS}/raw/counters/spmv/{{name}}.rows.csv",
     log:
         f"{RESULTS}/logs/counters_spmv_{{name}}.log",
+    benchmark:
+        f"{RESULTS}/raw/benchmarks/counters_spmv-{{name}}.tsv"
     wildcard_constraints:
         name=NAMES,
     conda:
@@ -62,6 +66,8 @@ rule counters_stencil:
         rows=f"{RESULTS}/raw/counters/stencil/{{stencil}}.rows.csv",
     log:
         f"{RESULTS}/logs/counters_stencil_{{stencil}}.log",
+    benchmark:
+        f"{RESULTS}/raw/benchmarks/counters_stencil-{{stencil}}.tsv"
     wildcard_constraints:
         stencil="|".join(STENCILS),
     conda:
@@ -85,6 +91,8 @@ rule counters_dgemm:
         rows=f"{RESULTS}/raw/counters/dgemm.rows.csv",
     log:
         f"{RESULTS}/logs/counters_dgemm.log",
+    benchmark:
+        f"{RESULTS}/raw/benchmarks/counters_dgemm.tsv"
     conda:
         "../../envs/membound.yaml"
     params:

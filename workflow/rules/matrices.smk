@@ -1,4 +1,5 @@
-# The 21 SpMV matrices (paper 000 Table 2): download, conversion to binary CSR, surrogates, Table 2.
+# The 21 SpMV matrices (paper 000 Table 2): download, conversion to binary CSR, surrogates, and the
+# statistics of the matrices a run used (raw/matrices.csv, rendered as Table 2 by tables.smk).
 
 import functools
 
@@ -70,18 +71,14 @@ rule surrogate_matrix:
         "../../scripts/surrogate_matrix.py"
 
 
-rule table2:
+rule matrix_stats:
     input:
         csr=[csr_file(m["name"]) for m in MATRICES],
     output:
-        csv=f"{RESULTS}/tables/table2_matrices.csv",
-        md=f"{RESULTS}/tables/table2_matrices.md",
+        f"{RESULTS}/raw/matrices.csv",
     log:
-        f"{RESULTS}/logs/table2.log",
+        f"{RESULTS}/logs/matrix_stats.log",
     conda:
         "../../envs/membound.yaml"
-    params:
-        gpu=GPU["name"],
-        l2_mb=GPU["l2_MB"],
     script:
-        "../../scripts/table2.py"
+        "../../scripts/matrix_stats.py"

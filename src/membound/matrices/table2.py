@@ -1,4 +1,5 @@
-"""The paper's Table 2 built from the converted CSR files themselves."""
+"""The paper's Table 2 built from the converted CSR files themselves: `stats` reads the files (a raw
+result of the run, results/<gpu>/raw/matrices.csv), `table` sets them against a GPU's L2."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from membound.matrices import csr
 MB = 2**20  # L2 sizes in the device specs are binary megabytes
 
 
-def row(path, l2_mb: float) -> dict:
-    """One Table 2 row for the CSR file at `path`."""
+def row(path) -> dict:
+    """The Table 2 statistics of the CSR file at `path`."""
     matrix, meta = csr.load(path)
     per_row = np.diff(matrix.indptr)
     rows, cols = matrix.shape
@@ -20,12 +21,19 @@ def row(path, l2_mb: float) -> dict:
     return {"code": meta["code"], "matrix": f"{meta['group']}/{meta['name']}", "rows": rows, "cols": cols,
             "nnz": matrix.nnz, "nnz_row_mean": per_row.mean(), "nnz_row_max": int(per_row.max(initial=0)),
             "nnz_row_cv": per_row.std() / per_row.mean() if per_row.mean() else 0.0,
-            "size_MB": size, "size_over_L2": size / l2_mb, "source": meta["source"], "notes": meta.get("notes", "")}
+            "size_MB": size, "source": meta["source"], "notes": meta.get("notes", "")}
 
 
-def table(paths, l2_mb: float) -> pd.DataFrame:
-    """Table 2 for the CSR files `paths`, in the given order."""
-    return pd.DataFrame([row(p, l2_mb) for p in paths])
+def stats(paths) -> pd.DataFrame:
+    """The statistics of the CSR files `paths`, in the given order."""
+    return pd.DataFrame([row(p) for p in paths])
+
+
+def table(stats: pd.DataFrame, l2_mb: float) -> pd.DataFrame:
+    """Table 2: the matrix statistics with each matrix's size against an L2 of `l2_mb` MB."""
+    frame = stats.copy()
+    frame.insert(frame.columns.get_loc("size_MB") + 1, "size_over_L2", frame["size_MB"] / l2_mb)
+    return frame
 
 
 def write(frame: pd.DataFrame, csv, md, gpu_name: str, l2_mb: float) -> None:

@@ -1,0 +1,18 @@
+# Tables rendered from the raw results of a run (paper 000 Table 2).
+
+
+rule table2:
+    input:
+        f"{RESULTS}/raw/matrices.csv",
+    output:
+        csv=f"{RESULTS}/tables/table2_matrices.csv",
+        md=f"{RESULTS}/tables/table2_matrices.md",
+    log:
+        f"{RESULTS}/logs/table2.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        gpu=GPU["name"],
+        l2_mb=GPU["l2_MB"],
+    script:
+        "../../scripts/table2.py"
