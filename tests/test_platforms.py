@@ -37,6 +37,9 @@ def test_analytical_scale_and_spmv_rows():
     assert t["W_exec_per_item"] == 16          # 1/max(m, n) of an m8n8k4 MMA: 8 MACs per element
     s = analytical.analytical({"kernel": "spmv", "unit": "cuda_core", "rows": 10, "cols": 10, "nnz": 40}, gpu)
     assert s["W"] == 80 and s["Q"] == (40 + 20) * 8 + 51 * 4
+    tc = analytical.analytical({"kernel": "spmv", "unit": "tensor_core", "rows": 10, "cols": 10, "nnz": 40,
+                                "mma": 3}, gpu)
+    assert tc["W"] == 80 and tc["W_exec"] == 3 * 512  # the plan's MMAs, 2 m n k each
 
 
 def test_analytical_cuda_core_stencil_counts_launches():

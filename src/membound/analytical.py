@@ -4,7 +4,7 @@ comparison (as BabelStream's one table of kernel weights, every figure derives f
 W is the useful work the papers count (paper 000 Sec. 3); `W_exec` is the work the unit executes
 by the model: equal to W on CUDA cores; on tensor cores the MMA also multiplies padding (SCALE
 uses 1/max(m, n) of the MMA, paper 000 Sec. 5.1; a fused stencil does alpha/S times the work,
-paper 002 eq. 3). Q counts compulsory DRAM traffic.
+paper 002 eq. 3; the tensor-core SpMV does 2 m n k per MMA of its plan, the raw row's `mma`). Q counts compulsory DRAM traffic.
 """
 
 from __future__ import annotations
@@ -24,7 +24,9 @@ def _scale(row: Mapping, gpu: dict) -> dict:
 def _spmv(row: Mapping, gpu: dict) -> dict:
     nnz = int(row["nnz"])
     w, q = model.csr_wq(int(row["rows"]), int(row["cols"]), nnz)
-    return {"W": w, "Q": q, "W_exec": w if row["unit"] == "cuda_core" else float("nan"), "items": nnz}
+    m, n, k = gpu["mma_shape"]
+    w_exec = w if row["unit"] == "cuda_core" else float(row.get("mma", "nan") or "nan") * 2 * m * n * k
+    return {"W": w, "Q": q, "W_exec": w_exec, "items": nnz}
 
 
 def _stencil(row: Mapping, gpu: dict, kernels: Mapping) -> dict:

@@ -29,6 +29,7 @@ ROW_COLUMNS = [
     "n", "rows", "cols", "nnz",    # problem size (elements; matrix shape)
     "domain", "depth", "steps",    # stencils: domain 'AxB[xC]', temporal depth t, time steps per run
     "work_items",    # elements (scale), nnz (spmv), interior points x steps (stencil)
+    "mma",           # MMA instructions per run by the implementation's plan (tensor-core SpMV), else empty
     "warmup", "reps",
     "t_min_s", "t_median_s", "t_max_s", "cv",
     "metric", "value",             # GB/s | GFLOP/s | GStencil/s, from the median time

@@ -11,8 +11,10 @@ Achieved work and traffic per row:
 - DRAM bytes read + written, L2 (lts__t_bytes) and L1 (l1tex__t_bytes) bytes; time gpu__time_duration.
 
 Launches of one kernel name inside one tag are summed (a stencil's timed call is steps/depth
-launches of one kernel); other kernel names in the tag (a library's helper kernels) are kept as
-their own rows with part "helper", the kernel name with the most time being "main".
+launches of one kernel). The "main" row of a tag sums every kernel of membound's own .cu sources in
+it (the tensor-core SpMV is two kernels); in a tag with none (a library call) the kernel name with
+the most time is "main". Any other kernel (a library's helper, e.g. cuSPARSE's partition kernel)
+keeps a row of its own with part "helper".
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from functools import cache
 from pathlib import Path
 
 import pandas as pd
 
+from membound.kernels import SOURCES
 from membound.outputs import write_csv
 
 METRICS = {  # ncu metric -> column of the parsed launches
@@ -94,9 +98,20 @@ def parse_launches(source) -> pd.DataFrame:
     return out
 
 
+@cache
+def own_kernels() -> frozenset[str]:
+    """Names of the kernels that membound's own CUDA sources define (src/membound/kernels/*.cu)."""
+    pattern = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")
+    return frozenset(name for cu in SOURCES.glob("*.cu") for name in pattern.findall(cu.read_text()))
+
+
 def summarize(launches: pd.DataFrame, mma_shape=(8, 8, 4), clock_control="base", cache_control="all") -> pd.DataFrame:
     """Per (tag, kernel name): launches summed, FP64 FLOPs and bytes, part main | helper (COLUMNS)."""
     sums = [c for c in METRICS.values()]
+    launches = launches.copy()
+    own = launches["kernel_name"].isin(own_kernels())
+    joined = launches[own].groupby("tag")["kernel_name"].agg(lambda s: " + ".join(sorted(set(s))))
+    launches.loc[own, "kernel_name"] = launches.loc[own, "tag"].map(joined)
     grouped = (launches.groupby(["tag", "kernel", "impl", "problem", "kernel_name"], sort=False)
                .agg(launches=("id", "size"), **{c: (c, lambda s: s.sum(min_count=1)) for c in sums}).reset_index())
     m, n, k = mma_shape
@@ -108,8 +123,11 @@ def summarize(launches: pd.DataFrame, mma_shape=(8, 8, 4), clock_control="base",
     grouped["flops"] = grouped["flops_cuda_core"] + grouped["flops_tensor"]
     grouped["dram_bytes"] = grouped["dram_read"] + grouped["dram_write"]
     grouped["time_s"] = grouped["time_ns"] / 1e9
+    mine = grouped["kernel_name"].isin(set(joined))
     top = grouped.groupby("tag", sort=False)["time_ns"].transform("max")
-    grouped["part"] = ["main" if t == mx else "helper" for t, mx in zip(grouped["time_ns"], top)]
+    has_own = grouped["tag"].isin(set(joined.index))
+    grouped["part"] = ["main" if m or (not h and t == mx) else "helper"
+                       for m, h, t, mx in zip(mine, has_own, grouped["time_ns"], top)]
     dup = grouped[grouped["part"] == "main"].duplicated("tag")
     grouped.loc[dup[dup].index, "part"] = "helper"      # a tie: the first kernel name stays main
     grouped["profiler"], grouped["clock_control"], grouped["cache_control"] = "ncu", clock_control, cache_control

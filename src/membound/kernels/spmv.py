@@ -259,6 +259,7 @@ def measure_matrix(backend: str, matrix: sp.csr_matrix, meta: dict, warmup: int,
         out.append({"kernel": "spmv", "impl": impl, "unit": unit, "role": role, "problem": name,
                     "code": meta.get("code", ""), "source": meta["source"], "rows": rows, "cols": cols,
                     "nnz": matrix.nnz, "work_items": matrix.nnz, "warmup": 0 if counters else warmup, **st,
+                    "mma": p.mma if unit == "tensor_core" else None,
                     "metric": "GFLOP/s", "value": 2 * matrix.nnz / st["t_median_s"] / 1e9, "rel_err": err,
                     "note": "; ".join(notes)})
     return out
