@@ -13,6 +13,7 @@ include: "workflow/rules/bench_stencil.smk"
 include: "workflow/rules/counters.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/bench_spmv.smk"
+include: "workflow/rules/inventory.smk"
 
 
 rule all:
