@@ -1,0 +1,14 @@
+"""Rule ae: the artifact appendix (inventory, how to run, expected run time and results)."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
+import json
+from pathlib import Path
+
+from membound import ae
+from membound.outputs import write_text
+
+inventory = json.loads(Path(snakemake.input.inventory).read_text())
+claims = json.loads(Path(snakemake.input.claims).read_text())
+write_text(ae.appendix(inventory, claims, ae.run_times(snakemake.params.benchmarks), snakemake.params.profile,
+                       Path(snakemake.input.claims).parent.as_posix()), snakemake.output[0])

@@ -1,0 +1,72 @@
+# Table 3, the paper's claims checked on the measurements, and the artifact-evaluation bundle: the
+# appendix and the SHA-256 manifest of every input and output. Raw inputs are taken by path, so the
+# reference profile renders them from committed raw CSVs.
+
+
+rule table3:
+    input:
+        [f"{RESULTS}/raw/stencil/{s}.csv" for s in config["stencil"]["kernels"]],
+    output:
+        csv=f"{RESULTS}/tables/table3_stencils.csv",
+        md=f"{RESULTS}/tables/table3_stencils.md",
+    log:
+        f"{RESULTS}/logs/table3.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        stencils=config["stencil"]["kernels"],
+        gpu=GPU["name"],
+    script:
+        "../../scripts/table3.py"
+
+
+rule claims:
+    input:
+        bench=rules.wqi.input.bench,
+        gpu=GPU_FILE,
+    output:
+        md=f"{RESULTS}/claims.md",
+        json=f"{RESULTS}/claims.json",
+    log:
+        f"{RESULTS}/logs/claims.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        stencils=config["stencil"]["kernels"],
+        tolerance=config["claims"]["match_tolerance"],
+    script:
+        "../../scripts/claims.py"
+
+
+rule ae:
+    input:
+        inventory=f"{RESULTS}/raw/inventory.json",
+        claims=rules.claims.output.json,
+        after_every_measurement=[rules.wqi.output.csv, rules.table2.output.csv],  # so every benchmark file exists
+    output:
+        f"{RESULTS}/ae/appendix.md",
+    log:
+        f"{RESULTS}/logs/ae.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        benchmarks=f"{RESULTS}/raw/benchmarks",  # Snakemake benchmark: files of the measurement rules
+        profile="reference" if REFERENCE else GPU_NAME,
+    script:
+        "../../scripts/ae.py"
+
+
+rule manifest:
+    input:
+        config=["config/config.yaml", GPU_FILE, "config/matrices.yaml", config["lockfile"]],
+        products=lambda wildcards: [f for f in rules.all.input if f not in rules.manifest.output],  # all of `all`
+    output:
+        f"{RESULTS}/ae/manifest.sha256",
+    log:
+        f"{RESULTS}/logs/manifest.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        folders=[f"{RESULTS}/{d}" for d in ("raw", "tables", "figures")],  # every file under them, too
+    script:
+        "../../scripts/manifest.py"
