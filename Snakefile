@@ -5,6 +5,9 @@
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/matrices.smk"
 include: "workflow/rules/model.smk"

@@ -7,7 +7,7 @@ rule table3:
     input:
         [f"{RESULTS}/raw/stencil/{s}.csv" for s in config["stencil"]["kernels"]],
     output:
-        csv=f"{RESULTS}/tables/table3_stencils.csv",
+        csv=report(f"{RESULTS}/tables/table3_stencils.csv", caption="../report/table3.rst", category="Tables"),
         md=f"{RESULTS}/tables/table3_stencils.md",
     log:
         f"{RESULTS}/logs/table3.log",
@@ -25,7 +25,7 @@ rule claims:
         bench=rules.wqi.input.bench,
         gpu=GPU_FILE,
     output:
-        md=f"{RESULTS}/claims.md",
+        md=report(f"{RESULTS}/claims.md", caption="../report/claims.rst", category="Claims"),
         json=f"{RESULTS}/claims.json",
     log:
         f"{RESULTS}/logs/claims.log",
@@ -44,7 +44,7 @@ rule ae:
         claims=rules.claims.output.json,
         after_every_measurement=[rules.wqi.output.csv, rules.table2.output.csv],  # so every benchmark file exists
     output:
-        f"{RESULTS}/ae/appendix.md",
+        report(f"{RESULTS}/ae/appendix.md", caption="../report/appendix.rst", category="Artifact evaluation"),
     log:
         f"{RESULTS}/logs/ae.log",
     conda:

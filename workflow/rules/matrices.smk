@@ -74,7 +74,7 @@ rule table2:
     input:
         csr=[csr_file(m["name"]) for m in MATRICES],
     output:
-        csv=f"{RESULTS}/tables/table2_matrices.csv",
+        csv=report(f"{RESULTS}/tables/table2_matrices.csv", caption="../report/table2.rst", category="Tables"),
         md=f"{RESULTS}/tables/table2_matrices.md",
     log:
         f"{RESULTS}/logs/table2.log",
