@@ -252,7 +252,7 @@ def _banners(result: dict) -> str:
     if not result["tensor_cores"]:
         out.append(f"> **NO TENSOR CORES.** {result['device_spec']} has no FP64 matrix unit: the tensor-core "
                    "side is a numpy emulation of the MMA tiles, so every verdict is N/A (not a test of the "
-                   "paper). `holds` shows what the same arithmetic gives on the emulated timings.")
+                   "paper). 'holds on these timings' says what the same arithmetic gives on the emulated ones.")
     return "\n>\n".join(out)
 
 
