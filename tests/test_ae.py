@@ -115,6 +115,8 @@ def test_appendix_says_surrogate_and_not_recorded():
     assert "SURROGATE MATRICES" in text and "NO TENSOR CORES" in text
     assert "not recorded (no Snakemake benchmark files)" in text
     assert "| GPU  " in text and "absent (nvidia-smi not found or failed)" in text
+    assert "not recorded (this run's raw/ has no inventory.json)" in ae.appendix(None, result, ae.run_times("/x"),
+                                                                                  "reference", "results/reference/h100")
 
 
 @pytest.mark.skipif(shutil.which("sha256sum") is None, reason="no sha256sum here")

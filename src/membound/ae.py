@@ -67,8 +67,8 @@ def inventory_table(inv: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["item", "value"])
 
 
-def appendix(inv: dict, claims: dict, times: pd.DataFrame, profile: str, results: str) -> str:
-    """The artifact appendix as Markdown (see the module docstring)."""
+def appendix(inv: dict | None, claims: dict, times: pd.DataFrame, profile: str, results: str) -> str:
+    """The artifact appendix as Markdown (see the module docstring); `inv` None: no inventory recorded."""
     m = claims["measured"]
     surrogate = (f"\n\n{SURROGATE} `--config matrix_source=real` measures the paper's matrices."
                  if claims["surrogate"] else "")
@@ -85,7 +85,7 @@ benchmark files. `{results}/ae/manifest.sha256` holds the SHA-256 of every input
 
 ## Hardware and software
 
-{inventory_table(inv).to_markdown(index=False)}
+{inventory_table(inv).to_markdown(index=False) if inv else NOT_RECORDED + " (this run's raw/ has no inventory.json)"}
 
 ## How to run
 
