@@ -12,4 +12,4 @@ path = snakemake.input.get("inventory")
 inventory = json.loads(Path(path).read_text()) if path else None
 claims = json.loads(Path(snakemake.input.claims).read_text())
 write_text(ae.appendix(inventory, claims, ae.run_times(snakemake.params.benchmarks), snakemake.params.profile,
-                       Path(snakemake.input.claims).parent.as_posix()), snakemake.output[0])
+                       snakemake.params.gpu, Path(snakemake.input.claims).parent.as_posix()), snakemake.output[0])

@@ -97,7 +97,7 @@ def test_appendix_has_inventory_commands_times_and_verdicts(tmp_path):
     result = claims.check(rows(stencil_rows("2d5pt", "64x64", 3, t_tc=0.5)), config.load_gpu("h100"), STENCILS, 0.05)
     result = json.loads(claims.to_json(result))                      # as rule ae reads it
     (tmp_path / "bench_stencil-2d5pt.tsv").write_text("s\n3725\n")
-    text = ae.appendix(INVENTORY, result, ae.run_times(tmp_path), "h100", "results/h100")
+    text = ae.appendix(INVENTORY, result, ae.run_times(tmp_path), "h100", "h100", "results/h100")
     assert "NVIDIA H100 80GB HBM3; driver 550; memory 81559 MiB" in text
     assert "absent (ncu not found or failed)" in text and "present (its output is in inventory.json)" in text
     assert "abc123 (dirty: tracked files modified)" in text and "CUDA 12.4 / 12.4 (CuPy 13.3.0)" in text
@@ -111,12 +111,13 @@ def test_appendix_says_surrogate_and_not_recorded():
     raw = rows(stencil_rows("2d5pt", "64x64", 3), spmv_rows("dc2", "surrogate"))
     result = json.loads(claims.to_json(claims.check(raw, config.load_gpu("cpu"), STENCILS, 0.05)))
     text = ae.appendix({**INVENTORY, "gpus": {"status": "absent", "why": "nvidia-smi not found or failed"}},
-                       result, ae.run_times("/nonexistent"), "cpu", "results/cpu")
+                       result, ae.run_times("/nonexistent"), "cpu", "cpu", "results/cpu")
     assert "SURROGATE MATRICES" in text and "NO TENSOR CORES" in text
     assert "not recorded (no Snakemake benchmark files)" in text
     assert "| GPU  " in text and "absent (nvidia-smi not found or failed)" in text
-    assert "not recorded (this run's raw/ has no inventory.json)" in ae.appendix(None, result, ae.run_times("/x"),
-                                                                                  "reference", "results/reference/h100")
+    text = ae.appendix(None, result, ae.run_times("/x"), "reference", "h100", "results/reference/h100")
+    assert "not recorded (this run's raw/ has no inventory.json)" in text
+    assert "--profile h100 all --forcerun bench_scale" in text and "--profile reference fig6" in text
 
 
 @pytest.mark.skipif(shutil.which("sha256sum") is None, reason="no sha256sum here")

@@ -56,6 +56,7 @@ rule ae:
     params:
         benchmarks=f"{RESULTS}/raw/benchmarks",  # Snakemake benchmark: files of the measurement rules
         profile="reference" if REFERENCE else GPU_NAME,
+        gpu=GPU_NAME,
     script:
         "../../scripts/ae.py"
 
