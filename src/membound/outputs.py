@@ -38,10 +38,10 @@ def write_csv(frame: pd.DataFrame, path) -> None:
         frame.to_csv(tmp, index=False)
 
 
-def markdown(frame: pd.DataFrame, title: str, legend: str = "") -> str:
-    """`frame` as a Markdown table under a `# title` heading, with an optional legend paragraph."""
+def markdown(frame: pd.DataFrame, title: str, legend: str = "", level: int = 1) -> str:
+    """`frame` as a Markdown table under a `# title` heading (`level` #s), with an optional legend paragraph."""
     table = frame.to_markdown(index=False, floatfmt=".4g").replace(" nan ", " n/a ")
-    return f"# {title}\n\n" + (f"{legend}\n\n" if legend else "") + f"{table}\n"
+    return f"{'#' * level} {title}\n\n" + (f"{legend}\n\n" if legend else "") + f"{table}\n"
 
 
 def write_table(frame: pd.DataFrame, csv, md, title: str, legend: str = "") -> None:

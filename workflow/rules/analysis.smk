@@ -32,7 +32,7 @@ rule wqi:
         gpu=GPU_FILE,
         **COUNTER_INPUTS,
     output:
-        csv=f"{RESULTS}/tables/wqi.csv",
+        csv=report(f"{RESULTS}/tables/wqi.csv", caption="../report/wqi.rst", category="Tables"),
         md=f"{RESULTS}/tables/wqi.md",
     log:
         f"{RESULTS}/logs/wqi.log",

@@ -5,7 +5,7 @@ rule table1:
     input:
         expand("config/gpus/{gpu}.yaml", gpu=PLATFORMS),
     output:
-        csv=f"{RESULTS}/tables/table1_platforms.csv",
+        csv=report(f"{RESULTS}/tables/table1_platforms.csv", caption="../report/table1.rst", category="Tables"),
         md=f"{RESULTS}/tables/table1_platforms.md",
     log:
         f"{RESULTS}/logs/table1.log",
@@ -22,7 +22,7 @@ rule bounds:
     input:
         gpu=GPU_FILE,
     output:
-        csv=f"{RESULTS}/tables/bounds.csv",
+        csv=report(f"{RESULTS}/tables/bounds.csv", caption="../report/bounds.rst", category="Tables"),
         md=f"{RESULTS}/tables/bounds.md",
     log:
         f"{RESULTS}/logs/bounds.log",

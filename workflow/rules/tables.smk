@@ -5,7 +5,7 @@ rule table2:
     input:
         f"{RESULTS}/raw/matrices.csv",
     output:
-        csv=f"{RESULTS}/tables/table2_matrices.csv",
+        csv=report(f"{RESULTS}/tables/table2_matrices.csv", caption="../report/table2.rst", category="Tables"),
         md=f"{RESULTS}/tables/table2_matrices.md",
     log:
         f"{RESULTS}/logs/table2.log",

@@ -6,10 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from membound import outputs
+from membound import model, outputs
 from membound.matrices import csr
 
 MB = 2**20  # L2 sizes in the device specs are binary megabytes
+
+
+def size_mb(rows: int, cols: int, nnz: int) -> float:
+    """A matrix's size as Table 2 counts it: the CSR arrays (float64 values, int32 indices and row
+    pointers) plus the float64 x and y vectors, in MB of 2^20 bytes (eq. 10's Q, as csr.save stores them)."""
+    return model.csr_wq(rows, cols, nnz)[1] / MB
 
 
 def row(path) -> dict:
@@ -17,7 +23,7 @@ def row(path) -> dict:
     matrix, meta = csr.load(path)
     per_row = np.diff(matrix.indptr)
     rows, cols = matrix.shape
-    size = (matrix.data.nbytes + matrix.indices.nbytes + matrix.indptr.nbytes + 8 * (rows + cols)) / MB
+    size = size_mb(rows, cols, matrix.nnz)
     return {"code": meta["code"], "matrix": f"{meta['group']}/{meta['name']}", "rows": rows, "cols": cols,
             "nnz": matrix.nnz, "nnz_row_mean": per_row.mean(), "nnz_row_max": int(per_row.max(initial=0)),
             "nnz_row_cv": per_row.std() / per_row.mean() if per_row.mean() else 0.0,

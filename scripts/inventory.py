@@ -1,0 +1,10 @@
+"""Rule inventory: the hardware and software of the machine that runs the benchmarks."""
+import sys
+
+sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
+import json
+
+from membound import inventory
+from membound.outputs import write_text
+
+write_text(json.dumps(inventory.collect(snakemake.params.repo), indent=2) + "\n", snakemake.output[0])

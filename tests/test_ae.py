@@ -1,0 +1,141 @@
+"""Table 3, the appendix's run times and text, and the manifest (checked with sha256sum -c)."""
+
+import json
+import re
+import shutil
+import subprocess
+
+import pandas as pd
+import pytest
+
+from membound import ae, claims, config, measure, table3
+
+STENCILS = {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3},
+            "3d27pt": {"shape": "box", "dims": 3, "radius": 1, "depth": 3}}
+ROLES = (("cc_naive", "cuda_core", "Brick"), ("cc_tb", "cuda_core", "EBISU"), ("tc", "tensor_core", "ConvStencil"))
+RUN = {"device": "NVIDIA H100 80GB HBM3", "host": "gpu1", "date": "2026-01-02T03:04:05Z"}
+
+
+def stencil_rows(name, domain, depth, t_tc=1.2):
+    return [{"kernel": "stencil", "impl": impl, "unit": unit, "role": role, "problem": name, "domain": domain,
+             "depth": 1 if role == "Brick" else depth, "steps": 12, "n": 1000, "source": "synthetic",
+             "t_median_s": t_tc if unit == "tensor_core" else 1.0, **RUN} for impl, unit, role in ROLES]
+
+
+def spmv_rows(name, source):
+    return [{"kernel": "spmv", "impl": impl, "unit": unit, "role": role, "problem": name, "rows": 10, "cols": 10,
+             "nnz": 50, "source": source, "t_median_s": 1.0, **RUN}
+            for impl, unit, role in (("cusparse_csr", "cuda_core", "cuSPARSE"), ("dasp_tc", "tensor_core", "DASP"))]
+
+
+def rows(*groups):
+    return pd.DataFrame([r for g in groups for r in g]).reindex(columns=measure.ROW_COLUMNS)
+
+
+def test_table3_reads_what_ran_and_names_the_differences(tmp_path):
+    raw = rows(stencil_rows("2d5pt", "10240x10240", 3), stencil_rows("3d27pt", "512x512x512", 3))
+    t = table3.table(raw, STENCILS).set_index("stencil")
+    assert t.loc["2d5pt", "K"] == 5 and t.loc["3d27pt", "K"] == 27
+    assert t.loc["2d5pt", "ConvStencil"] == "10240x10240 (3)" == t.loc["2d5pt", "ConvStencil (paper)"]
+    assert t.loc["2d5pt", "Brick (paper)"] == "-" and t.loc["3d27pt", "Brick"] == "512x512x512 (1)"
+    assert t.loc["3d27pt", "EBISU (paper)"] == "234x312x2560 (3)" and t.loc["2d5pt", "steps"] == "12"
+    diffs = table3.differences(table3.runs(raw, STENCILS))
+    assert "ConvStencil ran 512x512x512 (paper 1024x1024x1024)" in diffs
+    assert "EBISU ran 10240x10240 (paper 9000x9000) and 512x512x512 (paper 234x312x2560)" in diffs
+    assert "Brick also ran 2d5pt (not in the paper)" in diffs
+    table3.write(raw, STENCILS, tmp_path / "t.csv", tmp_path / "t.md", "NVIDIA H100")
+    md = (tmp_path / "t.md").read_text()
+    assert md.startswith("# Table 3: the stencils and the domains (depth) run on NVIDIA H100")
+    assert "Brick also ran 2d5pt" in md and len(pd.read_csv(tmp_path / "t.csv")) == 2
+
+
+def test_table3_marks_a_stencil_that_did_not_run():
+    t = table3.table(rows(stencil_rows("2d5pt", "64x64", 3)), STENCILS).set_index("stencil")
+    assert t.loc["3d27pt", "ConvStencil"] == "-"
+    assert "ConvStencil did not run 3d27pt" in table3.differences(table3.runs(rows(stencil_rows("2d5pt", "64x64", 3)), STENCILS))
+
+
+def test_run_times_sum_each_family(tmp_path):
+    tsv = "s\th:m:s\tmax_rss\n{}\t0:00:00\t10\n"
+    for name, s in (("bench_scale", 100), ("bench_spmv-webbase-1M", 20), ("bench_spmv-dc2", 30),
+                    ("convert_matrix-cant", 5), ("counters_stencil-2d5pt", 7), ("inventory", 1)):
+        (tmp_path / f"{name}.tsv").write_text(tsv.format(s))
+    t = ae.run_times(tmp_path).set_index("part")
+    assert t.loc["SpMV", "jobs"] == 2 and t.loc["SpMV", "seconds"] == 50
+    assert t.loc["SCALE", "wall time"] == "0:01:40" and t.loc["matrices", "seconds"] == 5
+    assert t.loc["counters", "seconds"] == 7 and t.loc["other", "seconds"] == 1
+    assert t.loc["stencils", "wall time"] == "not recorded"
+
+
+def test_run_times_without_benchmark_files(tmp_path):
+    t = ae.run_times(tmp_path / "missing")
+    assert list(t["part"]) == ["matrices", "SCALE", "SpMV", "stencils", "counters"]
+    assert (t["wall time"] == "not recorded").all()
+
+
+INVENTORY = {
+    "date": "2026-01-02T00:00:00Z",
+    "gpus": {"status": "present", "devices": [{"index": "0", "name": "NVIDIA H100 80GB HBM3", "driver_version": "550",
+                                                "memory.total": "81559 MiB", "clocks.max.sm": "1980 MHz",
+                                                "clocks.max.mem": "2619 MHz", "clocks.sm": "", "clocks.mem": "",
+                                                "power.limit": "700.00 W"}]},
+    "cuda": {"status": "present", "api": "CUDA", "runtime": "12.4", "driver": "12.4", "cupy": "13.3.0", "devices": []},
+    "nvcc": {"status": "present", "version": "12.4", "output": []},
+    "ncu": {"status": "absent", "why": "ncu not found or failed"},
+    "rocm_smi": {"status": "absent", "why": "rocm-smi not found or failed"},
+    "rocprof": {"status": "present", "version": "", "output": ["x"]},
+    "cpu": {"model": "Xeon", "arch": "x86_64", "logical_cpus": 16, "usable_cpus": 16},
+    "memory": {"status": "present", "total_GiB": 128.0},
+    "system": {"os": "Linux", "distribution": "Ubuntu 22.04", "kernel": "5.15", "host": "gpu1"},
+    "python": {"version": "3.11.7", "implementation": "CPython", "executable": "/x/python"},
+    "packages": {"snakemake": "9.27.1", "cupy": "13.3.0"},
+    "workflow": {"status": "present", "commit": "abc123", "dirty": True},
+}
+
+
+def test_appendix_has_inventory_commands_times_and_verdicts(tmp_path):
+    result = claims.check(rows(stencil_rows("2d5pt", "64x64", 3, t_tc=0.5)), config.load_gpu("h100"), STENCILS, 0.05)
+    result = json.loads(claims.to_json(result))                      # as rule ae reads it
+    (tmp_path / "bench_stencil-2d5pt.tsv").write_text("s\n3725\n")
+    text = ae.appendix(INVENTORY, result, ae.run_times(tmp_path), "h100", "h100", "results/h100")
+    assert "NVIDIA H100 80GB HBM3; driver 550; memory 81559 MiB" in text
+    assert "absent (ncu not found or failed)" in text and "present (its output is in inventory.json)" in text
+    assert "abc123 (dirty: tracked files modified)" in text and "CUDA 12.4 / 12.4 (CuPy 13.3.0)" in text
+    assert "make run" in text and "snakemake --profile h100 all" in text and "--profile reference all" in text
+    assert re.search(r"\| stencils +\| +1 \| 1:02:05 +\|", text) and re.search(r"\| SCALE +\| +0 \| not recorded \|", text)
+    assert "| C4      | Sec. 5.4, Figure 8 | FAIL" in text and "SURROGATE" not in text
+    assert "sha256sum -c results/h100/ae/manifest.sha256" in text
+
+
+def test_appendix_says_surrogate_and_not_recorded():
+    raw = rows(stencil_rows("2d5pt", "64x64", 3), spmv_rows("dc2", "surrogate"))
+    result = json.loads(claims.to_json(claims.check(raw, config.load_gpu("cpu"), STENCILS, 0.05)))
+    text = ae.appendix({**INVENTORY, "gpus": {"status": "absent", "why": "nvidia-smi not found or failed"}},
+                       result, ae.run_times("/nonexistent"), "cpu", "cpu", "results/cpu")
+    assert "SURROGATE MATRICES" in text and "NO TENSOR CORES" in text
+    assert "not recorded (no Snakemake benchmark files)" in text
+    assert "| GPU  " in text and "absent (nvidia-smi not found or failed)" in text
+    text = ae.appendix(None, result, ae.run_times("/x"), "reference", "h100", "results/reference/h100")
+    assert "not recorded (this run's raw/ has no inventory.json)" in text
+    assert "--profile h100 all --forcerun bench_scale" in text and "--profile reference fig6" in text
+
+
+@pytest.mark.skipif(shutil.which("sha256sum") is None, reason="no sha256sum here")
+def test_manifest_checks_with_sha256sum(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                       # paths are relative to the repository root
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "config.yaml").write_text("gpu: cpu\n")
+    raw = tmp_path / "results" / "cpu" / "raw" / "spmv"
+    raw.mkdir(parents=True)
+    (raw / "dc2.csv").write_text("a,b\n1,2\n")
+    (raw.parent / "scale.csv").write_text("n\n1\n")
+    (tmp_path / "results" / "cpu" / "claims.md").write_text("# claims\n")
+    text = ae.manifest(["config/config.yaml", "results/cpu/claims.md", "results/cpu/raw/scale.csv"],
+                       ["results/cpu/raw", "results/cpu/figures"])
+    names = [line.split("  ", 1)[1] for line in text.splitlines()]
+    assert names == ["config/config.yaml", "results/cpu/claims.md", "results/cpu/raw/scale.csv",
+                     "results/cpu/raw/spmv/dc2.csv"]
+    (tmp_path / "manifest.sha256").write_text(text)
+    assert subprocess.run(["sha256sum", "-c", "manifest.sha256"], capture_output=True, check=False).returncode == 0
+    (raw / "dc2.csv").write_text("changed\n")
+    assert subprocess.run(["sha256sum", "-c", "manifest.sha256"], capture_output=True, check=False).returncode != 0

@@ -1,0 +1,77 @@
+# Table 3, the paper's claims checked on the measurements, and the artifact-evaluation bundle: the
+# appendix and the SHA-256 manifest of every input and output. Raw inputs are taken by path, so the
+# reference profile renders them from committed raw CSVs.
+
+
+rule table3:
+    input:
+        [f"{RESULTS}/raw/stencil/{s}.csv" for s in config["stencil"]["kernels"]],
+    output:
+        csv=report(f"{RESULTS}/tables/table3_stencils.csv", caption="../report/table3.rst", category="Tables"),
+        md=f"{RESULTS}/tables/table3_stencils.md",
+    log:
+        f"{RESULTS}/logs/table3.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        stencils=config["stencil"]["kernels"],
+        gpu=GPU["name"],
+    script:
+        "../../scripts/table3.py"
+
+
+rule claims:
+    input:
+        bench=rules.wqi.input.bench,
+        gpu=GPU_FILE,
+    output:
+        md=report(f"{RESULTS}/claims.md", caption="../report/claims.rst", category="Claims"),
+        json=f"{RESULTS}/claims.json",
+    log:
+        f"{RESULTS}/logs/claims.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        stencils=config["stencil"]["kernels"],
+        tolerance=config["claims"]["match_tolerance"],
+    script:
+        "../../scripts/claims.py"
+
+
+INVENTORY = f"{RESULTS}/raw/inventory.json"
+
+
+rule ae:
+    input:
+        # the reference profile takes the committed inventory, where its raw results have one
+        **({"inventory": INVENTORY} if not REFERENCE or Path(INVENTORY).exists() else {}),
+        claims=rules.claims.output.json,
+        after_every_measurement=[rules.wqi.output.csv, rules.table2.output.csv],  # so every benchmark file exists
+    output:
+        report(f"{RESULTS}/ae/appendix.md", caption="../report/appendix.rst", category="Artifact evaluation"),
+    log:
+        f"{RESULTS}/logs/ae.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        benchmarks=f"{RESULTS}/raw/benchmarks",  # Snakemake benchmark: files of the measurement rules
+        profile="reference" if REFERENCE else GPU_NAME,
+        gpu=GPU_NAME,
+    script:
+        "../../scripts/ae.py"
+
+
+rule manifest:
+    input:
+        config=["config/config.yaml", GPU_FILE, "config/matrices.yaml", config["lockfile"]],
+        products=lambda wildcards: [f for f in rules.all.input if f not in rules.manifest.output],  # all of `all`
+    output:
+        f"{RESULTS}/ae/manifest.sha256",
+    log:
+        f"{RESULTS}/logs/manifest.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        folders=[f"{RESULTS}/{d}" for d in ("raw", "tables", "figures")],  # every file under them, too
+    script:
+        "../../scripts/manifest.py"
