@@ -12,6 +12,7 @@ include: "workflow/rules/bench_scale.smk"
 include: "workflow/rules/bench_stencil.smk"
 include: "workflow/rules/counters.smk"
 include: "workflow/rules/analysis.smk"
+include: "workflow/rules/figures.smk"
 include: "workflow/rules/bench_spmv.smk"
 
 
@@ -23,3 +24,8 @@ rule all:
         rules.table2.output,
         rules.wqi.output,
         rules.roofline_achieved.output,
+        rules.fig2.output,
+        rules.fig3_4.output,
+        rules.fig6.output,
+        rules.fig7.output,
+        rules.fig8.output,
