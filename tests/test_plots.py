@@ -172,6 +172,17 @@ def test_figure_is_saved_as_pdf_and_png(name, tmp_path):
     assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_profile_without_tensor_core_rows_still_plots(tmp_path):
+    gpu = {**L2_1MB, "fp64_matrix_TFLOPs": None}
+    both = pd.concat([scale_rows(SCALE_SPEEDUPS), spmv_rows({"D1": (40_000, 2.0, "real")})])
+    cuda_only = both[both["unit"] == "cuda_core"]
+    for module in (fig3_4, fig6, fig7):
+        d = module.data(cuda_only, gpu)
+        assert len(d) and set(d["unit"]) == {"cuda_core"}
+        assert "speedup" not in d or d["speedup"].isna().all()
+        save_figure(module.figure(d, gpu, "GPU: test GPU"), tmp_path / "f.pdf", tmp_path / "f.png")
+
+
 def test_stencil_rows_keep_their_order_and_depths():
     d = fig8.data(stencil_rows(), L2_1MB)
     assert list(d["problem"].unique()) == ["2d9pt", "2d5pt"]

@@ -40,7 +40,7 @@ def draw(axes, data: pd.DataFrame) -> None:
     for larger, (ha, sign) in {False: ("right", "≤"), True: ("left", ">")}.items():
         g = data.loc[data["larger_than_half_L2"] == larger, "geomean_speedup"]
         text = (f"input {sign} L2/2 = {half:g} MB\nCUDA-core speedup t_TC/t_CC\nGEOMEAN "
-                + (f"{g.iloc[0]:.2f}x" if len(g) else "n/a"))
+                + style.times(g.iloc[0] if len(g) else float("nan")))
         ax.text(half * (0.9 if ha == "right" else 1.1), data["value"].max() * 6, text, ha=ha, va="top", fontsize=8)
     style.legend_above(ax)
 

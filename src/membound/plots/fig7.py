@@ -63,7 +63,7 @@ def _geomeans(ax, matrices: pd.DataFrame) -> None:
         geomeans.append(side["geomean_speedup"].max())
         labels.append(f"{label}\n{len(side)} matrices")
     bars = ax.bar(labels, geomeans, 0.6, color="0.45")
-    ax.bar_label(bars, [f"{g:.2f}x" if g == g else "n/a" for g in geomeans], label_type="center", color="white")
+    ax.bar_label(bars, [style.times(g) for g in geomeans], label_type="center", color="white")
     ax.axhline(1, color="0.3", lw=1, ls="--")
     ax.set(ylabel="GEOMEAN speedup t_TC / t_CC", ylim=(0, np.nanmax([*geomeans, 1]) * 1.2))
     ax.grid(axis="x", visible=False)

@@ -1,8 +1,9 @@
-"""The look shared by the paper's figures: colours and names of the two units, the panel grid and
-the caption footer."""
+"""The look shared by the paper's figures: colours and names of the two units, grouped bars, legends
+that cover no data, the panel grid and the caption footer."""
 
 from __future__ import annotations
 
+import math
 import textwrap
 
 import matplotlib
@@ -23,6 +24,11 @@ plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "legend.fontsize": 8,
 def series_label(unit: str, role: str, impl: str) -> str:
     """Legend label of one (unit, role) series, naming the implementation that played the role."""
     return f"{UNIT_LABEL[unit]}: {role} [{impl}]"
+
+
+def times(speedup: float) -> str:
+    """A speedup as '1.23x' ('n/a' when it is NaN, e.g. without tensor-core rows)."""
+    return "n/a" if math.isnan(speedup) else f"{speedup:.2f}x"
 
 
 def shades(pairs) -> dict:
