@@ -26,6 +26,7 @@ if not REFERENCE:  # the reference profile renders committed raw results and mea
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/ae.smk"
+include: "workflow/rules/figures.smk"
 
 
 rule all:
@@ -39,5 +40,9 @@ rule all:
         rules.table3.output,
         rules.claims.output,
         rules.ae.output,
-        # the figures of workflow/rules/figures.smk (fig2, fig3_4, fig6, fig7, fig8) go here when it lands
+        rules.fig2.output,
+        rules.fig3_4.output,
+        rules.fig6.output,
+        rules.fig7.output,
+        rules.fig8.output,
         rules.manifest.output,  # last: it checksums everything above (rule manifest, workflow/rules/ae.smk)

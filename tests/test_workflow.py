@@ -1,6 +1,7 @@
 """The workflow as a user drives it: dry runs for every profile, lint, start-up errors."""
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILES = sorted(p.name for p in (REPO / "profiles").iterdir() if p.is_dir())
+FIGURES = ["fig2_roofline", "fig3_4_breakdown", "fig6_scale", "fig7_spmv", "fig8_stencil"]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
@@ -30,6 +32,19 @@ def test_dry_run_of_all_succeeds_for_every_profile(profile):
     for product in ("tables/bounds.csv", "tables/table3_stencils.csv", "claims.json", "ae/appendix.md",
                     "ae/manifest.sha256"):
         assert f"{target}/{product}" in run.stdout + run.stderr, product
+    for figure in FIGURES:
+        for ext in ("pdf", "png", "csv"):
+            assert f"{target}/figures/{figure}.{ext}" in run.stdout + run.stderr
+
+
+def test_each_figure_rule_reads_its_own_plot_module_and_the_shared_ones():
+    rules = ["fig2", "fig3_4", "fig6", "fig7", "fig8", "compare"]
+    run = snakemake("--profile", "profiles/cpu", *rules, "-n", "--forceall")
+    assert run.returncode == 0, run.stderr[-3000:]
+    inputs = dict(re.findall(r"^rule (\w+):\n    input: (.*)$", run.stdout + run.stderr, re.MULTILINE))
+    for rule in rules:
+        assert f"src/membound/plots/{rule}.py" in inputs[rule]
+        assert "src/membound/plots/common.py" in inputs[rule] and "src/membound/plots/style.py" in inputs[rule]
 
 
 def test_lint_is_clean():

@@ -1,0 +1,76 @@
+"""What the paper's figures share besides their look: reading raw rows, the caption line, and the
+geometric-mean speedup of CUDA cores over tensor cores on either side of a cache-size split.
+
+Rows are always told apart by `unit` (cuda_core | tensor_core) and `role`, never by `impl`, so
+GPU and CPU-profile results plot alike.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from membound import config
+from membound.measure import ROW_COLUMNS
+from membound.outputs import save_figure, write_csv
+
+UNITS = ("cuda_core", "tensor_core")
+KEEP = ["gpu", "device", "date", "source"]   # provenance columns of every plotted-data CSV
+
+
+def read_raw(paths) -> pd.DataFrame:
+    """The raw benchmark rows of the CSV(s) `paths`, one frame (empty, with ROW_COLUMNS, if none)."""
+    frames = [pd.read_csv(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ROW_COLUMNS)
+
+
+def geomean(values) -> float:
+    """Geometric mean of the finite values (NaN if there are none)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    return float(np.exp(np.log(v).mean())) if v.size else math.nan
+
+
+def with_speedups(rows: pd.DataFrame, key: str, side: str) -> pd.DataFrame:
+    """`rows` (one per problem `key` and unit) with `speedup`, t_TC / t_CC of the row's problem (the
+    speedup of CUDA cores over tensor cores, from median times), and `geomean_speedup`, the geometric
+    mean of the speedups of all problems on the same side of the boolean column `side`."""
+    t = rows.pivot_table(index=key, columns="unit", values="t_median_s").reindex(columns=list(UNITS))
+    out = rows.assign(speedup=rows[key].map(t["tensor_core"] / t["cuda_core"]))
+    per_side = out.drop_duplicates(key).groupby(side)["speedup"].agg(geomean)
+    return out.assign(geomean_speedup=out[side].map(per_side))
+
+
+def caption(gpu_name: str, rows: pd.DataFrame | None = None, spec: str | None = None) -> str:
+    """The caption line of a figure: the GPU (spec name and file), then for measured `rows` the
+    measured devices, the dates and, where rows are matrices, REAL or SURROGATE; without rows,
+    'analytical, from <spec>'."""
+    if rows is None:
+        return f"GPU: {gpu_name}; analytical, from {spec}"
+    parts = [f"GPU: {gpu_name}" + (f" ({spec})" if spec else "")]
+    if rows.empty:
+        return "; ".join(parts + ["no measured rows"])
+    days = sorted(rows["date"].dropna().astype(str).str[:10].unique())
+    parts.append("measured on: " + ", ".join(sorted(rows["device"].dropna().astype(str).unique())))
+    parts.append("date: " + (days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"))
+    matrices = rows.drop_duplicates("problem")["source"] if "problem" in rows else rows["source"]
+    surrogates = int((matrices == "surrogate").sum())
+    if surrogates:
+        parts.append(f"matrices: SURROGATE ({surrogates} of {len(matrices)} are surrogate stand-ins, "
+                     "not the SuiteSparse matrices)")
+    elif (matrices == "real").any():
+        parts.append("matrices: REAL (SuiteSparse)")
+    return "; ".join(parts)
+
+
+def render(module, raw_paths, gpu_file: str, output) -> None:
+    """A measured figure: read the raw CSVs, write `module`'s plotted numbers to `output.csv` and
+    its figure, captioned, to `output.pdf` and `output.png`."""
+    gpu = config.load_gpu(Path(gpu_file).stem)
+    raw = read_raw(raw_paths)
+    data = module.data(raw, gpu)
+    write_csv(data, output.csv)
+    save_figure(module.figure(data, gpu, caption(gpu["name"], raw, gpu_file)), output.pdf, output.png)

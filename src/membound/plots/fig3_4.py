@@ -1,0 +1,91 @@
+"""Figures 3 and 4: SCALE's time breakdown at the largest measured size, fully overlapped (eq. 17,
+T = max(T_mem, T_cmp, T_others)) and fully un-overlapped (eq. 18, T = T_mem + T_cmp + T_others).
+
+T_mem = Q / B and T_cmp = W / P_CC from the GPU spec (W = n, Q = 16n, paper 000 Sec. 3.1); on
+tensor cores T_cmp / alpha with alpha = P_TC / P_CC (eq. 19), alpha = 1 where the spec has no FP64
+matrix unit. T_others is what the measured (median) time leaves over the model: the T_others for
+which the equation gives the measured time, clipped at 0 (and flagged) where the measured time is
+below the model's T_mem and T_cmp alone.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from membound import model
+from membound.plots import common, style
+
+WIDTHS, HEIGHT = (5.2, 5.2), 3.6
+CASES = {"overlapped": ("Figure 3: fully overlapped (eq. 17)", model.overlapped_time),
+         "unoverlapped": ("Figure 4: fully un-overlapped (eq. 18)", model.unoverlapped_time)}
+PARTS = {"T_mem_s": ("T_mem", "0.35"), "T_cmp_s": ("T_cmp", "C1"), "T_others_s": ("T_others", "0.75")}
+COLUMNS = ["case", "unit", "role", "impl", "n", "W", "Q", "alpha", "T_mem_s", "T_cmp_s", "T_others_s",
+           "others_clipped", "T_model_s", "T_measured_s", *common.KEEP]
+
+
+def alpha(gpu: dict) -> float:
+    """alpha = P_TC / P_CC (paper 000, eq. 19); 1 where the spec has no FP64 matrix unit."""
+    return (gpu.get("fp64_matrix_TFLOPs") or gpu["fp64_vector_TFLOPs"]) / gpu["fp64_vector_TFLOPs"]
+
+
+def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
+    """The plotted numbers: per case and measured unit at the largest size, the model's T_mem and
+    T_cmp, the fitted T_others, the equation's total T_model and the measured time (seconds)."""
+    rows = raw[raw["kernel"] == "scale"]
+    n = int(rows["n"].max())
+    w, q = model.scale_wq(n)
+    a = alpha(gpu)
+    t_mem = q / (gpu["memory_bandwidth_TBs"] * 1e12)
+    out = []
+    for _, r in rows[rows["n"] == n].sort_values("unit").iterrows():
+        t_cmp = w / (gpu["fp64_vector_TFLOPs"] * 1e12) / (a if r["unit"] == "tensor_core" else 1)
+        measured = float(r["t_median_s"])
+        for case, (_, equation) in CASES.items():
+            left = measured - equation(t_mem, t_cmp)          # the measured time beyond T_mem and T_cmp
+            others = max(left, 0.0) if case == "unoverlapped" else (measured if left > 0 else 0.0)
+            out.append({"case": case, "unit": r["unit"], "role": r["role"], "impl": r["impl"], "n": n, "W": w, "Q": q,
+                        "alpha": a, "T_mem_s": t_mem, "T_cmp_s": t_cmp, "T_others_s": others,
+                        "others_clipped": left < 0, "T_model_s": equation(t_mem, t_cmp, others),
+                        "T_measured_s": measured, "gpu": gpu["name"], "device": r["device"], "date": r["date"],
+                        "source": r["source"]})
+    return pd.DataFrame(out, columns=COLUMNS)
+
+
+def draw(axes, data: pd.DataFrame) -> None:
+    """Draw Figure 3 (overlapped: the parts side by side from 0) and Figure 4 (un-overlapped: the
+    parts one after another) into the two panels of `axes`."""
+    scale, unit = (1e3, "ms") if data["T_measured_s"].max() >= 1e-2 else (1e6, "µs")
+    for ax, (case, (title, _)) in zip(axes, CASES.items()):
+        rows = data[data["case"] == case].reset_index(drop=True)
+        for y, r in rows.iterrows():
+            start = 0.0
+            for k, (col, (label, color)) in enumerate(PARTS.items()):
+                if case == "overlapped":
+                    ax.barh(y + (k - 1) * 0.25, r[col] * scale, 0.25, color=color, label=label if y == 0 else None)
+                else:
+                    ax.barh(y, r[col] * scale, 0.6, left=start, color=color, label=label if y == 0 else None)
+                    start += r[col] * scale
+            ax.plot(r["T_measured_s"] * scale, y, "kD", ms=5, label="measured T" if y == 0 else None)
+            parts = [f"{r[col] * scale:.4g}" for col in PARTS]
+            formula = f"max({', '.join(parts)})" if case == "overlapped" else " + ".join(parts)
+            ax.text(0, y + 0.4, f"T = {formula} = {r['T_model_s'] * scale:.4g} {unit}"
+                    + (" (T_others clipped at 0)" if r["others_clipped"] else ""), fontsize=7, va="top")
+        ax.set_yticks(range(len(rows)), [style.UNIT_LABEL[u] for u in rows["unit"]])
+        ax.set(xlabel=f"time ({unit})", ylim=(len(rows) - 0.3, -0.55))
+        ax.set_xlim(0, max(rows["T_measured_s"].max(), rows["T_model_s"].max()) * scale * 1.1)
+        ax.set_title(title, pad=18)
+        ax.grid(axis="y", visible=False)
+        style.legend_above(ax, 4)
+
+
+def figure(data: pd.DataFrame, gpu: dict, caption: str):
+    """Figures 3 and 4 of `data` (see `data`) with `caption` at its foot."""
+    fig, axes = style.panels(1, WIDTHS, HEIGHT)
+    draw(axes[0], data)
+    r = data.iloc[0]
+    fig.suptitle(f"Figures 3 and 4: time breakdown of SCALE at n = {r['n']:,} on {gpu['name']}")
+    no_unit = "" if gpu.get("fp64_matrix_TFLOPs") else ": the spec has no FP64 matrix unit"
+    model_note = (f"Model: T_mem = Q/B, T_cmp = W/P_CC (tensor cores: T_cmp/alpha, alpha = P_TC/P_CC = {r['alpha']:.3g}"
+                  f"{no_unit}); T_others: what the measured T leaves over the model, clipped at 0.")
+    style.footer(fig, f"{model_note}\n{caption}")
+    return fig

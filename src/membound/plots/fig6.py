@@ -1,0 +1,54 @@
+"""Figure 6: SCALE bandwidth against size on CUDA cores and tensor cores, with the geometric-mean
+speedup of CUDA cores over tensor cores (t_TC / t_CC) for inputs larger and smaller than half the
+L2 (the input array's 8n bytes against L2/2, i.e. the 16n-byte working set against the L2)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from membound.matrices.table2 import MB
+from membound.plots import common, style
+
+TITLE = "Figure 6: SCALE (a = q b, FP64)"
+WIDTHS, HEIGHT = (7.5,), 4.2
+COLUMNS = ["n", "input_MB", "unit", "role", "impl", "metric", "value", "t_median_s", "half_L2_MB",
+           "larger_than_half_L2", "speedup", "geomean_speedup", *common.KEEP]
+
+
+def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
+    """The plotted numbers: one row per size and unit (GB/s), with the per-size speedup and the
+    geometric mean of its side of L2/2."""
+    rows = raw[raw["kernel"] == "scale"]
+    out = rows.assign(n=rows["n"].astype(int), input_MB=8 * rows["n"] / MB, half_L2_MB=gpu["l2_MB"] / 2,
+                      gpu=gpu["name"])
+    out = out.assign(larger_than_half_L2=out["input_MB"] > out["half_L2_MB"])
+    out = common.with_speedups(out, "n", "larger_than_half_L2")
+    return out[COLUMNS].sort_values(["unit", "n"], ignore_index=True)
+
+
+def draw(axes, data: pd.DataFrame) -> None:
+    """Draw Figure 6 into the one panel of `axes`."""
+    ax = axes[0]
+    for (unit, role), g in data.groupby(["unit", "role"]):
+        ax.plot(g["input_MB"], g["value"], "o-", ms=3, color=style.UNIT_COLOR[unit],
+                label=style.series_label(unit, role, "/".join(g["impl"].unique())))
+    half = data["half_L2_MB"].iloc[0]
+    ax.axvline(half, color="0.3", ls="--", lw=1)
+    ax.set(yscale="log", xlabel="input array a (8n bytes), MB", ylabel=data["metric"].iloc[0])
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(top=data["value"].max() * 10)
+    for larger, (ha, sign) in {False: ("right", "≤"), True: ("left", ">")}.items():
+        g = data.loc[data["larger_than_half_L2"] == larger, "geomean_speedup"]
+        text = (f"input {sign} L2/2 = {half:g} MB\nCUDA-core speedup t_TC/t_CC\nGEOMEAN "
+                + style.times(g.iloc[0] if len(g) else float("nan")))
+        ax.text(half * (0.9 if ha == "right" else 1.1), data["value"].max() * 6, text, ha=ha, va="top", fontsize=8)
+    style.legend_above(ax)
+
+
+def figure(data: pd.DataFrame, gpu: dict, caption: str):
+    """Figure 6 of `data` (see `data`) with `caption` at its foot."""
+    fig, axes = style.panels(1, WIDTHS, HEIGHT)
+    draw(axes[0], data)
+    fig.suptitle(f"{TITLE} on {gpu['name']}")
+    style.footer(fig, caption)
+    return fig

@@ -1,0 +1,79 @@
+"""Figure 7: SpMV on CUDA cores (the cuSPARSE role) and tensor cores (the DASP role): (a) effective
+GFLOP/s per matrix in D1..D21 order, (b) the geometric-mean speedup of CUDA cores over tensor cores
+(t_TC / t_CC) over the matrices larger and smaller than the L2 (size as Table 2 counts it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from matplotlib.patches import Patch
+
+from membound.matrices.table2 import size_mb
+from membound.plots import common, style
+
+TITLE = "Figure 7: SpMV (FP64, CSR)"
+WIDTHS, HEIGHT = (8.5, 2.6), 4.2
+COLUMNS = ["code", "problem", "rows", "cols", "nnz", "size_MB", "L2_MB", "larger_than_L2", "unit", "role",
+           "impl", "metric", "value", "t_median_s", "speedup", "geomean_speedup", *common.KEEP]
+
+
+def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
+    """The plotted numbers: one row per matrix and unit (GFLOP/s), with the matrix's size, its
+    speedup and the geometric mean of its side of the L2; `source` says real or surrogate."""
+    rows = raw[raw["kernel"] == "spmv"]
+    out = rows.assign(size_MB=size_mb(rows["rows"], rows["cols"], rows["nnz"]), L2_MB=gpu["l2_MB"], gpu=gpu["name"])
+    out = out.assign(larger_than_L2=out["size_MB"] > out["L2_MB"],
+                     order=out["code"].str[1:].astype(int))
+    out = common.with_speedups(out, "problem", "larger_than_L2")
+    return out.sort_values(["order", "unit"])[COLUMNS].reset_index(drop=True)
+
+
+def draw(axes, data: pd.DataFrame) -> None:
+    """Draw Figure 7 into the two panels of `axes`: (a) GFLOP/s per matrix, (b) the geometric means."""
+    if data.empty:
+        for ax in axes:
+            ax.text(0.5, 0.5, "no SpMV rows", transform=ax.transAxes, ha="center")
+        return
+    matrices = data.drop_duplicates("problem")
+    _per_matrix(axes[0], data, matrices)
+    _geomeans(axes[1], matrices)
+
+
+def _per_matrix(ax, data: pd.DataFrame, matrices: pd.DataFrame) -> None:
+    """(a): a bar per matrix and (unit, role), on a grey background where the matrix exceeds the L2."""
+    larger = matrices.loc[matrices["larger_than_L2"], "problem"]
+    x, _ = style.grouped_bars(ax, data, "problem")
+    for i in x[larger]:
+        ax.axvspan(i - 0.5, i + 0.5, color="0.92", lw=0, zorder=0)
+    ax.set_xticks(x, [c + ("*" if s == "surrogate" else "") for c, s in zip(matrices["code"], matrices["source"])],
+                  rotation=90)
+    surrogate = "; * surrogate" if (matrices["source"] == "surrogate").any() else ""
+    ax.set(xlabel=f"matrix (Table 2 code{surrogate})", ylabel=f"effective {data['metric'].iloc[0]}")
+    style.bar_yscale(ax, data["value"])
+    style.legend_above(ax, 3, [Patch(color="0.92", label="matrix larger than the L2")])
+
+
+def _geomeans(ax, matrices: pd.DataFrame) -> None:
+    """(b): the geometric-mean speedup over the matrices larger and smaller than the L2."""
+    l2 = matrices["L2_MB"].iloc[0]
+    sides = {True: f"> L2 ({l2:g} MB)", False: f"≤ L2 ({l2:g} MB)"}
+    geomeans, labels = [], []
+    for larger, label in sides.items():
+        side = matrices[matrices["larger_than_L2"] == larger]
+        geomeans.append(side["geomean_speedup"].max())
+        labels.append(f"{label}\n{len(side)} matrices")
+    bars = ax.bar(labels, geomeans, 0.6, color="0.45")
+    ax.bar_label(bars, [style.times(g) for g in geomeans], label_type="center", color="white")
+    ax.axhline(1, color="0.3", lw=1, ls="--")
+    ax.set(ylabel="GEOMEAN speedup t_TC / t_CC", ylim=(0, np.nanmax([*geomeans, 1]) * 1.2))
+    ax.grid(axis="x", visible=False)
+
+
+def figure(data: pd.DataFrame, gpu: dict, caption: str):
+    """Figure 7 of `data` (see `data`) with `caption` at its foot."""
+    fig, axes = style.panels(1, WIDTHS, HEIGHT)
+    draw(axes[0], data)
+    axes[0][1].set_title("(b) CUDA cores over tensor cores", fontsize=9)
+    fig.suptitle(f"{TITLE} on {gpu['name']}")
+    style.footer(fig, caption)
+    return fig

@@ -1,0 +1,44 @@
+"""Figure 8: GStencil/s of each stencil on CUDA cores (the Brick and EBISU roles) and tensor cores
+(the ConvStencil role), each bar labelled with its temporal blocking depth t."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from membound.plots import common, style
+
+WIDTHS, HEIGHT = (8.0,), 4.2
+COLUMNS = ["problem", "unit", "role", "impl", "depth", "label", "domain", "steps", "metric", "value", "t_median_s",
+           *common.KEEP]
+
+
+def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
+    """The plotted numbers: one row per stencil (in the order of `raw`) and (unit, role)."""
+    rows = raw[raw["kernel"] == "stencil"]
+    order = {name: i for i, name in enumerate(rows["problem"].unique())}
+    out = rows.assign(depth=rows["depth"].astype(int), gpu=gpu["name"], order=rows["problem"].map(order),
+                      label=rows["role"] + " t=" + rows["depth"].astype(int).astype(str))
+    return out.sort_values(["order", "unit", "role"])[COLUMNS].reset_index(drop=True)
+
+
+def draw(axes, data: pd.DataFrame) -> None:
+    """Draw Figure 8 into the one panel of `axes`."""
+    ax = axes[0]
+    x, drawn = style.grouped_bars(ax, data, "problem")
+    for g, bars in drawn:
+        ax.bar_label(bars, [f"t={d}" for d in g["depth"]], fontsize=7, rotation=90, padding=2)
+    domains = data.groupby("problem", sort=False)["domain"].agg(lambda d: " / ".join(d.unique()))
+    ax.set_xticks(x, [f"{p}\n{domains[p]}" for p in x.index])
+    ax.set(ylabel=data["metric"].iloc[0], xlabel="stencil (domain)")
+    style.bar_yscale(ax, data["value"])
+    ax.margins(y=0.15)
+    style.legend_above(ax, 3)
+
+
+def figure(data: pd.DataFrame, gpu: dict, caption: str):
+    """Figure 8 of `data` (see `data`) with `caption` at its foot."""
+    fig, axes = style.panels(1, WIDTHS, HEIGHT)
+    draw(axes[0], data)
+    fig.suptitle(f"Figure 8: FP64 stencils on {gpu['name']} (t: temporal blocking depth)")
+    style.footer(fig, caption)
+    return fig

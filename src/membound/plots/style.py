@@ -1,0 +1,87 @@
+"""The look shared by the paper's figures: colours and names of the two units, grouped bars, legends
+that cover no data, the panel grid and the caption footer."""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+UNIT_LABEL = {"cuda_core": "CUDA cores", "tensor_core": "tensor cores"}
+UNIT_COLOR = {"cuda_core": "C0", "tensor_core": "C3"}
+UNIT_CMAP = {"cuda_core": "Blues", "tensor_core": "Reds"}
+
+plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "legend.fontsize": 8, "axes.grid": True,
+                     "grid.linewidth": 0.3, "axes.axisbelow": True})
+
+
+def series_label(unit: str, role: str, impl: str) -> str:
+    """Legend label of one (unit, role) series, naming the implementation that played the role."""
+    return f"{UNIT_LABEL[unit]}: {role} [{impl}]"
+
+
+def times(speedup: float) -> str:
+    """A speedup as '1.23x' ('n/a' when it is NaN, e.g. without tensor-core rows)."""
+    return "n/a" if math.isnan(speedup) else f"{speedup:.2f}x"
+
+
+def shades(pairs) -> dict:
+    """A colour per (unit, role) pair: shades of the unit's colour map, darkest first."""
+    out = {}
+    for unit in UNIT_CMAP:
+        mine = [p for p in pairs if p[0] == unit]
+        cmap = plt.get_cmap(UNIT_CMAP[unit])
+        out.update({p: cmap(x) for p, x in zip(mine, np.linspace(0.8, 0.45, max(len(mine), 2)))})
+    return out
+
+
+def grouped_bars(ax, data: pd.DataFrame, key: str):
+    """A bar per row of `data` (column `value`): one group per `key` value along x, in order of
+    appearance, one bar per (unit, role) series in each group. Returns the group positions (a
+    Series indexed by `key`) and, per series, its rows and its bars."""
+    x = pd.Series(np.arange(data[key].nunique()), index=data[key].unique())
+    series = list(data.groupby(["unit", "role"]))
+    colors = shades([pair for pair, _ in series])
+    width = 0.8 / len(series)
+    drawn = []
+    for k, ((unit, role), g) in enumerate(series):
+        bars = ax.bar(x[g[key]] + (k - (len(series) - 1) / 2) * width, g["value"], width, color=colors[(unit, role)],
+                      label=series_label(unit, role, "/".join(g["impl"].unique())))
+        drawn.append((g, bars))
+    ax.set_xlim(-0.6, len(x) - 0.4)
+    ax.grid(axis="x", visible=False)
+    return x, drawn
+
+
+def bar_yscale(ax, values) -> None:
+    """Log scale for bars whose heights span more than a factor 30, else linear from 0."""
+    v = pd.Series(values)
+    v = v[v > 0]
+    if len(v) and v.max() / v.min() > 30:
+        ax.set_yscale("log")
+
+
+def legend_above(ax, ncol: int = 2, extra=()) -> None:
+    """The legend of `ax` (and the `extra` handles) above its top edge, where it covers no data."""
+    handles = ax.get_legend_handles_labels()[0] + list(extra)
+    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=ncol, frameon=False)
+
+
+def panels(nrows: int, widths, height: float):
+    """A figure of `nrows` rows of panels of the given widths (inches); axes as a 2-D array."""
+    return plt.subplots(nrows, len(widths), figsize=(sum(widths), height * nrows + 0.5), squeeze=False,
+                        gridspec_kw={"width_ratios": widths})
+
+
+def footer(fig, caption: str) -> None:
+    """Write `caption` (its lines wrapped) at the foot of `fig` and lay the panels out above it."""
+    width = int(fig.get_figwidth() * 17)
+    lines = [wrapped for line in caption.splitlines() for wrapped in textwrap.wrap(line, width)]
+    fig.text(0.01, 0.01, "\n".join(lines), fontsize=7, color="0.25", va="bottom")
+    fig.tight_layout(rect=(0, (0.16 * len(lines) + 0.1) / fig.get_figheight(), 1, 1))

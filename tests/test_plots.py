@@ -1,0 +1,208 @@
+"""The paper's figures on small synthetic raw rows: the cache splits of the geometric means, the
+captions' REAL/SURROGATE, the time breakdown against eq. 17/18, the plotted-data CSVs, the files."""
+
+import math
+
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+from membound import config, model
+from membound.matrices import table2
+from membound.measure import ROW_COLUMNS
+from membound.outputs import save_figure, write_csv
+from membound.plots import common, compare, fig2, fig3_4, fig6, fig7, fig8
+
+L2_1MB = {**config.load_gpu("h100"), "name": "test GPU", "l2_MB": 1}
+STENCILS = {"stencil": {"kernels": {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3}}}}
+
+
+def raw(rows: list[dict]) -> pd.DataFrame:
+    """Raw benchmark rows in the schema of measure.ROW_COLUMNS (unset columns empty)."""
+    base = {"device": "Test GPU", "date": "2026-01-02T03:04:05Z", "source": "synthetic"}
+    return pd.DataFrame([{**base, **r} for r in rows]).reindex(columns=ROW_COLUMNS)
+
+
+def scale_rows(speedups: dict[int, float], t_cc: float = 1e-3) -> pd.DataFrame:
+    """SCALE rows: per n, CUDA cores in t_cc and tensor cores `speedup` times slower."""
+    return raw([{"kernel": "scale", "impl": impl, "unit": unit, "role": "STREAM", "problem": f"n={n}", "n": n,
+                 "t_median_s": t_cc * (s if unit == "tensor_core" else 1), "metric": "GB/s",
+                 "value": 16 * n / (t_cc * (s if unit == "tensor_core" else 1)) / 1e9}
+                for n, s in speedups.items() for impl, unit in (("cc", "cuda_core"), ("tc", "tensor_core"))])
+
+
+def spmv_rows(matrices: dict[str, tuple[int, float, str]]) -> pd.DataFrame:
+    """SpMV rows: per code, (nnz of a 1000 x 1000 matrix, speedup t_TC/t_CC, source)."""
+    return raw([{"kernel": "spmv", "impl": impl, "unit": unit, "role": role, "problem": f"m{code}", "code": code,
+                 "source": source, "rows": 1000, "cols": 1000, "nnz": nnz, "metric": "GFLOP/s",
+                 "t_median_s": 1e-4 * (s if unit == "tensor_core" else 1), "value": 1.0}
+                for code, (nnz, s, source) in matrices.items()
+                for impl, unit, role in (("csr", "cuda_core", "cuSPARSE"), ("tc", "tensor_core", "DASP"))])
+
+
+def stencil_rows() -> pd.DataFrame:
+    return raw([{"kernel": "stencil", "impl": impl, "unit": unit, "role": role, "problem": p, "depth": d,
+                 "domain": "64x64", "steps": 6, "t_median_s": 1e-3, "metric": "GStencil/s", "value": v}
+                for p in ("2d9pt", "2d5pt")
+                for impl, unit, role, d, v in (("cc_naive", "cuda_core", "Brick", 1, 3.0),
+                                               ("cc_tb", "cuda_core", "EBISU", 3, 4.0),
+                                               ("tc", "tensor_core", "ConvStencil", 3, 2.0))])
+
+
+# Half of a 1 MB L2 is 2^19 bytes: the input array (8n bytes) exceeds it above n = 2^16. The
+# speedups are chosen so that a split at 16n, at the full L2, or with n = 2^16 on the wrong side,
+# or an arithmetic mean, each gives different numbers.
+SCALE_SPEEDUPS = {2**14: 2.0, 2**15: 8.0, 2**16: 1.0, 2**17: 3.0, 2**18: 12.0}
+
+
+def test_scale_geomean_splits_at_half_the_l2():
+    d = fig6.data(scale_rows(SCALE_SPEEDUPS), L2_1MB)
+    per_n = d.drop_duplicates("n").set_index("n")
+    assert per_n["larger_than_half_L2"].to_dict() == {2**14: False, 2**15: False, 2**16: False,
+                                                      2**17: True, 2**18: True}
+    assert per_n["speedup"].to_dict() == pytest.approx(SCALE_SPEEDUPS)
+    assert per_n.loc[2**14, "geomean_speedup"] == pytest.approx((2 * 8 * 1) ** (1 / 3))
+    assert per_n.loc[2**18, "geomean_speedup"] == pytest.approx(6.0)
+    assert (d["half_L2_MB"] == 0.5).all() and d.loc[d["n"] == 2**16, "input_MB"].eq(0.5).all()
+
+
+def test_geomean_ignores_missing_speedups():
+    assert common.geomean([2.0, 8.0, math.nan]) == pytest.approx(4.0)
+    assert math.isnan(common.geomean([]))
+
+
+def test_spmv_split_at_the_l2_with_table2_sizes_in_code_order():
+    # 1000 x 1000: 65,000 nnz is 0.76 MB (above L2/2, below the L2 of 1 MB), 200,000 nnz 2.3 MB.
+    d = fig7.data(spmv_rows({"D10": (200_000, 2.0, "real"), "D2": (65_000, 3.0, "real"),
+                             "D1": (200_000, 8.0, "real")}), L2_1MB)
+    per = d.drop_duplicates("code").set_index("code")
+    assert list(per.index) == ["D1", "D2", "D10"]
+    assert per["size_MB"].to_dict() == pytest.approx({c: table2.size_mb(1000, 1000, z)
+                                                      for c, z in (("D1", 200_000), ("D2", 65_000), ("D10", 200_000))})
+    assert per["larger_than_L2"].to_dict() == {"D1": True, "D2": False, "D10": True}
+    assert per["geomean_speedup"].to_dict() == pytest.approx({"D1": 4.0, "D2": 3.0, "D10": 4.0})
+
+
+def test_caption_says_surrogate_when_any_matrix_is_one():
+    mixed = spmv_rows({"D1": (40_000, 1.0, "real"), "D2": (40_000, 1.0, "surrogate")})
+    text = common.caption("test GPU", mixed, "config/gpus/h100.yaml")
+    assert "surrogate" in text.lower() and "1 of 2" in text
+    assert "Test GPU" in text and "2026-01-02" in text and "config/gpus/h100.yaml" in text
+    assert (fig7.data(mixed, L2_1MB).set_index("code").loc["D2", "source"] == "surrogate").all()
+
+
+def test_caption_of_real_matrices_never_says_surrogate():
+    text = common.caption("test GPU", spmv_rows({"D1": (40_000, 1.0, "real"), "D2": (40_000, 1.0, "real")}))
+    assert "surrogate" not in text.lower() and "REAL" in text
+
+
+def test_caption_of_an_analytical_figure_names_the_spec():
+    assert common.caption("NVIDIA H100", spec="config/gpus/h100.yaml") == \
+        "GPU: NVIDIA H100; analytical, from config/gpus/h100.yaml"
+
+
+def test_breakdown_follows_eq_17_and_18_at_the_largest_size():
+    gpu = config.load_gpu("h100")
+    n = 2**24
+    t_mem, t_cmp = 16 * n / 3.35e12, n / 34e12
+    rows = scale_rows({2**20: 1.0, n: 1.1}, t_cc=1.2 * t_mem)
+    d = fig3_4.data(rows, gpu).set_index(["case", "unit"])
+    assert (d["n"] == n).all() and list(d["T_mem_s"]) == pytest.approx([t_mem] * 4)
+    assert d.loc[("overlapped", "cuda_core"), "T_cmp_s"] == pytest.approx(t_cmp)
+    assert d.loc[("overlapped", "tensor_core"), "T_cmp_s"] == pytest.approx(t_cmp * 34 / 67)   # / alpha
+    for (case, _), r in d.iterrows():
+        equation = model.overlapped_time if case == "overlapped" else model.unoverlapped_time
+        assert r["T_model_s"] == pytest.approx(equation(r["T_mem_s"], r["T_cmp_s"], r["T_others_s"]))
+        assert r["T_model_s"] == pytest.approx(r["T_measured_s"]) and not r["others_clipped"]
+    assert d.loc[("unoverlapped", "cuda_core"), "T_others_s"] == pytest.approx(0.2 * t_mem - t_cmp)
+    assert d.loc[("overlapped", "cuda_core"), "T_others_s"] == pytest.approx(1.2 * t_mem)
+
+
+def test_breakdown_clips_t_others_at_zero_below_the_model():
+    gpu = config.load_gpu("h100")
+    n = 2**24
+    d = fig3_4.data(scale_rows({n: 1.0}, t_cc=0.5 * 16 * n / 3.35e12), gpu)
+    assert (d["T_others_s"] == 0).all() and d["others_clipped"].all()
+    assert (d["T_model_s"] > d["T_measured_s"]).all()
+
+
+def test_breakdown_without_a_matrix_unit_uses_alpha_one():
+    assert fig3_4.alpha(config.load_gpu("cpu")) == 1.0
+    assert fig3_4.alpha(config.load_gpu("h100")) == pytest.approx(67 / 34)
+
+
+def test_roofline_has_a_ceiling_per_unit_and_every_kernel():
+    h100 = fig2.data(STENCILS, config.load_gpu("h100"))
+    ceilings = h100[h100["item"] == "ceiling"].set_index("unit")
+    assert ceilings["GFLOPs"].to_dict() == {"cuda_core": 34e3, "tensor_core": 67e3}
+    assert ceilings.loc["cuda_core", "intensity_FLOP_per_B"] == pytest.approx(34 / 3.35)
+    kernels = h100[h100["item"] == "kernel"].set_index("label")
+    assert kernels.loc["SCALE", "GFLOPs"] == pytest.approx(3350 / 16) and kernels.loc["SCALE", "memory_bound"]
+    assert "2d5pt t=3 TC" in kernels.index
+    cpu = fig2.data(STENCILS, config.load_gpu("cpu"))
+    assert set(cpu["unit"]) == {"cuda_core"}
+
+
+CASES = {
+    "fig2": (fig2, lambda gpu: fig2.data(STENCILS, gpu)),
+    "fig3_4": (fig3_4, lambda gpu: fig3_4.data(scale_rows(SCALE_SPEEDUPS), gpu)),
+    "fig6": (fig6, lambda gpu: fig6.data(scale_rows(SCALE_SPEEDUPS), gpu)),
+    "fig7": (fig7, lambda gpu: fig7.data(spmv_rows({"D1": (40_000, 2.0, "surrogate"), "D2": (200_000, 3.0, "surrogate")}), gpu)),
+    "fig8": (fig8, lambda gpu: fig8.data(stencil_rows(), gpu)),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_plotted_csv_has_the_columns_and_provenance(name, tmp_path):
+    module, make = CASES[name]
+    d = make(L2_1MB)
+    assert list(d.columns) == module.COLUMNS and len(d)
+    assert {"gpu", "source"} <= set(d.columns) and (d["gpu"] == "test GPU").all()
+    write_csv(d, tmp_path / "d.csv")
+    assert list(pd.read_csv(tmp_path / "d.csv").columns) == module.COLUMNS
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_figure_is_saved_as_pdf_and_png(name, tmp_path):
+    module, make = CASES[name]
+    fig = module.figure(make(L2_1MB), L2_1MB, "GPU: test GPU; date: 2026-01-02")
+    assert isinstance(fig, Figure)
+    save_figure(fig, tmp_path / "f.pdf", tmp_path / "f.png")
+    assert (tmp_path / "f.pdf").read_bytes()[:4] == b"%PDF"
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_profile_without_tensor_core_rows_still_plots(tmp_path):
+    gpu = {**L2_1MB, "fp64_matrix_TFLOPs": None}
+    both = pd.concat([scale_rows(SCALE_SPEEDUPS), spmv_rows({"D1": (40_000, 2.0, "real")})])
+    cuda_only = both[both["unit"] == "cuda_core"]
+    for module in (fig3_4, fig6, fig7):
+        d = module.data(cuda_only, gpu)
+        assert len(d) and set(d["unit"]) == {"cuda_core"}
+        assert "speedup" not in d or d["speedup"].isna().all()
+        save_figure(module.figure(d, gpu, "GPU: test GPU"), tmp_path / "f.pdf", tmp_path / "f.png")
+
+
+def test_stencil_rows_keep_their_order_and_depths():
+    d = fig8.data(stencil_rows(), L2_1MB)
+    assert list(d["problem"].unique()) == ["2d9pt", "2d5pt"]
+    assert list(d.loc[d["problem"] == "2d5pt", "label"]) == ["Brick t=1", "EBISU t=3", "ConvStencil t=3"]
+
+
+def test_spmv_figure_without_rows_says_so(tmp_path):
+    empty = fig7.data(common.read_raw([]), L2_1MB)
+    assert empty.empty
+    save_figure(fig7.figure(empty, L2_1MB, "GPU: test GPU"), tmp_path / "f.pdf", tmp_path / "f.png")
+
+
+def test_compare_stacks_every_profile_that_has_the_csv(tmp_path):
+    for profile in ("h100", "reference/h100", "a100"):
+        write_csv(fig6.data(scale_rows(SCALE_SPEEDUPS), L2_1MB), tmp_path / profile / "figures" / "fig6_scale.csv")
+    (tmp_path / "cpu" / "figures").mkdir(parents=True)
+    found = compare.csvs(str(tmp_path), "fig6_scale.csv")
+    assert [compare.label(str(p).replace(str(tmp_path), "results")) for p in found] == ["a100", "h100", "reference/h100"]
+    fig = compare.figure(fig6, [(str(p), pd.read_csv(p)) for p in found])
+    assert len(fig.axes) == 3
+    save_figure(fig, tmp_path / "c.pdf", tmp_path / "c.png")
+    with pytest.raises(ValueError, match="no plotted-data CSVs"):
+        compare.figure(fig7, [])
