@@ -2,6 +2,7 @@
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,9 +15,9 @@ FIGURES = ["fig2_roofline", "fig3_4_breakdown", "fig6_scale", "fig7_spmv", "fig8
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
-def snakemake(*args, cwd=REPO):
+def snakemake(*args, cwd=REPO, env=None):
     return subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "XDG_CONFIG_HOME": str(REPO / ".no-user-profiles")})
+                          env={**os.environ, "XDG_CONFIG_HOME": str(REPO / ".no-user-profiles"), **(env or {})})
 
 
 def test_every_gpu_has_a_profile():
@@ -72,3 +73,49 @@ def test_gpu_profile_without_its_gpu_fails_before_any_job(tmp_path):
     assert run.returncode != 0
     assert "profile 'h100' needs an NVIDIA H100" in run.stdout + run.stderr
     assert not (REPO / "results" / "h100" / "tables" / "bounds.csv").exists()
+
+
+@pytest.fixture(scope="module")
+def reference_run(tmp_path_factory):
+    """A copy of the checkout (the committed reference raw results included) after a full reference `all`."""
+    copy = tmp_path_factory.mktemp("repo") / "membound"
+    skip = shutil.ignore_patterns(".git", ".venv", ".snakemake", "data", "__pycache__", ".pytest_cache", ".whl")
+    shutil.copytree(REPO, copy, ignore=skip)
+    for rendered in (copy / "results").glob("*"):
+        if rendered.name != "reference":
+            shutil.rmtree(rendered)
+    for rendered in (copy / "results" / "reference" / "h100").iterdir():
+        if rendered.name != "raw":
+            shutil.rmtree(rendered) if rendered.is_dir() else rendered.unlink()
+    env = {"PYTHONPATH": str(copy / "src")}
+    run = snakemake("--profile", "profiles/reference", "all", "--cores", "2", cwd=copy, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return copy, env
+
+
+def planned_jobs(copy, env) -> set[str]:
+    run = snakemake("--profile", "profiles/reference", "all", "-n", cwd=copy, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return set(re.findall(r"^(?:local)?rule (\w+):", run.stdout, re.MULTILINE))
+
+
+@pytest.mark.slow
+def test_reference_all_then_a_rerun_does_nothing_and_a_plot_edit_reruns_that_figure_only(reference_run):
+    copy, env = reference_run
+    out = copy / "results" / "reference" / "h100"
+    for product in ("claims.md", "ae/manifest.sha256", *(f"figures/{f}.png" for f in FIGURES)):
+        assert (out / product).is_file(), product
+    assert planned_jobs(copy, env) == set()
+    with open(copy / "src" / "membound" / "plots" / "fig7.py", "a") as module:
+        module.write("\n# an edit of Figure 7's plotting code\n")
+    assert planned_jobs(copy, env) == {"fig7", "manifest", "all"}
+
+
+@pytest.mark.slow
+def test_html_report_holds_every_figure_table_and_the_claims(reference_run):
+    copy, env = reference_run
+    run = snakemake("--profile", "profiles/reference", "--report", "report.html", cwd=copy, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    html = (copy / "report.html").read_text(errors="replace")
+    for name in (*FIGURES, "table1_platforms", "table2_matrices", "table3_stencils", "bounds", "wqi", "claims"):
+        assert name in html, name
