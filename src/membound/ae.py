@@ -3,13 +3,13 @@ and results) and the SHA-256 manifest of a run's inputs and outputs."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pandas as pd
 
 from membound.claims import SURROGATE
 from membound.inventory import ABSENT
+from membound.outputs import sha256
 
 # Snakemake rule name (prefix) -> the part of the run its benchmark file times.
 FAMILIES = {"download_matrix": "matrices", "convert_matrix": "matrices", "surrogate_matrix": "matrices",
@@ -120,15 +120,6 @@ SpMV matrices: {claims['matrix_source']}.{surrogate}{no_tc}
 The claims in full, with every pair's numbers: `{results}/claims.md` (`claims.json`); the tables in
 `{results}/tables/`, the figures in `{results}/figures/`.
 """
-
-
-def sha256(path) -> str:
-    """The SHA-256 of the file at `path`, in hex."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def manifest(files, folders) -> str:

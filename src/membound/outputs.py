@@ -3,6 +3,7 @@ folder and an os.replace, so a failed job never leaves a partial output behind."
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from contextlib import contextmanager
@@ -58,3 +59,12 @@ def save_figure(fig, pdf, png, dpi: int = 150) -> None:
         with atomic(path, f".{fmt}") as tmp:
             fig.savefig(tmp, format=fmt, dpi=dpi)
     plt.close(fig)
+
+
+def sha256(path) -> str:
+    """The SHA-256 of the file at `path`, in hex."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

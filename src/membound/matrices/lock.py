@@ -13,17 +13,9 @@ import tempfile
 from pathlib import Path
 
 from membound.matrices import MatrixError
+from membound.outputs import sha256
 
 HEADER = ["name", "sha256", "bytes"]
-
-
-def sha256(path) -> str:
-    """The SHA-256 of the file at `path`, in hex."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read(lockfile) -> dict[str, dict]:
