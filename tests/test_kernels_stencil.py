@@ -121,3 +121,16 @@ def test_gpu_check_domain_and_sampled_path():
     row = S.measure_impl("tc", S.Stencil("2d9pt", "box", 2, 1, 3), (2100, 2000), 6, 0, 1, "cuda", False,
                          np.random.default_rng(7))
     assert row["rel_err"] < S.TOL and "sampled" in row["note"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape, radius", [("star", 1), ("box", 1), ("star", 2)])
+def test_gpu_z_streaming_kernel_over_several_ragged_z_blocks(shape, radius):
+    import cupy as cp
+
+    st = S.Stencil("3d", shape, 3, radius, 1)
+    rng = np.random.default_rng(8)
+    x = rng.random((S.CC3_TILE["BZ"] * 2 + 5, 37, 45))     # three z blocks, the last one ragged
+    w = S.random_weights(rng, shape, 3, radius)
+    out = S._cuda_runner("cc_naive", st, w, cp.asarray(x), 2)()
+    measure.check(cp.asnumpy(out), S.reference(x, w, 2), S.TOL, f"3d {shape} r={radius} cc_naive")

@@ -60,6 +60,7 @@ rule counters_stencil:
     input:
         "src/membound/kernels/stencil.py",
         "src/membound/kernels/stencil_cc.cu",
+        "src/membound/kernels/stencil_cc3.cu",
         "src/membound/kernels/stencil_tc.cu",
     output:
         counters=f"{RESULTS}/raw/counters/stencil/{{stencil}}.csv",

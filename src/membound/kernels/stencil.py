@@ -4,7 +4,8 @@ A stencil (shape star|box, dims 2|3, radius r) has a DISTINCT random weight per 
 time: out[p] = sum_o w[o] * in[p + o] over its offsets o (paper 002 Sec. 3.2.1, K points).
 
 Roles (impl: unit, paper role):
-- cc_naive (cuda_core, Brick): one time step per launch, `steps` launches.
+- cc_naive (cuda_core, Brick): one time step per launch, `steps` launches (3D: streaming along z,
+  stencil_cc3.cu).
 - cc_tb (cuda_core, EBISU): temporal blocking at depth t: a tile plus a halo of t*r is loaded once,
   t steps run on chip on shrinking regions, the last is written (steps/t launches).
 - tc (tensor_core, ConvStencil): kernel fusion as ConvStencil (paper 002 Sec. 2.2.3): the t-step
@@ -234,13 +235,18 @@ _T2 = dict(BX=64, BY=32, BZ=1, V=8, NTHREADS=256)
 _T3 = dict(BX=32, BY=8, BZ=8, V=8, NTHREADS=256)
 _T3TB = dict(_T3, NTHREADS=512)
 CC_TILE = {(2, False, "star"): _T2, (2, False, "box"): _T2, (2, True, "star"): _T2, (2, True, "box"): _T2,
-           (3, False, "star"): _T3, (3, False, "box"): dict(_T3, BZ=16),
            (3, True, "star"): _T3TB, (3, True, "box"): _T3TB}
+CC3_TILE = dict(BX=32, BY=64, BZ=32, V=8, NTHREADS=256)   # unblocked 3D: stencil_cc3.cu streams along z
 TC_TILE = dict(NT=4, WX=2, WY=4)
 
 
 def _cc_kernel(st: Stencil, depth: int):
     """(kernel, shared bytes, tile) of the CUDA-core kernel at `depth` (1: the unblocked role)."""
+    if st.dims == 3 and depth == 1:
+        tile, r = CC3_TILE, st.radius
+        macros = dict(RAD=r, STAR=int(st.shape == "star"), **tile)
+        words = (2 * r + 1) * (tile["BY"] + 2 * r) * (tile["BX"] + 2 * r)
+        return _compiled("stencil_cc3.cu", "stencil_cc3", macros, 8 * words), tile
     tile = CC_TILE[st.dims, depth > 1, st.shape]
     macros = dict(DIMS=st.dims, RAD=st.radius, STAR=int(st.shape == "star"), DEPTH=depth, **tile)
     halo = depth * st.radius

@@ -1,0 +1,104 @@
+// FP64 3D stencils on CUDA cores without temporal blocking, streaming along z (2.5D blocking): a
+// block owns a BX x BY column of the domain over BZ planes and keeps a ring of 2*RAD+1 input planes
+// (tile plus a halo of RAD in x and y, periodic wrap) in shared memory. The loads of the next plane
+// are in flight while the current plane is computed, and every input plane is read once per block,
+// so a point costs (1 + 2 RAD / BX)(1 + 2 RAD / BY) reads from the L2 instead of the whole-tile
+// kernel's (stencil_cc.cu) 3D halo. Each thread computes a strip of V points along y.
+// Compile-time macros (set by stencil.py): RAD, STAR (0 box | 1 star), BX, BY, BZ, V, NTHREADS
+// with BY = V * NTHREADS / BX. Weights: dense (2*RAD+1)^3 array (offset order z, y, x).
+
+#define KW (2 * RAD + 1)
+#define SX (BX + 2 * RAD)
+#define SY (BY + 2 * RAD)
+#define PLANE (SX * SY)
+#define NLOAD ((PLANE + NTHREADS - 1) / NTHREADS)
+
+__device__ __forceinline__ int wrap(int i, int n) {
+  if (i < 0 || i >= n) { i %= n; if (i < 0) i += n; }
+  return i;
+}
+
+// Issue the loads of input plane gz's tile (with halo) into registers.
+__device__ __forceinline__ void fetch(double (&r)[NLOAD], const double* __restrict__ in, int gz, int gy0,
+                                      int gx0, int ny, int nx) {
+  const double* plane = in + (size_t)gz * ny * nx;
+#pragma unroll
+  for (int j = 0; j < NLOAD; ++j) {
+    const int i = threadIdx.x + j * NTHREADS;
+    if (i < PLANE) {
+      const int x = i % SX, y = i / SX;
+      r[j] = __ldg(plane + (size_t)wrap(gy0 - RAD + y, ny) * nx + wrap(gx0 - RAD + x, nx));
+    }
+  }
+}
+
+__device__ __forceinline__ void put(const double (&r)[NLOAD], double* slot) {
+#pragma unroll
+  for (int j = 0; j < NLOAD; ++j) {
+    const int i = threadIdx.x + j * NTHREADS;
+    if (i < PLANE) slot[i] = r[j];
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(NTHREADS)
+stencil_cc3(const double* __restrict__ in, double* __restrict__ out, const double* __restrict__ wts,
+            int nz, int ny, int nx) {
+  extern __shared__ double ring[];   // KW planes; plane p sits in slot (p - z0 + RAD) % KW
+  double w[KW * KW * KW];
+#pragma unroll
+  for (int o = 0; o < KW * KW * KW; ++o) w[o] = wts[o];
+  const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
+  const int z1 = min(z0 + BZ, nz);
+  const int tx = threadIdx.x % BX, ty = threadIdx.x / BX * V;
+  const int gx = gx0 + tx;
+
+  double r[NLOAD];
+#pragma unroll 1
+  for (int p = 0; p < 2 * RAD; ++p) {            // planes z0 - RAD .. z0 + RAD - 1
+    fetch(r, in, wrap(z0 - RAD + p, nz), gy0, gx0, ny, nx);
+    put(r, ring + p * PLANE);
+  }
+  fetch(r, in, wrap(z0 + RAD, nz), gy0, gx0, ny, nx);
+
+#pragma unroll 1
+  for (int z = z0; z < z1; ++z) {
+    const int k = z - z0;
+    put(r, ring + (k + 2 * RAD) % KW * PLANE);   // plane z + RAD
+    __syncthreads();
+    if (z + 1 < z1) fetch(r, in, wrap(z + 1 + RAD, nz), gy0, gx0, ny, nx);   // in flight meanwhile
+
+    double acc[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[v] = 0.0;
+#pragma unroll
+    for (int dz = -RAD; dz <= RAD; ++dz) {
+      const double* slot = ring + (k + RAD + dz) % KW * PLANE;
+#pragma unroll
+      for (int dx = -RAD; dx <= RAD; ++dx) {
+        if (STAR && dz != 0 && dx != 0) continue;
+        const double* col = slot + (ty + RAD) * SX + tx + RAD + dx;
+        if (!STAR || (dz == 0 && dx == 0)) {       // the whole dy range of this (dz, dx) column
+          double c[V + 2 * RAD];
+#pragma unroll
+          for (int j = 0; j < V + 2 * RAD; ++j) c[j] = col[(j - RAD) * SX];
+#pragma unroll
+          for (int dy = -RAD; dy <= RAD; ++dy)
+#pragma unroll
+            for (int v = 0; v < V; ++v)
+              acc[v] = fma(w[((dz + RAD) * KW + dy + RAD) * KW + dx + RAD], c[v + RAD + dy], acc[v]);
+        } else {                                   // star arm off the y axis: dy = 0 only
+#pragma unroll
+          for (int v = 0; v < V; ++v) acc[v] = fma(w[((dz + RAD) * KW + RAD) * KW + dx + RAD], col[v * SX], acc[v]);
+        }
+      }
+    }
+    if (gx < nx) {
+#pragma unroll
+      for (int v = 0; v < V; ++v) {
+        const int gy = gy0 + ty + v;
+        if (gy < ny) out[((size_t)z * ny + gy) * nx + gx] = acc[v];
+      }
+    }
+    __syncthreads();                               // the oldest slot is overwritten next
+  }
+}
