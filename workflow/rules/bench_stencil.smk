@@ -10,6 +10,7 @@ rule bench_stencil:
         "src/membound/kernels/stencil.py",
         "src/membound/kernels/stencil_cc.cu",
         "src/membound/kernels/stencil_cc3.cu",
+        "src/membound/kernels/stencil_strip.cuh",
         "src/membound/kernels/stencil_tc.cu",
     output:
         f"{RESULTS}/raw/stencil/{{stencil}}.csv",

@@ -61,6 +61,7 @@ rule counters_stencil:
         "src/membound/kernels/stencil.py",
         "src/membound/kernels/stencil_cc.cu",
         "src/membound/kernels/stencil_cc3.cu",
+        "src/membound/kernels/stencil_strip.cuh",
         "src/membound/kernels/stencil_tc.cu",
     output:
         counters=f"{RESULTS}/raw/counters/stencil/{{stencil}}.csv",

@@ -9,6 +9,7 @@ needs a separate build step. The cpu backend runs the same algorithms on numpy/s
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from functools import cache
 from pathlib import Path
@@ -23,7 +24,14 @@ def load_module(source: str, options: tuple[str, ...] = ()):
     """The compiled CuPy RawModule of SOURCES/<source> (compiled once per process)."""
     import cupy as cp
 
-    return cp.RawModule(code=(SOURCES / source).read_text(), options=("--std=c++17", *options))
+    return cp.RawModule(code=source_text(source), options=("--std=c++17", *options))
+
+
+def source_text(source: str) -> str:
+    """SOURCES/<source> with its local `#include "x.cuh"` lines replaced by the headers' text, so that
+    CuPy's kernel cache, keyed on the code, sees a header's edits."""
+    text = (SOURCES / source).read_text()
+    return re.sub(r'^#include "([\w.]+\.cuh)"$', lambda m: source_text(m.group(1)), text, flags=re.MULTILINE)
 
 
 def arg_parser(description: str) -> argparse.ArgumentParser:

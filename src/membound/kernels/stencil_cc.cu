@@ -8,7 +8,6 @@
 // BX, BY, BZ (output tile), V (strip length, divides BY), NTHREADS.
 // Weights: dense (2*RAD+1)^DIMS array (offset order z, y, x); off-star entries are never read.
 
-#define KW (2 * RAD + 1)
 #define H (DEPTH * RAD)
 #define RZ (DIMS == 3 ? RAD : 0)
 #define HZ (DIMS == 3 ? H : 0)
@@ -17,16 +16,8 @@
 #define SY (LY + (DEPTH > 1 ? V : 0))   // slack rows for partial strips of the inner steps
 #define NLOAD ((SZ * LY * SX + NTHREADS - 1) / NTHREADS)
 #define SZ (BZ + 2 * HZ)
-#define NW (DIMS == 3 ? KW * KW * KW : KW * KW)
 
-__device__ __forceinline__ int wrap(int i, int n) {
-  if (i < 0 || i >= n) { i %= n; if (i < 0) i += n; }
-  return i;
-}
-
-__device__ __forceinline__ constexpr int widx(int dz, int dy, int dx) {
-  return DIMS == 3 ? ((dz + RAD) * KW + dy + RAD) * KW + dx + RAD : (dy + RAD) * KW + dx + RAD;
-}
+#include "stencil_strip.cuh"
 
 extern "C" __global__ void __launch_bounds__(NTHREADS)
 stencil_cc(const double* __restrict__ in, double* __restrict__ out, const double* __restrict__ wts,
@@ -74,22 +65,7 @@ stencil_cc(const double* __restrict__ in, double* __restrict__ out, const double
 #pragma unroll
       for (int dz = -RZ; dz <= RZ; ++dz) {
 #pragma unroll
-        for (int dx = -RAD; dx <= RAD; ++dx) {
-          if (STAR && dz != 0 && dx != 0) continue;
-          const double* col = src + ((z + dz) * SY + y) * SX + x + dx;
-          if (!STAR || (dz == 0 && dx == 0)) {      // the whole dy range of this (dz, dx) column
-            double c[V + 2 * RAD];
-#pragma unroll
-            for (int j = 0; j < V + 2 * RAD; ++j) c[j] = col[(j - RAD) * SX];
-#pragma unroll
-            for (int dy = -RAD; dy <= RAD; ++dy)
-#pragma unroll
-              for (int v = 0; v < V; ++v) acc[v] = fma(w[widx(dz, dy, dx)], c[v + RAD + dy], acc[v]);
-          } else {                                   // star arm off the y axis: dy = 0 only
-#pragma unroll
-            for (int v = 0; v < V; ++v) acc[v] = fma(w[widx(dz, 0, dx)], col[v * SX], acc[v]);
-          }
-        }
+        for (int dx = -RAD; dx <= RAD; ++dx) strip(acc, w, src + ((z + dz) * SY + y) * SX + x + dx, dz, dx);
       }
       if (s == DEPTH) {
         const int gx = gx0 + x - H, gz = gz0 + z - HZ;

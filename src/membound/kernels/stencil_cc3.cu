@@ -7,16 +7,13 @@
 // Compile-time macros (set by stencil.py): RAD, STAR (0 box | 1 star), BX, BY, BZ, V, NTHREADS
 // with BY = V * NTHREADS / BX. Weights: dense (2*RAD+1)^3 array (offset order z, y, x).
 
-#define KW (2 * RAD + 1)
+#define DIMS 3
 #define SX (BX + 2 * RAD)
 #define SY (BY + 2 * RAD)
 #define PLANE (SX * SY)
 #define NLOAD ((PLANE + NTHREADS - 1) / NTHREADS)
 
-__device__ __forceinline__ int wrap(int i, int n) {
-  if (i < 0 || i >= n) { i %= n; if (i < 0) i += n; }
-  return i;
-}
+#include "stencil_strip.cuh"
 
 // Issue the loads of input plane gz's tile (with halo) into registers.
 __device__ __forceinline__ void fetch(double (&r)[NLOAD], const double* __restrict__ in, int gz, int gy0,
@@ -44,9 +41,9 @@ extern "C" __global__ void __launch_bounds__(NTHREADS)
 stencil_cc3(const double* __restrict__ in, double* __restrict__ out, const double* __restrict__ wts,
             int nz, int ny, int nx) {
   extern __shared__ double ring[];   // KW planes; plane p sits in slot (p - z0 + RAD) % KW
-  double w[KW * KW * KW];
+  double w[NW];
 #pragma unroll
-  for (int o = 0; o < KW * KW * KW; ++o) w[o] = wts[o];
+  for (int o = 0; o < NW; ++o) w[o] = wts[o];
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
   const int z1 = min(z0 + BZ, nz);
   const int tx = threadIdx.x % BX, ty = threadIdx.x / BX * V;
@@ -74,23 +71,7 @@ stencil_cc3(const double* __restrict__ in, double* __restrict__ out, const doubl
     for (int dz = -RAD; dz <= RAD; ++dz) {
       const double* slot = ring + (k + RAD + dz) % KW * PLANE;
 #pragma unroll
-      for (int dx = -RAD; dx <= RAD; ++dx) {
-        if (STAR && dz != 0 && dx != 0) continue;
-        const double* col = slot + (ty + RAD) * SX + tx + RAD + dx;
-        if (!STAR || (dz == 0 && dx == 0)) {       // the whole dy range of this (dz, dx) column
-          double c[V + 2 * RAD];
-#pragma unroll
-          for (int j = 0; j < V + 2 * RAD; ++j) c[j] = col[(j - RAD) * SX];
-#pragma unroll
-          for (int dy = -RAD; dy <= RAD; ++dy)
-#pragma unroll
-            for (int v = 0; v < V; ++v)
-              acc[v] = fma(w[((dz + RAD) * KW + dy + RAD) * KW + dx + RAD], c[v + RAD + dy], acc[v]);
-        } else {                                   // star arm off the y axis: dy = 0 only
-#pragma unroll
-          for (int v = 0; v < V; ++v) acc[v] = fma(w[((dz + RAD) * KW + RAD) * KW + dx + RAD], col[v * SX], acc[v]);
-        }
-      }
+      for (int dx = -RAD; dx <= RAD; ++dx) strip(acc, w, slot + (ty + RAD) * SX + tx + RAD + dx, dz, dx);
     }
     if (gx < nx) {
 #pragma unroll
