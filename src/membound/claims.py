@@ -21,6 +21,7 @@ import pandas as pd
 from membound import model, outputs
 from membound.analytical import analytical
 from membound.matrices.table2 import MB, size_mb
+from membound.measure import geomean
 
 PASS, FAIL, NOT_APPLICABLE, NO_DATA = "PASS", "FAIL", "N/A", "NO DATA"
 CC_ROLE = {"scale": "STREAM", "spmv": "cuSPARSE", "stencil": "EBISU"}  # each kernel's CUDA-core side
@@ -30,12 +31,6 @@ SURROGATE = ("**SURROGATE MATRICES.** The SpMV rows were measured on labelled su
 PAIR_COLUMNS = ["kernel", "problem", "code", "source", "cc_impl", "tc_impl", "cc_role", "tc_role", "depth_cc",
                 "depth_tc", "equal_depth", "size_MB", "I", "bound", "t_cc_s", "t_tc_s", "speedup", "ratio"]
 PAPER = 'Zhang et al., "Can Tensor Cores Benefit Memory-Bound Kernels? (NO!)", GPGPU \'25 (paper 000)'
-
-
-def geomean(values) -> float:
-    """Geometric mean of positive `values` (NaN when there are none)."""
-    values = np.asarray(values, dtype=float)
-    return float(np.exp(np.log(values).mean())) if values.size else math.nan
 
 
 def has_tensor_cores(gpu: dict) -> bool:

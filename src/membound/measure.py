@@ -47,6 +47,13 @@ def stats(seconds) -> dict:
             "cv": float(t.std() / t.mean()) if t.mean() > 0 else 0.0, "reps": len(t)}
 
 
+def geomean(values) -> float:
+    """Geometric mean of the finite values (NaN if there are none)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    return float(np.exp(np.log(v).mean())) if v.size else float("nan")
+
+
 def time_cpu(run: Callable[[], object], warmup: int, reps: int) -> list[float]:
     """Per-call wall times of `run` on the host, after `warmup` untimed calls."""
     for _ in range(warmup):

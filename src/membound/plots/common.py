@@ -7,14 +7,12 @@ GPU and CPU-profile results plot alike.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from membound import config
-from membound.measure import ROW_COLUMNS
+from membound.measure import ROW_COLUMNS, geomean
 from membound.outputs import save_figure, write_csv
 
 UNITS = ("cuda_core", "tensor_core")
@@ -25,13 +23,6 @@ def read_raw(paths) -> pd.DataFrame:
     """The raw benchmark rows of the CSV(s) `paths`, one frame (empty, with ROW_COLUMNS, if none)."""
     frames = [pd.read_csv(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ROW_COLUMNS)
-
-
-def geomean(values) -> float:
-    """Geometric mean of the finite values (NaN if there are none)."""
-    v = np.asarray(values, dtype=float)
-    v = v[np.isfinite(v)]
-    return float(np.exp(np.log(v).mean())) if v.size else math.nan
 
 
 def with_speedups(rows: pd.DataFrame, key: str, side: str) -> pd.DataFrame:

@@ -62,9 +62,6 @@ def draw(axes, data: pd.DataFrame) -> None:
 
 def figure(data: pd.DataFrame, gpu: dict, caption: str):
     """Figure 2 of `data` (see `data`) with `caption` at its foot."""
-    fig, axes = style.panels(1, WIDTHS, HEIGHT)
-    draw(axes[0], data)
-    fig.suptitle(f"Figure 2: FP64 roofline of {gpu['name']}"
-                 + ("" if gpu.get("fp64_matrix_TFLOPs") else " (no FP64 matrix unit: no tensor-core ceiling)"))
-    style.footer(fig, caption)
-    return fig
+    title = (f"Figure 2: FP64 roofline of {gpu['name']}"
+             + ("" if gpu.get("fp64_matrix_TFLOPs") else " (no FP64 matrix unit: no tensor-core ceiling)"))
+    return style.single(draw, WIDTHS, HEIGHT, data, title, caption)

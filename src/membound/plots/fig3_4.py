@@ -80,12 +80,10 @@ def draw(axes, data: pd.DataFrame) -> None:
 
 def figure(data: pd.DataFrame, gpu: dict, caption: str):
     """Figures 3 and 4 of `data` (see `data`) with `caption` at its foot."""
-    fig, axes = style.panels(1, WIDTHS, HEIGHT)
-    draw(axes[0], data)
     r = data.iloc[0]
-    fig.suptitle(f"Figures 3 and 4: time breakdown of SCALE at n = {r['n']:,} on {gpu['name']}")
     no_unit = "" if gpu.get("fp64_matrix_TFLOPs") else ": the spec has no FP64 matrix unit"
     model_note = (f"Model: T_mem = Q/B, T_cmp = W/P_CC (tensor cores: T_cmp/alpha, alpha = P_TC/P_CC = {r['alpha']:.3g}"
                   f"{no_unit}); T_others: what the measured T leaves over the model, clipped at 0.")
-    style.footer(fig, f"{model_note}\n{caption}")
-    return fig
+    return style.single(draw, WIDTHS, HEIGHT, data,
+                        f"Figures 3 and 4: time breakdown of SCALE at n = {r['n']:,} on {gpu['name']}",
+                        f"{model_note}\n{caption}")

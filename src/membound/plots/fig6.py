@@ -47,8 +47,4 @@ def draw(axes, data: pd.DataFrame) -> None:
 
 def figure(data: pd.DataFrame, gpu: dict, caption: str):
     """Figure 6 of `data` (see `data`) with `caption` at its foot."""
-    fig, axes = style.panels(1, WIDTHS, HEIGHT)
-    draw(axes[0], data)
-    fig.suptitle(f"{TITLE} on {gpu['name']}")
-    style.footer(fig, caption)
-    return fig
+    return style.single(draw, WIDTHS, HEIGHT, data, f"{TITLE} on {gpu['name']}", caption)

@@ -67,13 +67,9 @@ def _geomeans(ax, matrices: pd.DataFrame) -> None:
     ax.axhline(1, color="0.3", lw=1, ls="--")
     ax.set(ylabel="GEOMEAN speedup t_TC / t_CC", ylim=(0, np.nanmax([*geomeans, 1]) * 1.2))
     ax.grid(axis="x", visible=False)
+    ax.set_title("(b) CUDA cores over tensor cores", fontsize=9)
 
 
 def figure(data: pd.DataFrame, gpu: dict, caption: str):
     """Figure 7 of `data` (see `data`) with `caption` at its foot."""
-    fig, axes = style.panels(1, WIDTHS, HEIGHT)
-    draw(axes[0], data)
-    axes[0][1].set_title("(b) CUDA cores over tensor cores", fontsize=9)
-    fig.suptitle(f"{TITLE} on {gpu['name']}")
-    style.footer(fig, caption)
-    return fig
+    return style.single(draw, WIDTHS, HEIGHT, data, f"{TITLE} on {gpu['name']}", caption)

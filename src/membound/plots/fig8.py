@@ -37,8 +37,5 @@ def draw(axes, data: pd.DataFrame) -> None:
 
 def figure(data: pd.DataFrame, gpu: dict, caption: str):
     """Figure 8 of `data` (see `data`) with `caption` at its foot."""
-    fig, axes = style.panels(1, WIDTHS, HEIGHT)
-    draw(axes[0], data)
-    fig.suptitle(f"Figure 8: FP64 stencils on {gpu['name']} (t: temporal blocking depth)")
-    style.footer(fig, caption)
-    return fig
+    return style.single(draw, WIDTHS, HEIGHT, data,
+                        f"Figure 8: FP64 stencils on {gpu['name']} (t: temporal blocking depth)", caption)

@@ -79,6 +79,16 @@ def panels(nrows: int, widths, height: float):
                         gridspec_kw={"width_ratios": widths})
 
 
+def single(draw, widths, height: float, data, title: str, caption: str):
+    """A figure of one row of panels (`widths`, `height`) that `draw(axes_row, data)` fills, under
+    `title`, with `caption` at its foot."""
+    fig, axes = panels(1, widths, height)
+    draw(axes[0], data)
+    fig.suptitle(title)
+    footer(fig, caption)
+    return fig
+
+
 def footer(fig, caption: str) -> None:
     """Write `caption` (its lines wrapped) at the foot of `fig` and lay the panels out above it."""
     width = int(fig.get_figwidth() * 17)
