@@ -29,6 +29,16 @@ include: "workflow/rules/ae.smk"
 include: "workflow/rules/figures.smk"
 
 
+# The reference profile's other GPUs: each a module of this Snakefile with its own `gpu`, its rules
+# prefixed '<gpu>_' (the loop form of `module ref_<gpu>: ...` and `use rule * from ref_<gpu> as <gpu>_*`,
+# whose statements take literal names).
+for _gpu in REFERENCE_GPUS[1:]:
+    workflow.module(name=f"ref_{_gpu}", snakefile="Snakefile", config={**config, "gpu": _gpu, "reference_gpus": [_gpu]})
+    workflow.userule(rules=["*"], from_module=f"ref_{_gpu}", exclude_rules=["compare"], name_modifier=f"{_gpu}_*", lineno=0)(
+        lambda: None
+    )
+
+
 rule all:
     default_target: True
     input:
@@ -45,4 +55,6 @@ rule all:
         rules.fig6.output,
         rules.fig7.output,
         rules.fig8.output,
+        [getattr(rules, f"{gpu}_all").input for gpu in REFERENCE_GPUS[1:]],
+        rules.compare.output if len(REFERENCE_GPUS) > 1 else [],
         rules.manifest.output,  # last: it checksums everything above (rule manifest, workflow/rules/ae.smk)

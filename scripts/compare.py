@@ -1,13 +1,19 @@
-"""Rule compare: Figures 6 and 7 stacked, one row per GPU profile, from each profile's plotted CSVs."""
+"""Rule compare: Figures 2, 6, 7 and 8 and the claims of several GPUs in the paper's stacked layout."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
 import pandas as pd
 
-from membound.outputs import save_figure
-from membound.plots import compare, fig6, fig7
+from membound.outputs import save_figure, write_table
+from membound.plots import compare, fig6, fig7, fig8
 
-for name, module in (("fig6_scale", fig6), ("fig7_spmv", fig7)):
-    panels = [(compare.label(p), pd.read_csv(p)) for p in getattr(snakemake.input, name)]
-    fig = compare.figure(module, panels)
-    save_figure(fig, getattr(snakemake.output, f"{name}_pdf"), getattr(snakemake.output, f"{name}_png"))
+
+def panels(key):
+    return [(compare.label(p), pd.read_csv(p)) for p in snakemake.input[key]]
+
+
+out = snakemake.output
+save_figure(compare.rooflines(panels("fig2_roofline")), out.fig2_roofline_pdf, out.fig2_roofline_png)
+for key, module in (("fig6_scale", fig6), ("fig7_spmv", fig7), ("fig8_stencil", fig8)):
+    save_figure(compare.figure(module, panels(key)), out[f"{key}_pdf"], out[f"{key}_png"])
+write_table(compare.claims_table(snakemake.input.claims), *out.claims, "Claims of paper 000 on every GPU")

@@ -1,6 +1,7 @@
 """The paper's figures on small synthetic raw rows: the cache splits of the geometric means, the
 captions' REAL/SURROGATE, the time breakdown against eq. 17/18, the plotted-data CSVs, the files."""
 
+import json
 import math
 
 import pandas as pd
@@ -199,10 +200,25 @@ def test_compare_stacks_every_profile_that_has_the_csv(tmp_path):
     for profile in ("h100", "reference/h100", "a100"):
         write_csv(fig6.data(scale_rows(SCALE_SPEEDUPS), L2_1MB), tmp_path / profile / "figures" / "fig6_scale.csv")
     (tmp_path / "cpu" / "figures").mkdir(parents=True)
-    found = compare.csvs(str(tmp_path), "fig6_scale.csv")
+    found = compare.found(str(tmp_path), "figures/fig6_scale.csv")
     assert [compare.label(str(p).replace(str(tmp_path), "results")) for p in found] == ["a100", "h100", "reference/h100"]
     fig = compare.figure(fig6, [(str(p), pd.read_csv(p)) for p in found])
     assert len(fig.axes) == 3
     save_figure(fig, tmp_path / "c.pdf", tmp_path / "c.png")
     with pytest.raises(ValueError, match="no plotted-data CSVs"):
         compare.figure(fig7, [])
+
+
+def test_compare_draws_every_gpus_roofline_on_one_plot_and_one_claims_table(tmp_path):
+    panels = [(name, fig2.data(STENCILS, config.load_gpu(name))) for name in ("a100", "h200")]
+    fig = compare.rooflines(panels)
+    assert len(fig.axes) == 1
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert sum("H200" in label for label in labels) == 2 and sum("A100" in label for label in labels) == 2
+    for name, verdict in (("h100", "PASS"), ("reference/h200", "FAIL")):
+        (tmp_path / name).mkdir(parents=True)
+        claims = {"device_spec": f"spec of {name}", "matrix_source": "surrogate",
+                  "claims": [{"id": "C1", "title": "bound", "verdict": verdict, "estimate": 1.1}]}
+        (tmp_path / name / "claims.json").write_text(json.dumps(claims))
+    table = compare.claims_table(compare.found(str(tmp_path), "claims.json"))
+    assert table[["claim", "verdict", "estimate"]].values.tolist() == [["C1", "PASS", 1.1], ["C1", "FAIL", 1.1]]

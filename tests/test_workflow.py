@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from membound import config
+
 REPO = Path(__file__).resolve().parents[1]
 PROFILES = sorted(p.name for p in (REPO / "profiles").iterdir() if p.is_dir())
 FIGURES = ["fig2_roofline", "fig3_4_breakdown", "fig6_scale", "fig7_spmv", "fig8_stencil"]
@@ -84,7 +86,7 @@ def reference_run(tmp_path_factory):
     for rendered in (copy / "results").glob("*"):
         if rendered.name != "reference":
             shutil.rmtree(rendered)
-    for rendered in (copy / "results" / "reference" / "h100").iterdir():
+    for rendered in (copy / "results" / "reference").glob("*/*"):
         if rendered.name != "raw":
             shutil.rmtree(rendered) if rendered.is_dir() else rendered.unlink()
     env = {"PYTHONPATH": str(copy / "src")}
@@ -108,7 +110,22 @@ def test_reference_all_then_a_rerun_does_nothing_and_a_plot_edit_reruns_that_fig
     assert planned_jobs(copy, env) == set()
     with open(copy / "src" / "membound" / "plots" / "fig7.py", "a") as module:
         module.write("\n# an edit of Figure 7's plotting code\n")
-    assert planned_jobs(copy, env) == {"fig7", "manifest", "all"}
+    others = [g for g in config.reference_gpus("h100", str(copy / "results" / "reference")) if g != "h100"]
+    expected = {"fig7", "manifest", "all", *(f"{g}_{rule}" for g in others for rule in ("fig7", "manifest"))}
+    assert planned_jobs(copy, env) == expected | ({"compare"} if others else set())
+
+
+def test_reference_profile_renders_every_gpu_with_raw_results_and_stacks_them(tmp_path):
+    copy = tmp_path / "membound"
+    shutil.copytree(REPO / "results" / "reference" / "h100" / "raw", copy / "results" / "reference" / "h100" / "raw")
+    shutil.copytree(REPO / "results" / "reference" / "h100" / "raw", copy / "results" / "reference" / "a100" / "raw")
+    for part in ("Snakefile", "workflow", "config", "scripts", "src", "profiles"):
+        (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, copy / part)
+    run = snakemake("--profile", "profiles/reference", "all", "-n", cwd=copy, env={"PYTHONPATH": str(copy / "src")})
+    assert run.returncode == 0, run.stderr[-3000:]
+    jobs = set(re.findall(r"^(?:local)?rule (\w+):", run.stdout, re.MULTILINE))
+    assert {"claims", "a100_claims", "a100_fig8", "compare"} <= jobs
+    assert "results/reference/a100/claims.json" in run.stdout and "results/compare/fig2_roofline.png" in run.stdout
 
 
 @pytest.mark.slow

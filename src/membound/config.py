@@ -30,6 +30,13 @@ def load_gpu(name: str) -> dict:
     return yaml.safe_load(path.read_text())
 
 
+def reference_gpus(primary: str, root: str = "results/reference") -> list[str]:
+    """The GPUs the reference profile renders: `primary`, then every other GPU with a spec whose
+    committed raw results exist (<root>/<gpu>/raw/), sorted."""
+    others = sorted(g for g in profiles() if g != primary and (Path(root) / g / "raw").is_dir())
+    return [primary, *others]
+
+
 def merge(base: dict, override: dict) -> dict:
     """A deep copy of `base` with the keys of `override` merged in, nested dicts key by key."""
     out = copy.deepcopy(base)

@@ -64,7 +64,8 @@ rule ae:
 rule manifest:
     input:
         config=["config/config.yaml", GPU_FILE, "config/matrices.yaml", config["lockfile"]],
-        products=lambda wildcards: [f for f in rules.all.input if f not in rules.manifest.output],  # all of `all`
+        # all of `all` under this GPU's results (the reference profile's `all` has other GPUs' too)
+        products=lambda wildcards: [f for f in rules.all.input if f.startswith(RESULTS) and f not in rules.manifest.output],
     output:
         f"{RESULTS}/ae/manifest.sha256",
     log:

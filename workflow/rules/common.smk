@@ -5,6 +5,7 @@ from snakemake.utils import min_version, validate
 
 from membound import config as mbconfig
 from membound import detect
+from membound.plots import compare as compare_plots
 
 min_version("9.0")
 
@@ -20,6 +21,9 @@ except mbconfig.ConfigError as err:
 
 REFERENCE = config.get("reference", False)  # the reference profile: committed raw results, no device
 RESULTS = f"results/reference/{GPU_NAME}" if REFERENCE else f"results/{GPU_NAME}"
+# The reference profile renders this GPU and every other one with committed raw results (the
+# others as modules of the Snakefile, see there); a module's config names its one GPU.
+REFERENCE_GPUS = config.get("reference_gpus") or mbconfig.reference_gpus(GPU_NAME) if REFERENCE else []
 GPU_FILE = f"config/gpus/{GPU_NAME}.yaml"
 PLATFORMS = mbconfig.profiles()
 
@@ -31,3 +35,11 @@ onstart:
             detect.require(GPU_NAME, GPU)
         except mbconfig.ConfigError as err:
             raise WorkflowError(str(err))
+
+
+def compared(name):
+    """Rule compare's inputs `name` (e.g. 'claims.json'): under the reference profile, each of its GPUs';
+    otherwise every profile's that exists."""
+    if REFERENCE_GPUS:
+        return [f"results/reference/{gpu}/{name}" for gpu in REFERENCE_GPUS]
+    return lambda wildcards: compare_plots.found("results", name)

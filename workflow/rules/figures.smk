@@ -3,8 +3,6 @@
 # REAL or SURROGATE. Plot code: src/membound/plots/<rule>.py plus the shared modules PLOTS_SHARED,
 # listed as inputs so that editing one figure's code reruns that figure only.
 
-from membound.plots import compare as compare_plots
-
 PLOTS = "src/membound/plots"
 PLOTS_SHARED = [f"{PLOTS}/common.py", f"{PLOTS}/style.py"]
 
@@ -95,19 +93,25 @@ rule fig8:
         "../../scripts/fig8.py"
 
 
-# Figures 6 and 7 across devices, one row per profile whose plotted CSV exists (results/<gpu>/
-# and results/reference/<gpu>/). It spans profiles, so it is not part of `all`: render fig6 and
-# fig7 under each profile, then `snakemake --profile profiles/<any> compare`.
+# Figures 2, 6, 7, 8 and the claims across devices, the paper's stacked layout: under the reference
+# profile every GPU it renders (part of its `all`); under any other profile every profile whose files
+# exist (render each profile first, then `snakemake --profile <any> compare`).
+COMPARED = {
+    "fig2_roofline": "figures/fig2_roofline.csv",
+    "fig6_scale": "figures/fig6_scale.csv",
+    "fig7_spmv": "figures/fig7_spmv.csv",
+    "fig8_stencil": "figures/fig8_stencil.csv",
+    "claims": "claims.json",
+}
+
+
 rule compare:
     input:
-        fig6_scale=lambda wildcards: compare_plots.csvs("results", "fig6_scale.csv"),
-        fig7_spmv=lambda wildcards: compare_plots.csvs("results", "fig7_spmv.csv"),
-        code=[f"{PLOTS}/compare.py", f"{PLOTS}/fig6.py", f"{PLOTS}/fig7.py", *PLOTS_SHARED],
+        **{key: compared(name) for key, name in COMPARED.items()},
+        code=[f"{PLOTS}/{m}.py" for m in ("compare", "fig2", "fig6", "fig7", "fig8")] + PLOTS_SHARED,
     output:
-        fig6_scale_pdf="results/compare/fig6_scale.pdf",
-        fig6_scale_png="results/compare/fig6_scale.png",
-        fig7_spmv_pdf="results/compare/fig7_spmv.pdf",
-        fig7_spmv_png="results/compare/fig7_spmv.png",
+        **{f"{key}_{ext}": f"results/compare/{key}.{ext}" for key in COMPARED if key != "claims" for ext in ("pdf", "png")},
+        claims=multiext("results/compare/claims", ".csv", ".md"),
     log:
         "results/compare/compare.log",
     conda:

@@ -1,30 +1,41 @@
-"""The paper's stacked layout across devices: one row of a figure's panels per GPU profile, each
-drawn from that profile's plotted-data CSV (results/<gpu>/figures/<figure>.csv, also
-results/reference/<gpu>/figures/)."""
+"""The paper's stacked layout across devices, from each profile's plotted-data CSVs
+(results/<gpu>/figures/<figure>.csv, results/reference/<gpu>/figures/): Figures 6, 7 and 8 one panel
+row per GPU, Figure 2 every GPU's roofline on one plot (as the paper's), and the claims of every GPU
+in one table."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from membound.plots import common, style
+from membound.plots import common, fig2, style
+
+GPU_COLORS = ("tab:blue", "tab:red", "tab:green", "tab:purple", "tab:brown")
 
 
-def csvs(results: str, name: str) -> list[str]:
-    """The plotted-data CSVs `name` of every profile under `results` that has one, sorted."""
+def found(results: str, name: str) -> list[str]:
+    """The file `name` (e.g. 'figures/fig6_scale.csv', 'claims.json') of every profile under `results`
+    that has one, sorted."""
     root = Path(results)
-    found = [*root.glob(f"*/figures/{name}"), *root.glob(f"reference/*/figures/{name}")]
-    return sorted(str(p) for p in found)
+    return sorted(str(p) for p in [*root.glob(f"*/{name}"), *root.glob(f"reference/*/{name}")])
 
 
 def label(path: str) -> str:
-    """The profile of a plotted-data CSV <results>/<profile>/figures/<name>: 'h100', 'reference/h100'."""
-    return "/".join(Path(path).parts[1:-2])
+    """The profile of a file <results>/<profile>/{figures/<name>, claims.json}: 'h100', 'reference/h100'."""
+    parts = Path(path).parts
+    return "/".join(parts[1:-2] if parts[-2] == "figures" else parts[1:-1])
+
+
+def _caption(data: pd.DataFrame) -> str:
+    gpu = data["gpu"].iloc[0]
+    return common.caption(gpu, data) if "date" in data else common.caption(gpu, spec="its spec")
 
 
 def figure(module, panels: list[tuple[str, pd.DataFrame]]):
-    """`module`'s figure (fig6 or fig7: its TITLE, WIDTHS, HEIGHT and draw) with one row per (label, data)."""
+    """`module`'s figure (fig6, fig7 or fig8: its TITLE, WIDTHS, HEIGHT and draw) with one row per (label, data)."""
     if not panels:
         raise ValueError(f"no plotted-data CSVs for '{module.TITLE}': render it for a profile first")
     fig, axes = style.panels(len(panels), module.WIDTHS, module.HEIGHT)
@@ -32,5 +43,48 @@ def figure(module, panels: list[tuple[str, pd.DataFrame]]):
         module.draw(row, data)
         row[0].set_title(f"{name}: {data['gpu'].iloc[0]}", loc="left", pad=22, fontsize=9)
     fig.suptitle(module.TITLE)
-    style.footer(fig, "\n".join(f"{name}: {common.caption(data['gpu'].iloc[0], data)}" for name, data in panels))
+    style.footer(fig, "\n".join(f"{name}: {_caption(data)}" for name, data in panels))
     return fig
+
+
+def rooflines(panels: list[tuple[str, pd.DataFrame]]):
+    """Figure 2 as in the paper: every GPU's roofline (CUDA-core roof solid, tensor-core roof dashed)
+    and its kernels on one plot, one colour per GPU, from Figure 2's plotted data."""
+    if not panels:
+        raise ValueError("no plotted-data CSVs for Figure 2: render it for a profile first")
+    fig, axes = style.panels(1, fig2.WIDTHS, fig2.HEIGHT)
+    ax = axes[0][0]
+    allk = pd.concat([d[d["item"] == "kernel"] for _, d in panels])
+    x = np.logspace(np.log10(allk["intensity_FLOP_per_B"].min() / 3),
+                    np.log10(max(pd.concat([d for _, d in panels])["intensity_FLOP_per_B"].max(), 1) * 3), 200)
+    markers = dict(zip(allk["label"].str.split().str[0].unique(), fig2.MARKERS))
+    for (name, data), color in zip(panels, GPU_COLORS):
+        bw = data["bandwidth_GBs"].iloc[0]
+        gpu = data["gpu"].iloc[0]
+        for _, c in data[data["item"] == "ceiling"].iterrows():
+            ls = "-" if c["unit"] == "cuda_core" else "--"
+            ax.plot(x, np.minimum(bw * x, c["GFLOPs"]), ls, color=color, lw=1.5,
+                    label=f"{gpu}: {c['label']} ({c['GFLOPs'] / 1e3:g} TFLOP/s, {bw / 1e3:g} TB/s, "
+                          f"B = {c['machine_balance']:.2f})")
+        for _, k in data[data["item"] == "kernel"].iterrows():
+            ax.plot(k["intensity_FLOP_per_B"], k["GFLOPs"], markers[k["label"].split()[0]], color=color, ms=5, mfc="none")
+    for kernel, marker in markers.items():
+        ax.plot([], [], marker, color="0.3", mfc="none", ls="none", label=kernel)
+    ax.set(xscale="log", yscale="log", xlabel="operational intensity I (FLOP/byte)", ylabel="attainable GFLOP/s")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    fig.suptitle("Figure 2: FP64 rooflines (solid: CUDA cores, dashed: tensor cores)")
+    style.footer(fig, "\n".join(f"{name}: {_caption(data)}" for name, data in panels))
+    return fig
+
+
+def claims_table(paths: list[str]) -> pd.DataFrame:
+    """One row per claim and GPU from each profile's claims.json: the verdict and its numbers."""
+    rows = []
+    for path in paths:
+        result = json.loads(Path(path).read_text())
+        for claim in result["claims"]:
+            numbers = {k: claim[k] for k in ("estimate", "ci_low", "ci_high", "n") if k in claim}
+            rows.append({"claim": claim["id"], "profile": label(path), "device": result["device_spec"],
+                         "matrices": result.get("matrix_source", ""), "verdict": claim["verdict"], **numbers,
+                         "title": claim["title"]})
+    return pd.DataFrame(rows).sort_values(["claim", "profile"], kind="stable", ignore_index=True)

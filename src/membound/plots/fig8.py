@@ -7,6 +7,7 @@ import pandas as pd
 
 from membound.plots import common, style
 
+TITLE = "Figure 8: FP64 stencils (t: temporal blocking depth)"
 WIDTHS, HEIGHT = (8.0,), 4.2
 COLUMNS = ["problem", "unit", "role", "impl", "depth", "label", "domain", "steps", "metric", "value", "t_median_s",
            *common.KEEP]
@@ -38,4 +39,4 @@ def draw(axes, data: pd.DataFrame) -> None:
 def figure(data: pd.DataFrame, gpu: dict, caption: str):
     """Figure 8 of `data` (see `data`) with `caption` at its foot."""
     return style.single(draw, WIDTHS, HEIGHT, data,
-                        f"Figure 8: FP64 stencils on {gpu['name']} (t: temporal blocking depth)", caption)
+                        f"{TITLE} on {gpu['name']}", caption)
