@@ -166,9 +166,10 @@ def test_duplicate_entries_are_an_error():
 def test_lock_records_once_then_verifies(tmp_path):
     tar = make_tarball(tmp_path / "l.tar.gz", "l", mtx_text(GENERAL))
     lockfile = tmp_path / "lock.tsv"
-    digest = lock.verify(tar, "l", lockfile)
+    assert not lock.check(tar, "l", lockfile)
+    digest = lock.record(tar, "l", lockfile)
     assert lock.read(lockfile)["l"]["sha256"] == digest == outputs.sha256(tar)
-    assert lock.verify(tar, "l", lockfile) == digest
+    assert lock.check(tar, "l", lockfile) and lock.record(tar, "l", lockfile) == digest
     make_tarball(tar, "l", mtx_text(LOWER))  # the file changes under the same name
     with pytest.raises(MatrixError, match=f"differs from {digest}"):
         convert.convert(tar, entry_for("l", LOWER), tmp_path / "l.npz", lockfile)

@@ -15,7 +15,8 @@ import scipy.sparse as sp
 import yaml
 
 from membound import config as mbconfig
-from membound.matrices import MatrixError, csr, download, lock, surrogate
+from membound import outputs
+from membound.matrices import MatrixError, convert, csr, download, lock, surrogate
 from test_matrices_convert import GENERAL, entry_for, make_tarball, mtx_text
 
 REPO = Path(__file__).resolve().parents[1]
@@ -83,14 +84,48 @@ def fetch(server, tmp_path, name="g", **kw):
     return download.fetch(entry_for(name, GENERAL), tmp_path / "tarballs" / f"{name}.tar.gz", **{**args, **kw})
 
 
-def test_download_records_the_hash_then_verifies_it(server, tmp_path):
+def test_download_checks_a_recorded_hash_and_records_none(server, tmp_path):
     data = served(server, tmp_path)
-    assert fetch(server, tmp_path) == f"{server.url}/Test/g.tar.gz"
+    assert fetch(server, tmp_path) == (f"{server.url}/Test/g.tar.gz", False)
     assert (tmp_path / "tarballs" / "g.tar.gz").read_bytes() == data
-    assert lock.read(tmp_path / "lock.tsv")["g"]["bytes"] == str(len(data))
+    assert lock.read(tmp_path / "lock.tsv") == {}  # recorded by the conversion, not here
+    lock.record(tmp_path / "tarballs" / "g.tar.gz", "g", tmp_path / "lock.tsv")
     (tmp_path / "tarballs" / "g.tar.gz").unlink()
-    fetch(server, tmp_path)  # a second download of the same file passes the check
+    assert fetch(server, tmp_path)[1]  # a second download of the same file passes the check
     assert not list((tmp_path / "tarballs").glob("*.part"))
+
+
+def test_a_corrupt_staged_tarball_is_never_recorded(tmp_path):
+    staged, lockfile, entry = tmp_path / "staged", tmp_path / "lock.tsv", entry_for("g", GENERAL)
+    staged.mkdir()
+    (staged / "g.tar.gz").write_bytes(make_tarball(tmp_path / "good.tar.gz", "g", mtx_text(GENERAL)).read_bytes()[:-40])
+    args = dict(base_url="http://127.0.0.1:9/MM", staged_dir=str(staged), lockfile=lockfile, retries=0, timeout_s=1)
+    tarball = tmp_path / "tarballs" / "g.tar.gz"
+    download.fetch(entry, tarball, **args)
+    with pytest.raises(MatrixError):
+        convert.convert(tarball, entry, tmp_path / "g.npz", lockfile)
+    assert lock.read(lockfile) == {} and not (tmp_path / "g.npz").exists()
+    (staged / "g.tar.gz").write_bytes((tmp_path / "good.tar.gz").read_bytes())  # "delete it and download again"
+    tarball.unlink()
+    download.fetch(entry, tarball, **args)
+    convert.convert(tarball, entry, tmp_path / "g.npz", lockfile)
+    assert lock.read(lockfile)["g"]["sha256"] == outputs.sha256(tmp_path / "good.tar.gz")
+
+
+def test_forget_drops_one_hash(tmp_path):
+    lockfile = tmp_path / "lock.tsv"
+    for name in ("g", "h"):
+        lock.record(make_tarball(tmp_path / f"{name}.tar.gz", name, mtx_text(GENERAL)), name, lockfile)
+    run = subprocess.run([sys.executable, "-m", "membound.matrices.lock", "forget", "g", str(lockfile)],
+                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert run.returncode == 0 and "g forgotten" in run.stdout
+    assert set(lock.read(lockfile)) == {"h"}
+
+
+def test_a_staged_dir_that_does_not_exist_is_an_error(tmp_path):
+    with pytest.raises(MatrixError, match="download.staged_dir .*nowhere: no such folder"):
+        download.fetch(entry_for("g", GENERAL), tmp_path / "g.tar.gz", base_url="http://127.0.0.1:9/MM",
+                       staged_dir=str(tmp_path / "nowhere"), lockfile=tmp_path / "lock.tsv", retries=0, timeout_s=1)
 
 
 def test_interrupted_download_resumes_with_range(server, tmp_path):
@@ -129,7 +164,7 @@ def test_missing_file_is_not_retried(server, tmp_path):
 
 def test_checksum_mismatch_stops_and_removes_the_download(server, tmp_path):
     served(server, tmp_path)
-    lock.verify(make_tarball(tmp_path / "other.tar.gz", "g", mtx_text(GENERAL * 2)), "g", tmp_path / "lock.tsv")
+    lock.record(make_tarball(tmp_path / "other.tar.gz", "g", mtx_text(GENERAL * 2)), "g", tmp_path / "lock.tsv")
     with pytest.raises(MatrixError, match="SHA-256 .* differs from"):
         fetch(server, tmp_path)
     assert not list((tmp_path / "tarballs").iterdir())
@@ -139,8 +174,8 @@ def test_staged_tarball_is_used_before_any_download(server, tmp_path):
     staged = tmp_path / "staged"
     staged.mkdir()
     make_tarball(staged / "g.tar.gz", "g", mtx_text(GENERAL))
-    assert fetch(server, tmp_path, staged_dir=str(staged)) == str(staged / "g.tar.gz")
-    assert server.requests == [] and "g" in lock.read(tmp_path / "lock.tsv")
+    assert fetch(server, tmp_path, staged_dir=str(staged)) == (str(staged / "g.tar.gz"), False)
+    assert server.requests == []
 
 
 def test_index_lookup_takes_the_exact_group_and_name(monkeypatch):
@@ -177,7 +212,8 @@ def test_workflow_downloads_and_converts_a_real_matrix(server, tmp_path):
     settings = {"matrix_source": "real", "matrices": ["dc2"], "data_dir": str(data), "lockfile": str(lockfile),
                 "download": {"base_url": server.url, "staged_dir": "", "retries": 1, "timeout_s": 5}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(settings))
-    run = snakemake("--profile", "profiles/cpu", "--cores", "1", "--configfile", str(tmp_path / "config.yaml"),
+    run = snakemake("--profile", "profiles/cpu", "--cores", "1",
+                    "--configfile", "profiles/cpu/membound.yaml", str(tmp_path / "config.yaml"),
                     "--", f"{data}/csr/real/dc2.npz")
     assert run.returncode == 0, run.stderr[-3000:]
     converted, meta = csr.load(data / "csr" / "real" / "dc2.npz")

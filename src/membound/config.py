@@ -1,15 +1,20 @@
-"""Loading and checking the workflow's configuration: the device spec and the matrix list."""
+"""Loading and checking the workflow's configuration: the device spec, the matrix list, and the
+run's config assembled from its layers in one documented order (config/README.md, "Precedence")."""
 
 from __future__ import annotations
 
 import copy
 from pathlib import Path
 
+import jsonschema
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
 GPUS_DIR = REPO / "config" / "gpus"
 MATRICES_FILE = REPO / "config" / "matrices.yaml"
+DEFAULTS_FILE = REPO / "config" / "config.yaml"
+SCHEMAS = REPO / "workflow" / "schemas"
+PROFILE_KEYS = ("gpu", "reference")  # a profile's own: its device, hence its results folder, and its mode
 
 
 class ConfigError(ValueError):
@@ -46,6 +51,74 @@ def merge(base: dict, override: dict) -> dict:
         else:
             out[key] = copy.deepcopy(value)
     return out
+
+
+def check(data: dict, schema: str, source: str, partial: bool = False) -> None:
+    """Raise a one-line ConfigError naming `source` and the offending key unless `data` fits the
+    schema workflow/schemas/<schema>.schema.yaml (`partial`: a layer, where no key is required)."""
+    rules = yaml.safe_load((SCHEMAS / f"{schema}.schema.yaml").read_text())
+    if partial:
+        rules = _optional(rules)
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(rules).iter_errors(data))
+    if error is not None:
+        where = ".".join(map(str, error.absolute_path)) or "top level"
+        raise ConfigError(f"{source}: {where}: {error.message} (keys and values: config/README.md)")
+
+
+def _optional(schema):
+    """`schema` with every `required` list removed, at every depth."""
+    if isinstance(schema, dict):
+        return {k: _optional(v) for k, v in schema.items() if k != "required"}
+    return [_optional(v) for v in schema] if isinstance(schema, list) else schema
+
+
+def typed(value):
+    """A --config value with YAML's types: Snakemake keeps `false`, and numbers inside {...} or [...],
+    as strings; this reads them as YAML does in a config file."""
+    if isinstance(value, dict):
+        return {k: typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [typed(v) for v in value]
+    if isinstance(value, str):
+        try:
+            parsed = yaml.safe_load(value)
+        except yaml.YAMLError:
+            return value
+        return parsed if isinstance(parsed, (bool, int, float)) else value
+    return value
+
+
+def assemble(configfiles, command_line: dict) -> tuple[dict, list[str]]:
+    """The run's config and its layers' names, lowest precedence first:
+    config/config.yaml < the device spec's `workload:` < the configfiles (the profile's
+    profiles/<name>/membound.yaml, then any --configfile) < --config. `gpu` and `reference` come from
+    the profile alone. Every layer and the merged result are checked against the schema."""
+    command_line = typed(dict(command_line))
+    if taken := [key for key in PROFILE_KEYS if key in command_line]:
+        raise ConfigError(f"--config {taken[0]}=...: '{taken[0]}' belongs to the profile; drop it and pick "
+                          f"the profile instead: --profile <name> ({', '.join(profiles())} or reference)")
+    layers = [(str(Path(f).resolve().relative_to(REPO)) if Path(f).resolve().is_relative_to(REPO) else str(f),
+               yaml.safe_load(Path(f).read_text()) or {}) for f in configfiles]
+    chosen = {}
+    for source, layer in layers:
+        check(layer, "config", source, partial=True)
+        chosen = merge(chosen, layer)
+    if "gpu" not in chosen:
+        raise ConfigError("no gpu chosen: run with --profile <name> (" + ", ".join(profiles()) + ", reference); "
+                          "a --configfile replaces the profile's, so name that too: "
+                          "--configfile profiles/<name>/membound.yaml yours.yaml")
+    spec = load_gpu(chosen["gpu"])
+    check(spec, "gpu", f"config/gpus/{chosen['gpu']}.yaml")
+    layers = [(str(DEFAULTS_FILE.relative_to(REPO)), yaml.safe_load(DEFAULTS_FILE.read_text())),
+              (f"config/gpus/{chosen['gpu']}.yaml workload", spec.get("workload", {})),
+              *layers, ("--config", command_line)]
+    merged = {}
+    for source, layer in layers:
+        check(layer, "config", source, partial=True)
+        merged = merge(merged, layer)
+    check(merged, "config", "the merged config")
+    return merged, [source if i == 0 else f"{source} ({', '.join(layer)})"
+                    for i, (source, layer) in enumerate(layers) if layer]
 
 
 def load_matrices(path: Path = MATRICES_FILE) -> list[dict]:

@@ -1,5 +1,6 @@
 """The one place that writes result files: every file goes through a temporary file in its own
-folder and an os.replace, so a failed job never leaves a partial output behind."""
+folder and an os.replace, so a failed job never leaves a partial output behind; it gets the mode
+that the umask gives a new file (mkstemp alone would leave it readable by its owner only)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ def atomic(path, suffix: str = ""):
     folder = Path(path).resolve().parent
     folder.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(suffix=suffix or Path(path).suffix, dir=folder)
+    os.fchmod(fd, 0o666 & ~umask())
     os.close(fd)
     try:
         yield tmp
@@ -25,6 +27,13 @@ def atomic(path, suffix: str = ""):
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+def umask() -> int:
+    """The process's umask (read by setting it and back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def write_text(text: str, path) -> None:

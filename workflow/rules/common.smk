@@ -1,7 +1,9 @@
 # Configuration, validation and the small helpers every stage uses.
 from pathlib import Path
 
-from snakemake.utils import min_version, validate
+import sys
+
+from snakemake.utils import min_version
 
 from membound import config as mbconfig
 from membound import detect
@@ -9,12 +11,14 @@ from membound.plots import compare as compare_plots
 
 min_version("9.0")
 
-validate(config, schema="../schemas/config.schema.yaml")
-try:
+try:  # the layers in their documented order (config/README.md, "Precedence"), each schema-checked
+    merged, LAYERS = mbconfig.assemble(
+        workflow.config_settings.configfiles, workflow.config_settings.config
+    )
+    config.clear()
+    config.update(merged)
     GPU_NAME = config["gpu"]
     GPU = mbconfig.load_gpu(GPU_NAME)
-    validate(GPU, schema="../schemas/gpu.schema.yaml")
-    config = mbconfig.merge(config, GPU.get("workload", {}))
     MATRICES = mbconfig.select_matrices(config["matrices"])
 except mbconfig.ConfigError as err:
     raise WorkflowError(str(err))
@@ -26,6 +30,7 @@ RESULTS = f"results/reference/{GPU_NAME}" if REFERENCE else f"results/{GPU_NAME}
 REFERENCE_GPUS = config.get("reference_gpus") or mbconfig.reference_gpus(GPU_NAME) if REFERENCE else []
 GPU_FILE = f"config/gpus/{GPU_NAME}.yaml"
 PLATFORMS = mbconfig.profiles()
+print(f"membound: {RESULTS}/ from {' < '.join(LAYERS)}", file=sys.stderr)
 
 
 onstart:

@@ -3,9 +3,7 @@
 
 from membound.counters.workflow import stencil_args
 
-NCU = ("--mma-shape " + " ".join(map(str, GPU["mma_shape"])) +
-       " --clock-control base --cache-control all --launch-count 1000")
-COUNTER_SCALE = (20, 28)   # 2^20 (in the L2) .. 2^28 (4 GiB, 80x the H100's L2)
+NCU = f"--mma-shape {' '.join(map(str, GPU['mma_shape']))} {config['ncu']['options']}"
 
 
 rule counters_scale:
@@ -23,7 +21,7 @@ rule counters_scale:
         "../../envs/membound.yaml"
     params:
         ncu=NCU,
-        sizes=f"--log2-min {COUNTER_SCALE[0]} --log2-max {COUNTER_SCALE[1]}",
+        sizes=f"--log2-min {config['ncu']['scale_log2_min']} --log2-max {config['ncu']['scale_log2_max']}",
     resources:
         gpu=1,
     shell:

@@ -18,9 +18,10 @@ def check(entry: dict, matrix, source) -> None:
 
 
 def convert(tarball, entry: dict, out, lockfile=None) -> None:
-    """Verify `tarball` against `lockfile`, read `<name>/<name>.mtx` safely and save it as CSR at `out`."""
+    """Check `tarball` against `lockfile`, read `<name>/<name>.mtx` safely, save it as CSR at `out`,
+    and only then record a new matrix's hash in `lockfile`."""
     if lockfile is not None:
-        lock.verify(tarball, entry["name"], lockfile)
+        lock.check(tarball, entry["name"], lockfile)
     matrix, head = mmio.read(archive.read_mtx(tarball, entry["name"]), f"{tarball}:{entry['name']}.mtx")
     check(entry, matrix, tarball)
     notes = "; ".join(filter(None, [NOTES.get(head.field),
@@ -29,3 +30,5 @@ def convert(tarball, entry: dict, out, lockfile=None) -> None:
     meta = {key: entry[key] for key in ("code", "group", "name", "kind", "symmetric", "family")}
     csr.save(out, matrix, {**meta, "source": "real", "field": head.field, "symmetry": head.symmetry,
                            "explicit_zeros": int(matrix.nnz - matrix.count_nonzero()), "notes": notes})
+    if lockfile is not None:
+        lock.record(tarball, entry["name"], lockfile)

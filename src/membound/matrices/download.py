@@ -1,6 +1,7 @@
 """Fetching a SuiteSparse tarball: a pre-staged copy first, else a streamed download from the
 configured base URL with a progress bar, retries with back-off and resume of a partial file (HTTP
-Range). Every tarball is checked against the lock file before it takes its final name."""
+Range). A tarball is checked against its recorded hash, if any, before it takes its final name;
+conversion records a new one."""
 
 from __future__ import annotations
 
@@ -78,11 +79,15 @@ def retryable(err: Exception) -> bool:
 
 
 def fetch(entry: dict, dest, *, base_url: str, staged_dir: str, lockfile, retries: int, timeout_s: float,
-          backoff_s: float = 2.0, progress: bool = True) -> str:
-    """Put `entry`'s tarball at `dest`, verified against `lockfile`; returns where it came from."""
+          backoff_s: float = 2.0, progress: bool = True) -> tuple[str, bool]:
+    """Put `entry`'s tarball at `dest`, checked against its hash in `lockfile` if one is recorded;
+    returns where it came from and whether the hash matched (False: new, recorded after conversion)."""
     name, dest = entry["name"], Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     part = dest.with_name(dest.name + ".part")
+    if staged_dir and not Path(staged_dir).is_dir():
+        raise MatrixError(f"download.staged_dir {staged_dir}: no such folder; fix the path, or set it to \"\" "
+                          "to download")
     staged = Path(staged_dir) / f"{name}.tar.gz" if staged_dir else None
     if staged is not None and staged.is_file():
         shutil.copyfile(staged, part)
@@ -102,9 +107,9 @@ def fetch(entry: dict, dest, *, base_url: str, staged_dir: str, lockfile, retrie
                 print(f"{origin}: {err}; retrying in {backoff_s * 2 ** attempt:g} s", file=sys.stderr)
                 time.sleep(backoff_s * 2 ** attempt)
     try:
-        lock.verify(part, name, lockfile)
+        known = lock.check(part, name, lockfile)
     except MatrixError:
         part.unlink()
         raise
     os.replace(part, dest)
-    return origin
+    return origin, known

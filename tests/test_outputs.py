@@ -1,0 +1,25 @@
+"""Result files: written whole or not at all, with the mode the umask gives a new file."""
+
+import os
+import stat
+
+import pytest
+
+from membound import outputs
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_outputs_honour_the_umask(tmp_path, mask, mode):
+    old = os.umask(mask)
+    try:
+        outputs.write_text("x\n", tmp_path / "a.md")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "a.md").stat().st_mode) == mode
+
+
+def test_a_failed_write_leaves_nothing(tmp_path):
+    with pytest.raises(RuntimeError), outputs.atomic(tmp_path / "a.csv") as tmp:
+        open(tmp, "w").write("partial")
+        raise RuntimeError
+    assert list(tmp_path.iterdir()) == []
