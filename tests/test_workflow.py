@@ -51,14 +51,66 @@ def test_each_figure_rule_reads_its_own_plot_module_and_the_shared_ones():
 
 
 def test_lint_is_clean():
-    run = snakemake("--lint")
+    run = snakemake("--profile", "profiles/cpu", "--lint")
     assert run.returncode == 0 and "Congratulations" in run.stdout + run.stderr, run.stdout[-3000:]
 
 
-def test_unknown_gpu_fails_at_start_with_the_valid_names():
-    run = snakemake("--profile", "profiles/cpu", "--config", "gpu=z80", "-n")
+def test_unknown_gpu_fails_at_start_with_the_valid_names(tmp_path):
+    (tmp_path / "z80.yaml").write_text("gpu: z80\n")
+    run = snakemake("--profile", "profiles/cpu", "--configfile", str(tmp_path / "z80.yaml"), "-n")
     assert run.returncode != 0
     assert "unknown gpu 'z80': choose one of a100, cpu, gh200, h100, h200, mi250x" in run.stdout + run.stderr
+
+
+OVERRIDES = ["counters=false", "matrix_source=real", "scale={log2_min: 12, log2_max: 14}", "matrices=[dc2, mip1]"]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_every_profile_keeps_its_gpu_results_and_mode_whatever_config_adds(profile):
+    run = snakemake("--profile", f"profiles/{profile}", "all", "-n", "--config", *OVERRIDES)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, run.stderr[-3000:]
+    target = "results/reference/h100" if profile == "reference" else f"results/{profile}"
+    assert f"membound: {target}/ from config/config.yaml" in out and "--config (counters, matrix_source, scale, matrices)" in out
+    written = set(re.findall(r"^    output: (results/[^,\n]*?/(?:raw|tables|figures|ae)/)", out, re.MULTILINE))
+    assert {w.split("/raw/")[0].split("/tables/")[0].split("/figures/")[0].split("/ae/")[0] for w in written} == {target}
+    benchmarks = set(re.findall(r"^rule (bench_\w+|counters_\w+|download_matrix):", out, re.MULTILINE))
+    if profile == "reference":
+        assert benchmarks == set()  # renders the committed raw results, measures nothing
+    else:
+        assert {"bench_scale", "bench_spmv", "download_matrix"} <= benchmarks and not any("counters" in b for b in benchmarks)
+        assert "--log2-min 12 --log2-max 14" in out  # the command line above the spec's workload
+
+
+def test_config_cannot_change_the_profiles_gpu_or_mode():
+    for key in ("gpu=cpu", "reference=false"):
+        run = snakemake("--profile", "profiles/h100", "-n", "--config", key)
+        assert run.returncode != 0 and f"--config {key.split('=')[0]}=...: '{key.split('=')[0]}' belongs to the profile" in run.stdout + run.stderr
+
+
+def test_without_a_profile_the_run_stops_and_names_them():
+    run = snakemake("-n")
+    assert run.returncode != 0 and "no gpu chosen: run with --profile <name> (a100, cpu" in run.stdout + run.stderr
+
+
+def test_the_specs_workload_sits_below_a_config_file_and_the_start_line_says_so(tmp_path):
+    (tmp_path / "mine.yaml").write_text("scale: {log2_min: 11}\n")
+    run = snakemake("--profile", "profiles/cpu", "results/cpu/raw/scale.csv", "-n", "--forceall",
+                    "--configfile", "profiles/cpu/membound.yaml", str(tmp_path / "mine.yaml"))
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "--log2-min 11 --log2-max 22" in run.stdout  # log2_min from the file, log2_max from cpu's workload
+    assert ("config/config.yaml < config/gpus/cpu.yaml workload (scale, spmv, stencil) < "
+            f"profiles/cpu/membound.yaml (gpu) < {tmp_path / 'mine.yaml'} (scale)") in run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("override, message", [
+    ("scale={log2_mn: 12}", "--config: scale: Additional properties are not allowed ('log2_mn' was unexpected)"),
+    ("counters=maybe", "--config: counters: 'maybe' is not of type 'boolean'"),
+    ("colour=red", "--config: top level: Additional properties are not allowed ('colour' was unexpected)"),
+])
+def test_a_bad_key_or_value_is_one_line_naming_its_layer(override, message):
+    run = snakemake("--profile", "profiles/cpu", "-n", "--config", override)
+    assert run.returncode != 0 and message in run.stdout + run.stderr, run.stdout[-2000:]
 
 
 def test_unknown_matrix_fails_at_start_with_the_valid_names():
@@ -136,3 +188,32 @@ def test_html_report_holds_every_figure_table_and_the_claims(reference_run):
     html = (copy / "report.html").read_text(errors="replace")
     for name in (*FIGURES, "table1_platforms", "table2_matrices", "table3_stencils", "bounds", "wqi", "claims"):
         assert name in html, name
+
+
+def test_a_python_whose_path_has_a_space_stops_at_start_naming_the_upstream_issue(tmp_path):
+    venv = tmp_path / "with space" / "venv"
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib/python*/site-packages"))
+    (site / "parent.pth").write_text("\n".join(p for p in sys.path if p.endswith("site-packages")) + "\n")
+    run = subprocess.run([str(venv / "bin" / "python"), "-m", "snakemake", "--profile", "profiles/cpu", "-n"],
+                         cwd=REPO, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert run.returncode != 0 and "has a space in its path" in run.stdout + run.stderr
+    assert "snakemake/snakemake#2645" in run.stdout + run.stderr
+
+
+def test_profiles_install_repairs_a_dangling_link_and_says_where_each_name_points(tmp_path):
+    gone = tmp_path / "deleted-checkout" / "profiles" / "cpu"
+    (tmp_path / "snakemake").mkdir()
+    (tmp_path / "snakemake" / "cpu").symlink_to(gone, target_is_directory=True)
+    (tmp_path / "other" / "h100").mkdir(parents=True)
+    (tmp_path / "snakemake" / "h100").symlink_to(tmp_path / "other" / "h100", target_is_directory=True)
+    run = subprocess.run([sys.executable, "-m", "membound.profiles", "install"], capture_output=True, text=True,
+                         env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "PYTHONPATH": str(REPO / "src")})
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "snakemake" / "cpu").resolve() == REPO / "profiles" / "cpu"
+    assert f"(repaired: it pointed at {gone}, which is gone)" in run.stdout
+    assert "not this checkout's, left alone; here use --profile profiles/h100" in run.stdout
+    check = subprocess.run([sys.executable, "-m", "membound.profiles", "check", "h10"], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert check.returncode != 0 and "unknown profile 'h10': choose one of a100, cpu, gh200, h100" in check.stderr

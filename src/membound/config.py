@@ -53,6 +53,15 @@ def merge(base: dict, override: dict) -> dict:
     return out
 
 
+def check_interpreter(executable: str) -> None:
+    """Stop if the Python running Snakemake has a space in its path: Snakemake runs `script:` rules
+    with that path unquoted (snakemake/snakemake#2645), so every one of them would fail."""
+    if " " in executable:
+        raise ConfigError(f"the Python running Snakemake, {executable}, has a space in its path, which "
+                          "breaks Snakemake's script: rules (snakemake/snakemake#2645); install into a venv "
+                          "at a path without one: make install VENV=~/.venvs/membound")
+
+
 def check(data: dict, schema: str, source: str, partial: bool = False) -> None:
     """Raise a one-line ConfigError naming `source` and the offending key unless `data` fits the
     schema workflow/schemas/<schema>.schema.yaml (`partial`: a layer, where no key is required)."""

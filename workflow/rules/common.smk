@@ -12,6 +12,7 @@ from membound.plots import compare as compare_plots
 min_version("9.0")
 
 try:  # the layers in their documented order (config/README.md, "Precedence"), each schema-checked
+    mbconfig.check_interpreter(sys.executable)
     merged, LAYERS = mbconfig.assemble(
         workflow.config_settings.configfiles, workflow.config_settings.config
     )
