@@ -2,6 +2,7 @@
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -53,6 +54,12 @@ def test_each_figure_rule_reads_its_own_plot_module_and_the_shared_ones():
 def test_lint_is_clean():
     run = snakemake("--profile", "profiles/cpu", "--lint")
     assert run.returncode == 0 and "Congratulations" in run.stdout + run.stderr, run.stdout[-3000:]
+
+
+def test_snakemake_files_are_formatted_with_snakefmt():
+    run = subprocess.run([sys.executable, "-m", "snakefmt", "--check", "--diff", "."], cwd=REPO, capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, "run `snakefmt .` (settings in pyproject.toml):\n" + run.stdout[-3000:]
 
 
 def test_unknown_gpu_fails_at_start_with_the_valid_names(tmp_path):
@@ -217,3 +224,23 @@ def test_profiles_install_repairs_a_dangling_link_and_says_where_each_name_point
     check = subprocess.run([sys.executable, "-m", "membound.profiles", "check", "h10"], capture_output=True, text=True,
                            env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     assert check.returncode != 0 and "unknown profile 'h10': choose one of a100, cpu, gh200, h100" in check.stderr
+
+
+def documented_commands() -> list[str]:
+    """Every `snakemake ...` command printed in README.md and config/README.md (placeholders aside)."""
+    found = []
+    for doc in ("README.md", "config/README.md"):
+        text = (REPO / doc).read_text()
+        blocks = re.findall(r"```sh\n(.*?)```", text, re.DOTALL)
+        lines = [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()]
+        found += [c for c in lines + re.findall(r"`(snakemake [^`]*)`", text) if c.startswith("snakemake ")]
+    return sorted({c for c in found if "<" not in c and "--report" not in c})  # --report: test_html_report
+
+
+@pytest.mark.parametrize("command", documented_commands())
+def test_every_documented_command_dry_runs_as_printed(command, tmp_path):
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "PYTHONPATH": str(REPO / "src")}
+    subprocess.run([sys.executable, "-m", "membound.profiles", "install"], env=env, check=True, capture_output=True)
+    words = shlex.split(command)
+    run = subprocess.run([*SNAKEMAKE, "-n", *words[1:]], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
+    assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]

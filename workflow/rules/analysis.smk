@@ -3,13 +3,17 @@
 
 from membound.counters.workflow import raw_paths, why_not
 
-WHY_NOT = why_not(config["counters"], GPU["profiler"])   # "": ncu runs; else the tables say why not
+WHY_NOT = why_not(config["counters"], GPU["profiler"])  # "": ncu runs; else the tables say why not
 # SpMV rows once rule bench_spmv runs (reference: those whose raw CSV is committed).
 SPMV_MATRICES = [m for m in MATRICES if Path(f"{RESULTS}/raw/spmv/{m['name']}.csv").exists()] if REFERENCE else MATRICES
-COUNTER_INPUTS = {} if WHY_NOT else {
-    "counters": raw_paths(RESULTS, "counters/", config["stencil"]["kernels"], SPMV_MATRICES),
-    "dgemm_check": f"{RESULTS}/tables/dgemm_counter_check.csv",
-}
+COUNTER_INPUTS = (
+    {}
+    if WHY_NOT
+    else {
+        "counters": raw_paths(RESULTS, "counters/", config["stencil"]["kernels"], SPMV_MATRICES),
+        "dgemm_check": f"{RESULTS}/tables/dgemm_counter_check.csv",
+    }
+)
 
 
 rule dgemm_check:
@@ -28,9 +32,9 @@ rule dgemm_check:
 
 rule wqi:
     input:
+        **COUNTER_INPUTS,
         bench=raw_paths(RESULTS, "", config["stencil"]["kernels"], SPMV_MATRICES),
         gpu=GPU_FILE,
-        **COUNTER_INPUTS,
     output:
         csv=report(f"{RESULTS}/tables/wqi.csv", caption="../report/wqi.rst", category="Tables"),
         md=f"{RESULTS}/tables/wqi.md",

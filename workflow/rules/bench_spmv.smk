@@ -13,12 +13,12 @@ rule bench_spmv:
         f"{RESULTS}/raw/benchmarks/bench_spmv-{{name}}.tsv"
     conda:
         "../../envs/membound.yaml"
+    resources:
+        gpu=1,
     params:
         backend="cpu" if GPU["vendor"] == "cpu" else "cuda",  # amd: HIP; spmv.py skips the tensor-core path
         warmup=config["spmv"]["warmup"],
         reps=config["spmv"]["reps"],
-    resources:
-        gpu=1,
     shell:
         "python -m membound.kernels.spmv --backend {params.backend} --matrix {input.matrix}"
         " --warmup {params.warmup} --reps {params.reps} --out {output} > {log} 2>&1"

@@ -22,6 +22,8 @@ rule bench_stencil:
         stencil="|".join(STENCILS),
     conda:
         "../../envs/membound.yaml"
+    resources:
+        gpu=1,
     params:
         backend="cpu" if GPU["vendor"] == "cpu" else "cuda",
         shape=lambda wc: STENCILS[wc.stencil]["shape"],
@@ -32,8 +34,6 @@ rule bench_stencil:
         steps=config["stencil"]["steps"],
         warmup=config["stencil"]["warmup"],
         reps=config["stencil"]["reps"],
-    resources:
-        gpu=1,
     shell:
         "python -m membound.kernels.stencil --backend {params.backend} --stencil {wildcards.stencil}"
         " --shape {params.shape} --dims {params.dims} --radius {params.radius} --depth {params.depth}"

@@ -13,9 +13,7 @@ min_version("9.0")
 
 try:  # the layers in their documented order (config/README.md, "Precedence"), each schema-checked
     mbconfig.check_interpreter(sys.executable)
-    merged, LAYERS = mbconfig.assemble(
-        workflow.config_settings.configfiles, workflow.config_settings.config
-    )
+    merged, LAYERS = mbconfig.assemble(workflow.config_settings.configfiles, workflow.config_settings.config)
     config.clear()
     config.update(merged)
     GPU_NAME = config["gpu"]

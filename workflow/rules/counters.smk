@@ -19,11 +19,11 @@ rule counters_scale:
         f"{RESULTS}/raw/benchmarks/counters_scale.tsv"
     conda:
         "../../envs/membound.yaml"
+    resources:
+        gpu=1,
     params:
         ncu=NCU,
         sizes=f"--log2-min {config['ncu']['scale_log2_min']} --log2-max {config['ncu']['scale_log2_max']}",
-    resources:
-        gpu=1,
     shell:
         "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
         " -- python -m membound.kernels.scale --backend cuda {params.sizes} --warmup 0 --reps 1 --counters"
@@ -44,10 +44,10 @@ rule counters_spmv:
         name=NAMES,
     conda:
         "../../envs/membound.yaml"
-    params:
-        ncu=NCU,
     resources:
         gpu=1,
+    params:
+        ncu=NCU,
     shell:
         "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
         " -- python -m membound.kernels.spmv --backend cuda --matrix {input.csr} --warmup 0 --reps 1 --counters"
@@ -72,11 +72,11 @@ rule counters_stencil:
         stencil="|".join(STENCILS),
     conda:
         "../../envs/membound.yaml"
+    resources:
+        gpu=1,
     params:
         ncu=NCU,
         args=lambda wc: stencil_args(wc.stencil, config["stencil"]),
-    resources:
-        gpu=1,
     shell:
         "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
         " -- python -m membound.kernels.stencil --backend cuda {params.args} --warmup 0 --reps 1 --counters"
@@ -95,10 +95,10 @@ rule counters_dgemm:
         f"{RESULTS}/raw/benchmarks/counters_dgemm.tsv"
     conda:
         "../../envs/membound.yaml"
-    params:
-        ncu=NCU,
     resources:
         gpu=1,
+    params:
+        ncu=NCU,
     shell:
         "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
         " -- python -m membound.counters.dgemm --out {output.rows} > {log} 2>&1"

@@ -18,12 +18,12 @@ localrules:
 
 
 rule download_matrix:
-    wildcard_constraints:
-        name=NAMES,
     output:
         f"{DATA}/tarballs/{{name}}.tar.gz",
     log:
         f"{DATA}/logs/download_matrix/{{name}}.log",
+    wildcard_constraints:
+        name=NAMES,
     conda:
         "../../envs/membound.yaml"
     params:
@@ -35,33 +35,33 @@ rule download_matrix:
 
 
 rule convert_matrix:
-    wildcard_constraints:
-        name=NAMES,
     input:
         rules.download_matrix.output,
     output:
         f"{DATA}/csr/real/{{name}}.npz",
     log:
         f"{DATA}/logs/convert_matrix/{{name}}.log",
+    wildcard_constraints:
+        name=NAMES,
     conda:
         "../../envs/membound.yaml"
+    resources:
+        mem_mb=lambda wc: 1024 + MATRIX[wc.name]["nnz"] * 150 // 2**20,  # 8 GB peak for circuit5M
     params:
         entry=lambda wc: MATRIX[wc.name],
         lockfile=config["lockfile"],
-    resources:
-        mem_mb=lambda wc: 1024 + MATRIX[wc.name]["nnz"] * 150 // 2**20,  # 8 GB peak for circuit5M
     script:
         "../../scripts/convert_matrix.py"
 
 
 rule surrogate_matrix:
-    wildcard_constraints:
-        name=NAMES,
-        scale=r"[0-9.]+(e-?[0-9]+)?",
     output:
         f"{DATA}/csr/surrogate-{{scale}}/{{name}}.npz",
     log:
         f"{DATA}/logs/surrogate_matrix/{{scale}}-{{name}}.log",
+    wildcard_constraints:
+        name=NAMES,
+        scale=r"[0-9.]+(e-?[0-9]+)?",
     conda:
         "../../envs/membound.yaml"
     params:
