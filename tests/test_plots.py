@@ -3,6 +3,7 @@ captions' REAL/SURROGATE, the time breakdown against eq. 17/18, the plotted-data
 
 import json
 import math
+import types
 
 import pandas as pd
 import pytest
@@ -222,3 +223,14 @@ def test_compare_draws_every_gpus_roofline_on_one_plot_and_one_claims_table(tmp_
         (tmp_path / name / "claims.json").write_text(json.dumps(claims))
     table = compare.claims_table(compare.found(str(tmp_path), "claims.json"))
     assert table[["claim", "verdict", "estimate"]].values.tolist() == [["C1", "PASS", 1.1], ["C1", "FAIL", 1.1]]
+
+
+def test_a_truncated_raw_csv_is_one_line_naming_the_file_and_its_missing_columns(tmp_path):
+    (tmp_path / "scale.csv").write_text("kernel,impl,un")
+    (tmp_path / "empty.csv").write_text("")
+    out = types.SimpleNamespace(csv=tmp_path / "f.csv", pdf=tmp_path / "f.pdf", png=tmp_path / "f.png")
+    with pytest.raises(SystemExit, match=r"scale.csv: missing columns unit, .*t_median_s.* delete it and rerun"):
+        common.render(fig3_4, [tmp_path / "scale.csv"], "config/gpus/cpu.yaml", out)
+    with pytest.raises(SystemExit, match=r"empty.csv: not a readable CSV"):
+        common.render(fig3_4, [tmp_path / "empty.csv"], "config/gpus/cpu.yaml", out)
+    assert not out.csv.exists()

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import re
 import shutil
 import subprocess
 
@@ -53,6 +55,28 @@ def require(profile: str, spec: dict) -> None:
         raise config.ConfigError(
             f"profile '{profile}' measures an {spec['name']}, but this node has {names[0]}: "
             f"use --profile {profile_for(names)}")
+    if importlib.util.find_spec("cupy") is None:
+        raise config.ConfigError(f"profile '{profile}' runs its kernels through CuPy, which is not installed: "
+                                 f"{cupy_package(spec['vendor'], cuda_major())}")
+
+
+def cuda_major() -> int | None:
+    """The CUDA major version the NVIDIA driver supports (nvidia-smi's header), or None."""
+    try:
+        out = subprocess.run(["nvidia-smi"], capture_output=True, text=True, timeout=30).stdout
+    except (subprocess.SubprocessError, OSError):
+        return None
+    found = re.search(r"CUDA Version:\s*(\d+)", out)
+    return int(found.group(1)) if found else None
+
+
+def cupy_package(vendor: str, cuda: int | None) -> str:
+    """What to install for CuPy on this node."""
+    if vendor == "amd":
+        return "install CuPy for ROCm (docs.cupy.dev: Installation, AMD ROCm)"
+    if cuda is None:
+        return "pip install cupy-cuda12x (or cupy-cuda13x: the one matching the node's CUDA)"
+    return f"pip install cupy-cuda{cuda}x (the driver supports CUDA {cuda})"
 
 
 if __name__ == "__main__":

@@ -19,9 +19,25 @@ UNITS = ("cuda_core", "tensor_core")
 KEEP = ["gpu", "device", "date", "source"]   # provenance columns of every plotted-data CSV
 
 
+class RawError(ValueError):
+    """A raw benchmark CSV that is not a table of result rows (truncated, or not one of ours)."""
+
+
+def read_one(path) -> pd.DataFrame:
+    """The rows of one raw CSV, or a RawError naming the file and its missing columns."""
+    try:
+        frame = pd.read_csv(path)
+    except (pd.errors.EmptyDataError, pd.errors.ParserError) as err:
+        raise RawError(f"{path}: not a readable CSV ({err}); delete it and rerun its rule") from None
+    missing = [c for c in ROW_COLUMNS if c not in frame.columns]
+    if missing:
+        raise RawError(f"{path}: missing columns {', '.join(missing)} (truncated?); delete it and rerun its rule")
+    return frame
+
+
 def read_raw(paths) -> pd.DataFrame:
     """The raw benchmark rows of the CSV(s) `paths`, one frame (empty, with ROW_COLUMNS, if none)."""
-    frames = [pd.read_csv(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
+    frames = [read_one(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ROW_COLUMNS)
 
 
@@ -61,7 +77,10 @@ def render(module, raw_paths, gpu_file: str, output) -> None:
     """A measured figure: read the raw CSVs, write `module`'s plotted numbers to `output.csv` and
     its figure, captioned, to `output.pdf` and `output.png`."""
     gpu = config.load_gpu(Path(gpu_file).stem)
-    raw = read_raw(raw_paths)
+    try:
+        raw = read_raw(raw_paths)
+    except RawError as err:
+        raise SystemExit(f"error: {err}") from None
     data = module.data(raw, gpu)
     write_csv(data, output.csv)
     save_figure(module.figure(data, gpu, caption(gpu["name"], raw, gpu_file)), output.pdf, output.png)
