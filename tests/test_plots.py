@@ -234,3 +234,39 @@ def test_a_truncated_raw_csv_is_one_line_naming_the_file_and_its_missing_columns
     with pytest.raises(SystemExit, match=r"empty.csv: not a readable CSV"):
         common.render(fig3_4, [tmp_path / "empty.csv"], "config/gpus/cpu.yaml", out)
     assert not out.csv.exists()
+
+
+def overlaps(a, b, gap: float = 0.0) -> bool:
+    """Whether two display-space boxes come closer than `gap` (display units) to each other."""
+    return a.x0 < b.x1 + gap and b.x0 < a.x1 + gap and a.y0 < b.y1 + gap and b.y0 < a.y1 + gap
+
+
+def test_breakdown_equations_stay_clear_of_the_bars():
+    fig = fig3_4.figure(fig3_4.data(scale_rows({2**20: 1.1}), L2_1MB), L2_1MB, "caption")
+    renderer = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        equations = [t.get_window_extent(renderer) for t in ax.texts if t.get_text().startswith("T = ")]
+        bars = [p.get_window_extent(renderer) for p in ax.patches if p.get_width() > 0]
+        gap = 3 * fig.dpi / 72  # 3 points of air between an equation and any bar
+        assert equations and bars and not any(overlaps(e, b, gap) for e in equations for b in bars)
+
+
+def test_roofline_note_without_counters_stays_off_the_roof():
+    from membound.plots import roofline_achieved
+    wqi = pd.DataFrame(columns=["status", "part", "kernel", "unit", "I_ach", "I_l2_ach", "GFLOPs_ach"])
+    fig = roofline_achieved.figure(wqi, config.load_gpu("h100"))
+    ax, renderer = fig.axes[0], fig.canvas.get_renderer()
+    (note,) = [t for t in ax.texts if "not measured" in t.get_text()]
+    box = note.get_window_extent(renderer)
+    for line in ax.lines:
+        points = ax.transData.transform(line.get_xydata())
+        assert not any(box.x0 <= x <= box.x1 and box.y0 <= y <= box.y1 for x, y in points)
+
+
+def test_spmv_panels_are_lettered_and_the_ratio_is_not_called_a_speedup():
+    rows = spmv_rows({"D1": (2000, 1.5, "real"), "D8": (400000, 0.9, "real")})
+    fig = fig7.figure(fig7.data(rows, L2_1MB), L2_1MB, "caption")
+    titles = [ax.get_title(loc="left") for ax in fig.axes]
+    assert titles[0].startswith("(a)") and titles[1].startswith("(b)")
+    words = " ".join([*titles, *(ax.get_ylabel() for ax in fig.axes)]).lower()
+    assert "speedup" not in words and "t_tc / t_cc" in words

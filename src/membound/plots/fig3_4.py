@@ -57,21 +57,22 @@ def draw(axes, data: pd.DataFrame) -> None:
     scale, unit = (1e3, "ms") if data["T_measured_s"].max() >= 1e-2 else (1e6, "µs")
     for ax, (case, (title, _)) in zip(axes, CASES.items()):
         rows = data[data["case"] == case].reset_index(drop=True)
-        for y, r in rows.iterrows():
+        for y, r in rows.iterrows():  # bars in y-0.4 .. y+0.15, the equation under them at y+0.3
             start = 0.0
             for k, (col, (label, color)) in enumerate(PARTS.items()):
                 if case == "overlapped":
-                    ax.barh(y + (k - 1) * 0.25, r[col] * scale, 0.25, color=color, label=label if y == 0 else None)
+                    ax.barh(y - 0.3 + k * 0.18, r[col] * scale, 0.18, color=color, label=label if y == 0 else None)
                 else:
-                    ax.barh(y, r[col] * scale, 0.6, left=start, color=color, label=label if y == 0 else None)
+                    ax.barh(y - 0.12, r[col] * scale, 0.54, left=start, color=color, label=label if y == 0 else None)
                     start += r[col] * scale
-            ax.plot(r["T_measured_s"] * scale, y, "kD", ms=5, label="measured T" if y == 0 else None)
+            ax.plot(r["T_measured_s"] * scale, y - 0.12, "kD", ms=5, label="measured T" if y == 0 else None)
             parts = [f"{r[col] * scale:.4g}" for col in PARTS]
             formula = f"max({', '.join(parts)})" if case == "overlapped" else " + ".join(parts)
-            ax.text(0, y + 0.4, f"T = {formula} = {r['T_model_s'] * scale:.4g} {unit}"
-                    + (" (T_others clipped at 0)" if r["others_clipped"] else ""), fontsize=7, va="top")
-        ax.set_yticks(range(len(rows)), [style.UNIT_LABEL[u] for u in rows["unit"]])
-        ax.set(xlabel=f"time ({unit})", ylim=(len(rows) - 0.3, -0.55))
+            ax.text(0.01, y + 0.3, f"T = {formula} = {r['T_model_s'] * scale:.4g} {unit}"
+                    + (" (T_others clipped at 0)" if r["others_clipped"] else ""), fontsize=7, va="center",
+                    transform=ax.get_yaxis_transform())
+        ax.set_yticks([y - 0.12 for y in range(len(rows))], [style.UNIT_LABEL[u] for u in rows["unit"]])
+        ax.set(xlabel=f"time ({unit})", ylim=(len(rows) - 0.5, -0.55))
         ax.set_xlim(0, max(rows["T_measured_s"].max(), rows["T_model_s"].max()) * scale * 1.1)
         ax.set_title(title, pad=18)
         ax.grid(axis="y", visible=False)

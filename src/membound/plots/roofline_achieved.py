@@ -33,7 +33,7 @@ def figure(wqi: pd.DataFrame, gpu: dict):
         ax.scatter(grp["I_l2_ach"], grp["GFLOPs_ach"], marker=MARKERS.get(kernel, "D"), facecolors="none",
                    edgecolors=color, label=f"{kernel} {unit} (L2)")
     if measured.empty:
-        ax.text(0.5, 0.5, "not measured (no counter rows)", transform=ax.transAxes, ha="center", color="0.4")
+        ax.text(0.03, 0.95, "not measured (no counter rows)", transform=ax.transAxes, va="top", color="0.4")
     ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)", ylabel="GFLOP/s",
            title=f"Achieved roofline, {gpu['name']} (DRAM roof {gpu['memory_bandwidth_TBs']:g} TB/s)")
     ax.grid(True, which="major", lw=0.3)
