@@ -34,9 +34,9 @@ include: "workflow/rules/figures.smk"
 # whose statements take literal names).
 for _gpu in REFERENCE_GPUS[1:]:
     workflow.module(name=f"ref_{_gpu}", snakefile="Snakefile", config={**config, "gpu": _gpu, "reference_gpus": [_gpu]})
-    workflow.userule(rules=["*"], from_module=f"ref_{_gpu}", exclude_rules=["compare"], name_modifier=f"{_gpu}_*", lineno=0)(
-        lambda: None
-    )
+    workflow.userule(
+        rules=["*"], from_module=f"ref_{_gpu}", exclude_rules=["compare"], name_modifier=f"{_gpu}_*", lineno=0
+    )(lambda: None)
 
 
 rule all:

@@ -97,11 +97,12 @@ def typed(value):
     return value
 
 
-def assemble(configfiles, command_line: dict) -> tuple[dict, list[str]]:
+def assemble(configfiles, command_line: dict, gpu: str | None = None) -> tuple[dict, list[str]]:
     """The run's config and its layers' names, lowest precedence first:
     config/config.yaml < the device spec's `workload:` < the configfiles (the profile's
     profiles/<name>/membound.yaml, then any --configfile) < --config. `gpu` and `reference` come from
-    the profile alone. Every layer and the merged result are checked against the schema."""
+    the profile alone (`gpu` given: a module of the Snakefile for that GPU). Every layer and the
+    merged result are checked against the schema."""
     command_line = typed(dict(command_line))
     if taken := [key for key in PROFILE_KEYS if key in command_line]:
         raise ConfigError(f"--config {taken[0]}=...: '{taken[0]}' belongs to the profile; drop it and pick "
@@ -116,6 +117,7 @@ def assemble(configfiles, command_line: dict) -> tuple[dict, list[str]]:
         raise ConfigError("no gpu chosen: run with --profile <name> (" + ", ".join(profiles()) + ", reference); "
                           "a --configfile replaces the profile's, so name that too: "
                           "--configfile profiles/<name>/membound.yaml yours.yaml")
+    chosen["gpu"] = gpu or chosen["gpu"]
     spec = load_gpu(chosen["gpu"])
     check(spec, "gpu", f"config/gpus/{chosen['gpu']}.yaml")
     layers = [(str(DEFAULTS_FILE.relative_to(REPO)), yaml.safe_load(DEFAULTS_FILE.read_text())),
@@ -125,6 +127,7 @@ def assemble(configfiles, command_line: dict) -> tuple[dict, list[str]]:
     for source, layer in layers:
         check(layer, "config", source, partial=True)
         merged = merge(merged, layer)
+    merged["gpu"] = chosen["gpu"]
     check(merged, "config", "the merged config")
     return merged, [source if i == 0 else f"{source} ({', '.join(layer)})"
                     for i, (source, layer) in enumerate(layers) if layer]

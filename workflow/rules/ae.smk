@@ -65,7 +65,9 @@ rule manifest:
     input:
         config=["config/config.yaml", GPU_FILE, "config/matrices.yaml", config["lockfile"]],
         # all of `all` under this GPU's results (the reference profile's `all` has other GPUs' too)
-        products=lambda wildcards: [f for f in rules.all.input if f.startswith(RESULTS) and f not in rules.manifest.output],
+        products=lambda wildcards: [
+            f for f in rules.all.input if f.startswith(RESULTS) and f not in rules.manifest.output
+        ],
     output:
         f"{RESULTS}/ae/manifest.sha256",
     log:

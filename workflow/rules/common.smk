@@ -13,7 +13,13 @@ min_version("9.0")
 
 try:  # the layers in their documented order (config/README.md, "Precedence"), each schema-checked
     mbconfig.check_interpreter(sys.executable)
-    merged, LAYERS = mbconfig.assemble(workflow.config_settings.configfiles, workflow.config_settings.config)
+    # A module (the reference profile's other GPUs, see the Snakefile) gets the same layers for its own gpu.
+    MODULE_GPU = None if workflow.modifier.is_main_snakefile() else config["gpu"]
+    merged, LAYERS = mbconfig.assemble(
+        workflow.config_settings.configfiles, workflow.config_settings.config, gpu=MODULE_GPU
+    )
+    if MODULE_GPU:
+        merged["reference_gpus"] = [MODULE_GPU]
     config.clear()
     config.update(merged)
     GPU_NAME = config["gpu"]

@@ -110,7 +110,12 @@ rule compare:
         **{key: compared(name) for key, name in COMPARED.items()},
         code=[f"{PLOTS}/{m}.py" for m in ("compare", "fig2", "fig6", "fig7", "fig8")] + PLOTS_SHARED,
     output:
-        **{f"{key}_{ext}": f"results/compare/{key}.{ext}" for key in COMPARED if key != "claims" for ext in ("pdf", "png")},
+        **{
+            f"{key}_{ext}": f"results/compare/{key}.{ext}"
+            for key in COMPARED
+            if key != "claims"
+            for ext in ("pdf", "png")
+        },
         claims=multiext("results/compare/claims", ".csv", ".md"),
     log:
         "results/compare/compare.log",
