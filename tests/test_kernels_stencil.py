@@ -124,13 +124,20 @@ def test_gpu_check_domain_and_sampled_path():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("shape, radius", [("star", 1), ("box", 1), ("star", 2)])
-def test_gpu_z_streaming_kernel_over_several_ragged_z_blocks(shape, radius):
+@pytest.mark.parametrize("dims, shape, radius, depth", [(2, "star", 3, 1), (2, "box", 3, 1), (2, "box", 1, 3),
+                                                        (3, "star", 1, 1), (3, "box", 1, 1), (3, "star", 2, 1),
+                                                        (3, "box", 2, 1), (3, "star", 1, 3), (3, "box", 1, 3),
+                                                        (3, "star", 1, 2)])
+def test_gpu_cuda_core_kernels_over_several_ragged_blocks(dims, shape, radius, depth):
+    """Every CUDA-core kernel (stencil_cc, stencil_cc3, stencil_tb3) over several blocks along the streaming
+    axis (2D: y, TPB tiles per block; 3D: z), the last one ragged."""
     import cupy as cp
 
-    st = S.Stencil("3d", shape, 3, radius, 1)
+    st = S.Stencil("x", shape, dims, radius, depth)
+    tile = S.cc_tile(st, depth)
     rng = np.random.default_rng(8)
-    x = rng.random((S.CC3_TILE["BZ"] * 2 + 5, 37, 45))     # three z blocks, the last one ragged
-    w = S.random_weights(rng, shape, 3, radius)
-    out = S._cuda_runner("cc_naive", st, w, cp.asarray(x), 2)()
-    measure.check(cp.asnumpy(out), S.reference(x, w, 2), S.TOL, f"3d {shape} r={radius} cc_naive")
+    stream = 2 * tile["BY"] * tile.get("TPB", 1) if dims == 2 else 2 * tile["BZ"]
+    x = rng.random((stream + 5, 45) if dims == 2 else (stream + 5, 37, 45))
+    w = S.random_weights(rng, shape, dims, radius)
+    out = S._cuda_runner("cc_tb", st, w, cp.asarray(x), 2 * depth)()
+    measure.check(cp.asnumpy(out), S.reference(x, w, 2 * depth), S.TOL, f"{dims}d {shape} r={radius} t={depth}")

@@ -10,7 +10,9 @@ rule bench_stencil:
         "src/membound/kernels/stencil.py",
         "src/membound/kernels/stencil_cc.cu",
         "src/membound/kernels/stencil_cc3.cu",
+        "src/membound/kernels/stencil_tb3.cu",
         "src/membound/kernels/stencil_strip.cuh",
+        "src/membound/kernels/stencil_async.cuh",
         "src/membound/kernels/stencil_tc.cu",
     output:
         f"{RESULTS}/raw/stencil/{{stencil}}.csv",

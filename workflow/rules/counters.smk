@@ -59,7 +59,9 @@ rule counters_stencil:
         "src/membound/kernels/stencil.py",
         "src/membound/kernels/stencil_cc.cu",
         "src/membound/kernels/stencil_cc3.cu",
+        "src/membound/kernels/stencil_tb3.cu",
         "src/membound/kernels/stencil_strip.cuh",
+        "src/membound/kernels/stencil_async.cuh",
         "src/membound/kernels/stencil_tc.cu",
     output:
         counters=f"{RESULTS}/raw/counters/stencil/{{stencil}}.csv",

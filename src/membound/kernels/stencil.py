@@ -5,9 +5,10 @@ time: out[p] = sum_o w[o] * in[p + o] over its offsets o (paper 002 Sec. 3.2.1, 
 
 Roles (impl: unit, paper role):
 - cc_naive (cuda_core, Brick): one time step per launch, `steps` launches (3D: streaming along z,
-  stencil_cc3.cu).
-- cc_tb (cuda_core, EBISU): temporal blocking at depth t: a tile plus a halo of t*r is loaded once,
-  t steps run on chip on shrinking regions, the last is written (steps/t launches).
+  stencil_cc3.cu or stencil_tb3.cu at depth 1).
+- cc_tb (cuda_core, EBISU): temporal blocking at depth t, the last of t steps written (steps/t
+  launches). 2D: a tile plus a halo of t*r is loaded once, t steps run on chip on shrinking regions;
+  3D: streaming along z with t pipelined stages of plane rings in shared memory (stencil_tb3.cu).
 - tc (tensor_core, ConvStencil): kernel fusion as ConvStencil (paper 002 Sec. 2.2.3): the t-step
   stencil is fused into one enlarged stencil K^(t) (the t-fold self-convolution of the weights,
   radius t*r) applied once per t steps with FP64 MMA (m8n8k4); see tc_rows for the transformation.
@@ -230,30 +231,47 @@ CPU = {"cc_naive": _cpu_naive, "cc_tb": _cpu_tb, "tc": _cpu_tc}
 
 # --------------------------------------------------------------------------------------- CUDA
 
-# CUDA-core tiles per (dims, temporally blocked, shape), from a sweep on the H100 (docs/kernels_stencil.md)
-_T2 = dict(BX=64, BY=32, BZ=1, V=8, NTHREADS=256)
-_T3 = dict(BX=32, BY=8, BZ=8, V=8, NTHREADS=256)
-_T3TB = dict(_T3, NTHREADS=512)
-CC_TILE = {(2, False, "star"): _T2, (2, False, "box"): _T2, (2, True, "star"): _T2, (2, True, "box"): _T2,
-           (3, True, "star"): _T3TB, (3, True, "box"): _T3TB}
-CC3_TILE = dict(BX=32, BY=64, BZ=32, V=8, NTHREADS=256)   # unblocked 3D: stencil_cc3.cu streams along z
+# CUDA-core kernel and tile per (dims, temporally blocked, shape, high order: radius > 1), from sweeps on
+# the H100 (docs/kernels_stencil.md). kernel: the .cu file (stencil_cc: 2D, a tile plus halo per block;
+# stencil_cc3 / stencil_tb3: 3D, streaming along z). BX x BY (x BZ) output tile per block, V points
+# per thread along y, TPB tiles per block along y (stencil_cc; the next one prefetched with cp.async
+# when > 1), MINB minimum blocks per SM (0: the compiler's choice), WSMEM weights in shared memory.
+_2D = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0)
+_3D_TB = dict(kernel="stencil_tb3", BX=32, BY=32, BZ=128, V=4, NTHREADS=512, MINB=0, WSMEM=0)
+CC_TILE = {
+    **{(2, blocked, shape, False): _2D for blocked in (False, True) for shape in ("star", "box")},
+    **{(2, blocked, "star", True): dict(_2D, BX=128, V=16, TPB=4) for blocked in (False, True)},
+    **{(2, blocked, "box", True): dict(_2D, V=16, NTHREADS=128, TPB=4, WSMEM=1) for blocked in (False, True)},
+    **{(3, False, "star", high): dict(_3D_TB, BX=64, BY=16, BZ=32, NTHREADS=256) for high in (False, True)},
+    **{(3, False, "box", high): dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0)
+       for high in (False, True)},
+    **{(3, True, "star", high): _3D_TB for high in (False, True)},
+    **{(3, True, "box", high): dict(_3D_TB, BX=64, BY=16) for high in (False, True)},
+}
 TC_TILE = dict(NT=4, WX=2, WY=4)
+
+
+def cc_tile(st: Stencil, depth: int) -> dict:
+    """The CUDA-core kernel and tile (CC_TILE) of stencil `st` at `depth` (1: the unblocked role)."""
+    return CC_TILE[st.dims, depth > 1, st.shape, st.radius > 1]
 
 
 def _cc_kernel(st: Stencil, depth: int):
     """(kernel, shared bytes, tile) of the CUDA-core kernel at `depth` (1: the unblocked role)."""
-    if st.dims == 3 and depth == 1:
-        tile, r = CC3_TILE, st.radius
-        macros = dict(RAD=r, STAR=int(st.shape == "star"), **tile)
-        words = (2 * r + 1) * (tile["BY"] + 2 * r) * (tile["BX"] + 2 * r)
-        return _compiled("stencil_cc3.cu", "stencil_cc3", macros, 8 * words), tile
-    tile = CC_TILE[st.dims, depth > 1, st.shape]
-    macros = dict(DIMS=st.dims, RAD=st.radius, STAR=int(st.shape == "star"), DEPTH=depth, **tile)
-    halo = depth * st.radius
-    sz = tile["BZ"] + (2 * halo if st.dims == 3 else 0)
-    slack = tile["V"] if depth > 1 else 0
-    words = sz * (tile["BY"] + 2 * halo + slack) * (tile["BX"] + 2 * halo) * (2 if depth > 1 else 1)
-    return _compiled("stencil_cc.cu", "stencil_cc", macros, 8 * words), tile
+    tile, r = cc_tile(st, depth), st.radius
+    name = tile["kernel"]
+    macros = dict(RAD=r, STAR=int(st.shape == "star"), DEPTH=depth,
+                  **{k: v for k, v in tile.items() if k != "kernel"})
+    halo = depth * r
+    sx, sy = tile["BX"] + 2 * halo, tile["BY"] + 2 * halo
+    if name == "stencil_cc3":    # a ring of 2r+1 planes
+        words = (2 * r + 1) * sy * sx
+    elif name == "stencil_tb3":  # `depth` stages of 2r+2 planes, V rows of slack
+        words = depth * (2 * r + 2) * sy * sx + tile["V"] * sx
+    else:                        # one input tile (two when a block walks several: the next one in flight)
+        macros["DIMS"] = 2       # and, temporally blocked, the ping-pong partner with V rows of slack
+        words = (1 + (tile["TPB"] > 1) + (depth > 1)) * (sy + (tile["V"] if depth > 1 else 0)) * sx
+    return _compiled(f"{name}.cu", name, macros, 8 * words), tile
 
 
 def _tc_kernel(st: Stencil, nfrag: int):
@@ -289,7 +307,7 @@ def _cuda_runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int):
         depth = st.depth if impl == "cc_tb" else 1
         (kernel, smem), cfg = _cc_kernel(st, depth)
         extra = (cp.asarray(w.ravel()),)
-        tile, threads, launches = (cfg["BX"], cfg["BY"], cfg["BZ"]), cfg["NTHREADS"], steps // depth
+        tile, threads, launches = (cfg["BX"], cfg["BY"] * cfg.get("TPB", 1), cfg["BZ"]), cfg["NTHREADS"], steps // depth
     grid = tuple(math.ceil(n / b) for n, b in zip((nx, ny, nz), tile))
     dims = (np.int32(nz), np.int32(ny), np.int32(nx))
 

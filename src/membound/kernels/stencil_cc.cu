@@ -1,88 +1,88 @@
-// FP64 stencils on CUDA cores: one kernel for both the unblocked role (DEPTH=1) and temporal
-// blocking (DEPTH=t): a block loads its output tile plus a halo of DEPTH*RAD (periodic wrap) into
-// shared memory, runs DEPTH steps there on shrinking regions (ping-pong buffers) and writes only
-// the last step to global memory, so DRAM traffic stays ~2 x 8 bytes per point per launch.
-// The field is (nz, ny, nx), x fastest; 2D runs with nz = 1. Each thread computes a strip of V
-// points along y, keeping the input column in registers (reuse along y).
-// Compile-time macros (set by stencil.py): DIMS (2|3), RAD, STAR (0 box | 1 star), DEPTH,
-// BX, BY, BZ (output tile), V (strip length, divides BY), NTHREADS.
-// Weights: dense (2*RAD+1)^DIMS array (offset order z, y, x); off-star entries are never read.
+// FP64 2D stencils on CUDA cores: one kernel for both the unblocked role (DEPTH=1) and temporal
+// blocking (DEPTH=t): a tile plus a halo of DEPTH*RAD (periodic wrap) sits in shared memory, DEPTH
+// steps run there on shrinking regions (ping-pong buffers) and only the last step is written to
+// global memory, so DRAM traffic stays ~2 x 8 bytes per point per launch.
+// A block walks TPB tiles along y. TPB > 1: the next tile's input is copied into a second buffer with
+// cp.async while the current one is computed, so loads and arithmetic overlap within a block and no
+// register stages the copy (the high-order stencils, whose registers allow few blocks per SM).
+// TPB = 1: the loads are staged in registers, all in flight before the first store (the small
+// stencils, many blocks per SM). The field is (ny, nx), x fastest. Each thread computes a strip of
+// V points along y, keeping the input column in registers (reuse along y).
+// Compile-time macros (set by stencil.py): RAD, STAR (0 box | 1 star), DEPTH, BX, BY (output tile),
+// V (strip length, divides BY), NTHREADS, MINB (minimum blocks per SM, 0: the compiler's choice),
+// TPB, WSMEM (weights in shared memory: stencil_strip.cuh).
+// Weights: dense (2*RAD+1)^2 array (offset order y, x); off-star entries are never read.
 
+#define DIMS 2
 #define H (DEPTH * RAD)
-#define RZ (DIMS == 3 ? RAD : 0)
-#define HZ (DIMS == 3 ? H : 0)
 #define SX (BX + 2 * H)
 #define LY (BY + 2 * H)
 #define SY (LY + (DEPTH > 1 ? V : 0))   // slack rows for partial strips of the inner steps
-#define NLOAD ((SZ * LY * SX + NTHREADS - 1) / NTHREADS)
-#define SZ (BZ + 2 * HZ)
+#define TILE (SY * SX)
+#define NBUF (TPB > 1 ? 2 : 1)
+#define NLOAD ((LY * SX + NTHREADS - 1) / NTHREADS)
 
 #include "stencil_strip.cuh"
+#include "stencil_async.cuh"
 
-extern "C" __global__ void __launch_bounds__(NTHREADS)
+// Fill `buf` with the input tile whose output corner is (gy0, gx0): TPB > 1, one commit group of
+// cp.async copies; TPB = 1, loads staged in registers.
+__device__ __forceinline__ void load_tile(double* buf, const double* __restrict__ in, int gy0, int gx0, int ny,
+                                          int nx) {
+#if TPB > 1
+  for (int i = threadIdx.x; i < LY * SX; i += NTHREADS)
+    copy_async(buf + i, in + (size_t)wrap(gy0 - H + i / SX, ny) * nx + wrap(gx0 - H + i % SX, nx));
+  async_commit();
+#else
+  double stage[NLOAD];
+#pragma unroll
+  for (int j = 0, i = threadIdx.x; j < NLOAD; ++j, i += NTHREADS)
+    if (i < LY * SX) stage[j] = __ldg(in + (size_t)wrap(gy0 - H + i / SX, ny) * nx + wrap(gx0 - H + i % SX, nx));
+#pragma unroll
+  for (int j = 0, i = threadIdx.x; j < NLOAD; ++j, i += NTHREADS)
+    if (i < LY * SX) buf[i] = stage[j];
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
 stencil_cc(const double* __restrict__ in, double* __restrict__ out, const double* __restrict__ wts,
            int nz, int ny, int nx) {
-  extern __shared__ double smem[];
-  double* src = smem;
-  double* dst = smem + SZ * SY * SX;
-  double w[NW];
-#pragma unroll
-  for (int o = 0; o < NW; ++o) w[o] = wts[o];
-  const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, gz0 = blockIdx.z * BZ;
-
-  double stage[NLOAD];          // all of a thread's loads in flight before the first store
-#pragma unroll
-  for (int j = 0; j < NLOAD; ++j) {
-    const int i = threadIdx.x + j * NTHREADS;
-    if (i < SZ * LY * SX) {
-      const int x = i % SX, rest = i / SX, y = rest % LY, z = rest / LY;
-      const int gx = wrap(gx0 - H + x, nx), gy = wrap(gy0 - H + y, ny), gz = wrap(gz0 - HZ + z, nz);
-      stage[j] = __ldg(in + ((size_t)gz * ny + gy) * nx + gx);
-    }
-  }
-#pragma unroll
-  for (int j = 0; j < NLOAD; ++j) {
-    const int i = threadIdx.x + j * NTHREADS;
-    if (i < SZ * LY * SX) {
-      const int x = i % SX, rest = i / SX, y = rest % LY, z = rest / LY;
-      src[(z * SY + y) * SX + x] = stage[j];
-    }
-  }
-  __syncthreads();
+  extern __shared__ double smem[];   // NBUF input buffers, then (DEPTH > 1) the ping-pong partner
+  WEIGHTS(w, wts);
+  const int gx0 = blockIdx.x * BX;
+  const int t0 = blockIdx.y * TPB, ntiles = min(TPB, (ny + BY - 1) / BY - t0);
+  load_tile(smem, in, t0 * BY, gx0, ny, nx);
 
 #pragma unroll 1
-  for (int s = 1; s <= DEPTH; ++s) {
-    const int h = (DEPTH - s) * RAD, hz = DIMS == 3 ? h : 0;
-    const int xlo = H - h, nxr = BX + 2 * h, ylo = H - h, nyr = BY + 2 * h, zlo = HZ - hz;
-    const int nstrips = (nyr + V - 1) / V;
-    const int total = (BZ + 2 * hz) * nstrips * nxr;
-    for (int i = threadIdx.x; i < total; i += NTHREADS) {
-      const int x = xlo + i % nxr, rest = i / nxr;
-      const int y = ylo + (rest % nstrips) * V, z = zlo + rest / nstrips;
-      double acc[V];
-#pragma unroll
-      for (int v = 0; v < V; ++v) acc[v] = 0.0;
-#pragma unroll
-      for (int dz = -RZ; dz <= RZ; ++dz) {
-#pragma unroll
-        for (int dx = -RAD; dx <= RAD; ++dx) strip(acc, w, src + ((z + dz) * SY + y) * SX + x + dx, dz, dx);
-      }
-      if (s == DEPTH) {
-        const int gx = gx0 + x - H, gz = gz0 + z - HZ;
-        if (gx < nx && gz < nz) {
-#pragma unroll
-          for (int v = 0; v < V; ++v) {
-            const int gy = gy0 + y - H + v;
-            if (gy < ny) out[((size_t)gz * ny + gy) * nx + gx] = acc[v];
-          }
-        }
-      } else {
-#pragma unroll
-        for (int v = 0; v < V; ++v)
-          if (y + v < ylo + nyr) dst[(z * SY + y + v) * SX + x] = acc[v];
-      }
+  for (int k = 0; k < ntiles; ++k) {
+    const int gy0 = (t0 + k) * BY;
+    if (k + 1 < ntiles) {
+      load_tile(smem + ((k + 1) & 1) * TILE, in, gy0 + BY, gx0, ny, nx);
+      async_wait<1>();
+    } else {
+      async_wait<0>();
     }
     __syncthreads();
-    double* t = src; src = dst; dst = t;
+    double* src = smem + (k & 1) * TILE;
+    double* dst = smem + NBUF * TILE;
+#pragma unroll 1
+    for (int s = 1; s <= DEPTH; ++s) {
+      const int h = (DEPTH - s) * RAD, lo = H - h, nxr = BX + 2 * h, nyr = BY + 2 * h;
+      const int nstrips = (nyr + V - 1) / V;
+      for (int i = threadIdx.x; i < nstrips * nxr; i += NTHREADS) {
+        const int x = lo + i % nxr, y = lo + i / nxr * V;
+        double acc[V];
+        sums(acc, w, [&](int, int dx) { return rows(src + y * SX + x + dx); });
+        if (s == DEPTH) {
+          write_strip(out, acc, gy0 + y - H, gx0 + x - H, ny, nx);
+        } else {
+#pragma unroll
+          for (int v = 0; v < V; ++v)
+            if (y + v < lo + nyr) dst[(y + v) * SX + x] = acc[v];
+        }
+      }
+      __syncthreads();   // also: the next tile's copies may overwrite this tile's input buffer
+      double* t = src; src = dst; dst = t;
+    }
   }
 }

@@ -5,7 +5,7 @@
 // so a point costs (1 + 2 RAD / BX)(1 + 2 RAD / BY) reads from the L2 instead of the whole-tile
 // kernel's (stencil_cc.cu) 3D halo. Each thread computes a strip of V points along y.
 // Compile-time macros (set by stencil.py): RAD, STAR (0 box | 1 star), BX, BY, BZ, V, NTHREADS
-// with BY = V * NTHREADS / BX. Weights: dense (2*RAD+1)^3 array (offset order z, y, x).
+// with BY = V * NTHREADS / BX, MINB (minimum blocks per SM, 0: the compiler's choice), WSMEM. Weights: dense (2*RAD+1)^3 array (offset order z, y, x).
 
 #define DIMS 3
 #define SX (BX + 2 * RAD)
@@ -37,13 +37,11 @@ __device__ __forceinline__ void put(const double (&r)[NLOAD], double* slot) {
   }
 }
 
-extern "C" __global__ void __launch_bounds__(NTHREADS)
+extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
 stencil_cc3(const double* __restrict__ in, double* __restrict__ out, const double* __restrict__ wts,
             int nz, int ny, int nx) {
   extern __shared__ double ring[];   // KW planes; plane p sits in slot (p - z0 + RAD) % KW
-  double w[NW];
-#pragma unroll
-  for (int o = 0; o < NW; ++o) w[o] = wts[o];
+  WEIGHTS(w, wts);
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
   const int z1 = min(z0 + BZ, nz);
   const int tx = threadIdx.x % BX, ty = threadIdx.x / BX * V;
@@ -65,21 +63,8 @@ stencil_cc3(const double* __restrict__ in, double* __restrict__ out, const doubl
     if (z + 1 < z1) fetch(r, in, wrap(z + 1 + RAD, nz), gy0, gx0, ny, nx);   // in flight meanwhile
 
     double acc[V];
-#pragma unroll
-    for (int v = 0; v < V; ++v) acc[v] = 0.0;
-#pragma unroll
-    for (int dz = -RAD; dz <= RAD; ++dz) {
-      const double* slot = ring + (k + RAD + dz) % KW * PLANE;
-#pragma unroll
-      for (int dx = -RAD; dx <= RAD; ++dx) strip(acc, w, slot + (ty + RAD) * SX + tx + RAD + dx, dz, dx);
-    }
-    if (gx < nx) {
-#pragma unroll
-      for (int v = 0; v < V; ++v) {
-        const int gy = gy0 + ty + v;
-        if (gy < ny) out[((size_t)z * ny + gy) * nx + gx] = acc[v];
-      }
-    }
+    sums(acc, w, [&](int dz, int dx) { return rows(ring + (k + RAD + dz) % KW * PLANE + (ty + RAD) * SX + tx + RAD + dx); });
+    write_strip(out + (size_t)z * ny * nx, acc, gy0 + ty, gx, ny, nx);
     __syncthreads();                               // the oldest slot is overwritten next
   }
 }

@@ -1,10 +1,23 @@
-// What stencil_cc.cu and stencil_cc3.cu share: the periodic wrap, the weight index and the update of
-// a strip of V output points along y. Set DIMS, RAD, STAR (0 box | 1 star), V and SX (the row pitch
-// of the shared-memory tile) before including it. Weights: dense (2*RAD+1)^DIMS array (z, y, x).
+// What the CUDA-core stencil kernels share: the periodic wrap, the weight index, the weights (WEIGHTS)
+// and the update of a strip of V output points along y. Set DIMS, RAD, STAR (0 box | 1 star), V, SX
+// (the row pitch of the shared-memory tiles), NTHREADS and WSMEM before including it. Weights: dense
+// (2*RAD+1)^DIMS array (z, y, x), in registers (WSMEM 0: every thread loads all NW) or in shared
+// memory (WSMEM 1, volatile: each strip reads each weight once, a broadcast load, which frees 2 NW
+// registers per thread for more resident warps; the kernel must pass a barrier before the first use).
 #pragma once
 
 #define KW (2 * RAD + 1)
 #define NW (DIMS == 3 ? KW * KW * KW : KW * KW)
+
+#if WSMEM
+#define WEIGHTS(w, wts)                                                               \
+  volatile __shared__ double w[NW];                                                          \
+  for (int o = threadIdx.x; o < NW; o += NTHREADS) w[o] = wts[o] /* read after the kernel's first barrier */
+#else
+#define WEIGHTS(w, wts) \
+  double w[NW];         \
+  _Pragma("unroll") for (int o = 0; o < NW; ++o) w[o] = wts[o]
+#endif
 
 __device__ __forceinline__ int wrap(int i, int n) {
   if (i < 0 || i >= n) { i %= n; if (i < 0) i += n; }
@@ -15,20 +28,51 @@ __device__ __forceinline__ constexpr int widx(int dz, int dy, int dx) {
   return DIMS == 3 ? ((dz + RAD) * KW + dy + RAD) * KW + dx + RAD : (dy + RAD) * KW + dx + RAD;
 }
 
-// acc[v] += every term of the stencil's (dz, dx) column at the strip's V points; `col` is the input
-// at the strip's first point shifted by (dz, dx), rows SX apart. Off-star columns add nothing.
-__device__ __forceinline__ void strip(double (&acc)[V], const double (&w)[NW], const double* col, int dz, int dx) {
+// acc[v] += every term of the stencil's (dz, dx) column at the strip's V points; `col(j)` is the
+// input at the strip's first point shifted by (dz, j, dx), j in [-RAD, V + RAD). Off-star columns add
+// nothing.
+// A column of a shared-memory tile with row pitch SX, from `p` (the strip's first point).
+__device__ __forceinline__ auto rows(const double* p) {
+  return [p](int j) { return p[j * SX]; };
+}
+
+template <typename W, typename Col>
+__device__ __forceinline__ void strip(double (&acc)[V], const W& w, const Col& col, int dz, int dx) {
   if (STAR && dz != 0 && dx != 0) return;
   if (!STAR || (dz == 0 && dx == 0)) {        // the whole dy range of this (dz, dx) column
     double c[V + 2 * RAD];
 #pragma unroll
-    for (int j = 0; j < V + 2 * RAD; ++j) c[j] = col[(j - RAD) * SX];
+    for (int j = 0; j < V + 2 * RAD; ++j) c[j] = col(j - RAD);
 #pragma unroll
-    for (int dy = -RAD; dy <= RAD; ++dy)
+    for (int dy = -RAD; dy <= RAD; ++dy) {
+      const double wt = w[widx(dz, dy, dx)];
 #pragma unroll
-      for (int v = 0; v < V; ++v) acc[v] = fma(w[widx(dz, dy, dx)], c[v + RAD + dy], acc[v]);
+      for (int v = 0; v < V; ++v) acc[v] = fma(wt, c[v + RAD + dy], acc[v]);
+    }
   } else {                                     // star arm off the y axis: dy = 0 only
+    const double wt = w[widx(dz, 0, dx)];
 #pragma unroll
-    for (int v = 0; v < V; ++v) acc[v] = fma(w[widx(dz, 0, dx)], col[v * SX], acc[v]);
+    for (int v = 0; v < V; ++v) acc[v] = fma(wt, col(v), acc[v]);
   }
+}
+
+// The strip's V outputs: acc[v] = all the stencil's terms, with `cols(dz, dx)` the column accessor
+// (as `col` of strip) of offset (dz, dx); 2D: dz = 0.
+template <typename W, typename Cols>
+__device__ __forceinline__ void sums(double (&acc)[V], const W& w, const Cols& cols) {
+#pragma unroll
+  for (int v = 0; v < V; ++v) acc[v] = 0.0;
+#pragma unroll
+  for (int dz = (DIMS == 3 ? -RAD : 0); dz <= (DIMS == 3 ? RAD : 0); ++dz)
+#pragma unroll
+    for (int dx = -RAD; dx <= RAD; ++dx) strip(acc, w, cols(dz, dx), dz, dx);
+}
+
+// Write a finished strip into `plane` (ny x nx, x fastest) at column gx from row gy: the points
+// inside the domain.
+__device__ __forceinline__ void write_strip(double* plane, const double (&acc)[V], int gy, int gx, int ny, int nx) {
+  if (gx >= nx) return;
+#pragma unroll
+  for (int v = 0; v < V; ++v)
+    if (gy + v < ny) plane[(size_t)(gy + v) * nx + gx] = acc[v];
 }
