@@ -126,8 +126,7 @@ def test_gpu_check_domain_and_sampled_path():
 @pytest.mark.gpu
 @pytest.mark.parametrize("dims, shape, radius, depth", [(2, "star", 3, 1), (2, "box", 3, 1), (2, "box", 1, 3),
                                                         (3, "star", 1, 1), (3, "box", 1, 1), (3, "star", 2, 1),
-                                                        (3, "box", 2, 1), (3, "star", 1, 3), (3, "box", 1, 3),
-                                                        (3, "star", 1, 2)])
+                                                        (3, "star", 1, 3), (3, "box", 1, 3), (3, "star", 1, 2)])
 def test_gpu_cuda_core_kernels_over_several_ragged_blocks(dims, shape, radius, depth):
     """Every CUDA-core kernel (stencil_cc, stencil_cc3, stencil_tb3) over several blocks along the streaming
     axis (2D: y, TPB tiles per block; 3D: z), the last one ragged."""

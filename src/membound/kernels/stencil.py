@@ -268,8 +268,8 @@ def _cc_kernel(st: Stencil, depth: int):
         words = (2 * r + 1) * sy * sx
     elif name == "stencil_tb3":  # `depth` stages of 2r+2 planes, V rows of slack
         words = depth * (2 * r + 2) * sy * sx + tile["V"] * sx
-    else:                        # one input tile (two when a block walks several: the next one in flight)
-        macros["DIMS"] = 2       # and, temporally blocked, the ping-pong partner with V rows of slack
+    else:  # one input tile (two when a block walks several: the next one in flight) and, temporally
+        #    blocked, the ping-pong partner with V rows of slack
         words = (1 + (tile["TPB"] > 1) + (depth > 1)) * (sy + (tile["V"] if depth > 1 else 0)) * sx
     return _compiled(f"{name}.cu", name, macros, 8 * words), tile
 
