@@ -81,6 +81,24 @@ def test_tc_operands_are_the_fused_weights():
     assert rows[:, 3].sum() == len(frags)
 
 
+@pytest.mark.parametrize("shape", ["star", "box"])
+def test_tc_groups_keep_every_fragment_of_every_row(shape):
+    """stencil_tc3.cu's table: each (row, chunk) fragment sits where G(dy, a, nk, mask, f0) says."""
+    w = S.random_weights(np.random.default_rng(6), shape, 3, 1)
+    rows, frags = S.tc_rows(S.fuse(w, 3), S.fused_support(w != 0, 3))
+    table, grouped = S.tc_groups(rows, frags, 3)
+    first = dict(zip(map(tuple, rows.tolist()), np.concatenate([[0], np.cumsum(rows[:, 3])])))
+    seen = 0
+    for g in table.replace(")G", ") G").split():
+        dy, a, nk, mask, f0 = map(int, g[2:-1].split(","))
+        js = [j for j in range(7) if mask >> j & 1]
+        for c in range(nk):
+            for rank, j in enumerate(js):
+                assert np.array_equal(grouped[f0 + c * len(js) + rank], frags[first[3 - j, dy, a, nk] + c])
+                seen += 1
+    assert seen == len(frags) == len(grouped)
+
+
 def test_cli_cpu_writes_checked_rows(tmp_path):
     out = tmp_path / "2d5pt.csv"
     S.main(["--backend", "cpu", "--stencil", "2d5pt", "--shape", "star", "--dims", "2", "--radius", "1",
@@ -88,8 +106,9 @@ def test_cli_cpu_writes_checked_rows(tmp_path):
     frame = pd.read_csv(out)
     assert list(frame.columns) == measure.ROW_COLUMNS
     assert list(frame.impl) == list(S.IMPLS)
-    assert list(frame.unit) == ["cuda_core", "cuda_core", "tensor_core"]
-    assert list(frame.depth) == [1, 3, 3]
+    assert list(frame.unit) == ["cuda_core", "cuda_core", "tensor_core", "cuda_core"]
+    assert list(frame.role) == ["Brick", "EBISU", "ConvStencil", "ConvStencil twin"]
+    assert list(frame.depth) == [1, 3, 3, 3]
     assert (frame.rel_err < S.TOL).all() and (frame.value > 0).all()
     assert (frame.work_items == 40 * 52 * 6).all() and (frame.metric == "GStencil/s").all()
 
@@ -140,3 +159,17 @@ def test_gpu_cuda_core_kernels_over_several_ragged_blocks(dims, shape, radius, d
     w = S.random_weights(rng, shape, dims, radius)
     out = S._cuda_runner("cc_tb", st, w, cp.asarray(x), 2 * depth)()
     measure.check(cp.asnumpy(out), S.reference(x, w, 2 * depth), S.TOL, f"{dims}d {shape} r={radius} t={depth}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("impl", ["tc", "tc_twin"])
+@pytest.mark.parametrize("shape, radius, depth", [("star", 1, 3), ("box", 1, 3), ("star", 2, 1)])
+def test_gpu_tc_z_streaming_kernel_over_several_ragged_z_blocks(impl, shape, radius, depth):
+    import cupy as cp
+
+    st = S.Stencil("3d", shape, 3, radius, depth)
+    rng = np.random.default_rng(9)
+    x = rng.random((S.TC3_TILE["BZ"] * 2 + 5, 37, 45))     # three z blocks, the last one ragged
+    w = S.random_weights(rng, shape, 3, radius)
+    out = S._cuda_runner(impl, st, w, cp.asarray(x), 2 * depth)()
+    measure.check(cp.asnumpy(out), S.reference(x, w, 2 * depth), S.TOL, f"3d {shape} r={radius} t={depth} {impl}")

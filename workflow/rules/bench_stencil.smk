@@ -14,6 +14,8 @@ rule bench_stencil:
         "src/membound/kernels/stencil_strip.cuh",
         "src/membound/kernels/stencil_async.cuh",
         "src/membound/kernels/stencil_tc.cu",
+        "src/membound/kernels/stencil_tc3.cu",
+        "src/membound/kernels/stencil_mma.cuh",
     output:
         f"{RESULTS}/raw/stencil/{{stencil}}.csv",
     log:

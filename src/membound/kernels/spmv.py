@@ -8,10 +8,13 @@ Implementations (impl: unit, role):
   ONE cusparseSpMV call (CUSPARSE_SPMV_CSR_ALG1). (CuPy's `A @ x` would also time descriptor set-up
   and a CSR partition kernel on every call.)
   dasp_tc (tensor_core, DASP): spmv_tc.cu, mma.sync m8n8k4 on groups of 8 rows x chunks of 4
-  nonzeros, keeping the diagonal of each 8x8 result; long rows are split into pieces (see `plan`).
-  The plan is made once outside the timed region, as DASP's preprocessing is.
-- cpu: scipy_csr (cuda_core, cuSPARSE) and numpy_mma (tensor_core, DASP, emulated on CPU): the same
-  plan, its 8x4 blocks packed once, then numpy matmul of each block by its gathered x (4x8).
+  nonzeros, keeping the diagonal of each 8x8 result, with DASP's row classes (short, medium, long;
+  see `plan`). The plan is made once outside the timed region, as DASP's preprocessing is.
+  dasp_tc_twin (cuda_core, DASP twin): the same source built with -DTWIN=1: the same plan, loads,
+  stores and launches, one FMA per lane where dasp_tc issues an MMA (issue 15).
+- cpu: scipy_csr (cuda_core, cuSPARSE), numpy_mma (tensor_core, DASP, emulated on CPU: the same plan,
+  its 8x4 blocks packed once, then numpy matmul of each block by its gathered x) and numpy_mma_twin
+  (cuda_core, DASP twin: the same blocks, elementwise products summed per row).
 
 Every impl runs once on a fresh random x with y poisoned (NaN) and is checked against scipy's A @ x
 (float64) before it is timed; a mismatch fails the run with the error norm. The note of a
@@ -31,12 +34,15 @@ from membound import measure, runinfo
 from membound.kernels import arg_parser, guarded, load_module, write_result
 from membound.matrices import csr
 
-IMPLS = {"cuda": {"cusparse_csr": ("cuda_core", "cuSPARSE"), "dasp_tc": ("tensor_core", "DASP")},
-         "cpu": {"scipy_csr": ("cuda_core", "cuSPARSE"), "numpy_mma": ("tensor_core", "DASP")}}
+IMPLS = {"cuda": {"cusparse_csr": ("cuda_core", "cuSPARSE"), "dasp_tc": ("tensor_core", "DASP"),
+                  "dasp_tc_twin": ("cuda_core", "DASP twin")},
+         "cpu": {"scipy_csr": ("cuda_core", "cuSPARSE"), "numpy_mma": ("tensor_core", "DASP"),
+                 "numpy_mma_twin": ("cuda_core", "DASP twin")}}
 TOL = 1e-12          # sums in another order; rounding only
-LONG = 256           # rows with more nonzeros are split into pieces (64 MMAs per warp at most)
+SHORT = 16           # rows of up to SHORT nonzeros stay in matrix order (a group's values are contiguous)
+LONG = 256           # rows with more nonzeros are split into pieces (65 MMAs per warp at most)
 PIECE = 2048         # nonzeros per piece of a long row: 64 MMAs, as a full group of 8 rows of LONG
-WINDOW = 256         # rows are sorted by length only within windows, so y's writes stay local
+WINDOW = 256         # medium rows are sorted by length only within windows, so y's writes stay local
 FLOPS_PER_MMA = 2 * 8 * 8 * 4
 TC_UNROLL = 4        # spmv_tc.cu: chunks loaded before their MMAs
 THREADS = 256
@@ -47,9 +53,10 @@ THREADS = 256
 
 @dataclass
 class Plan:
-    """The tensor-core SpMV's work: groups of 8 short rows and pieces of long rows."""
-    group_rows: np.ndarray      # int32, 8 per group (-1 pads the last group)
-    group_chunks: np.ndarray    # MMAs per group: ceil(longest row / 4)
+    """The tensor-core SpMV's work: groups of 8 short rows, then of 8 medium rows, and pieces of long rows."""
+    group_rows: np.ndarray      # int32, 8 per group (-1 pads the last group of each class)
+    group_chunks: np.ndarray    # MMAs per group
+    n_short: int                # the first n_short groups hold short rows (in matrix order)
     long_rows: np.ndarray       # int32 rows with more than LONG nonzeros
     long_piece_ptr: np.ndarray  # int32: pieces of long_rows[i] are long_piece_ptr[i]:[i+1]
     piece_begin: np.ndarray     # int32 nnz ranges of the pieces
@@ -61,19 +68,30 @@ class Plan:
         return int(self.group_chunks.sum() + ((self.piece_end - self.piece_begin + 31) // 32).sum())
 
 
-def plan(indptr: np.ndarray) -> Plan:
-    """Group rows of up to LONG nonzeros by 8 (sorted by length within windows of WINDOW rows) and
-    split longer rows into pieces of PIECE nonzeros."""
+def _groups(rows: np.ndarray) -> np.ndarray:
+    """`rows` padded with -1 to a multiple of 8."""
+    out = np.full(-(-len(rows) // 8) * 8, -1, np.int32)
+    out[: len(rows)] = rows
+    return out
+
+
+def plan(indptr: np.ndarray, short: int = SHORT, window: int = WINDOW) -> Plan:
+    """DASP's row classes: rows of up to `short` nonzeros in groups of 8 in matrix order; rows of up to
+    LONG sorted by length within windows of `window` rows and grouped by 8, their slots starting at
+    the 32-byte sector below each row (spmv_tc.cu); longer rows split into pieces of PIECE nonzeros."""
     indptr = np.asarray(indptr, dtype=np.int64)
     length = np.diff(indptr)
     is_long = length > LONG
-    short = np.flatnonzero(~is_long)
-    short = short[np.lexsort((-length[short], short // WINDOW))]
-    group_rows = np.full(-(-len(short) // 8) * 8, -1, np.int32)
-    group_rows[: len(short)] = short
-    padded = np.zeros(len(group_rows), np.int64)
-    padded[: len(short)] = length[short]
-    group_chunks = ((padded.reshape(-1, 8).max(axis=1, initial=0) + 3) // 4).astype(np.int64)
+    medium = np.flatnonzero(~is_long & (length > short))
+    medium = medium[np.lexsort((-length[medium], medium // window))]
+    short_groups, medium_groups = _groups(np.flatnonzero(length <= short)), _groups(medium)
+    group_rows = np.concatenate([short_groups, medium_groups])
+    valid = group_rows >= 0
+    begin = np.where(valid, indptr[group_rows.clip(0)], 0)
+    end = np.where(valid, indptr[group_rows.clip(0) + 1], 0)
+    base = begin.copy()
+    base[len(short_groups):] &= ~3
+    group_chunks = ((end - base + 3) // 4).reshape(-1, 8).max(axis=1, initial=0)
 
     long_rows = np.flatnonzero(is_long).astype(np.int32)
     pieces = -(-length[long_rows] // PIECE)
@@ -83,7 +101,7 @@ def plan(indptr: np.ndarray) -> Plan:
     j = np.arange(long_piece_ptr[-1]) - np.repeat(long_piece_ptr[:-1], pieces)
     piece_begin = indptr[piece_row] + j * PIECE
     piece_end = np.minimum(piece_begin + PIECE, indptr[piece_row + 1])
-    return Plan(group_rows, group_chunks, long_rows, long_piece_ptr.astype(np.int32),
+    return Plan(group_rows, group_chunks, len(short_groups) // 8, long_rows, long_piece_ptr.astype(np.int32),
                 piece_begin.astype(np.int32), piece_end.astype(np.int32))
 
 
@@ -97,8 +115,9 @@ def blocks(indptr: np.ndarray, p: Plan) -> tuple[np.ndarray, np.ndarray]:
     rows = p.group_rows.reshape(n_groups, 8)[g]
     begin = np.where(rows >= 0, indptr[rows.clip(0)], 0)
     end = np.where(rows >= 0, indptr[rows.clip(0) + 1], 0)
-    slot = begin[:, :, None] + 4 * k[:, None, None] + np.arange(4)
-    group_slots = np.where(slot < end[:, :, None], slot, -1).reshape(-1, 32)
+    base = np.where((g >= p.n_short)[:, None], begin & ~3, begin)
+    slot = base[:, :, None] + 4 * k[:, None, None] + np.arange(4)
+    group_slots = np.where((slot >= begin[:, :, None]) & (slot < end[:, :, None]), slot, -1).reshape(-1, 32)
 
     chunks = (p.piece_end - p.piece_begin + 31) // 32
     q = np.repeat(np.arange(len(chunks)), chunks)
@@ -115,13 +134,14 @@ def blocks(indptr: np.ndarray, p: Plan) -> tuple[np.ndarray, np.ndarray]:
 
 
 def cpu_runner(impl: str, matrix: sp.csr_matrix, x: np.ndarray, y: np.ndarray):
-    """A no-argument callable that writes A x into y on the host (impl scipy_csr | numpy_mma)."""
+    """A no-argument callable that writes A x into y on the host (impl scipy_csr | numpy_mma |
+    numpy_mma_twin: the twin multiplies each lane's A(r,c) by its B(c,r) instead of the matmul)."""
     if impl == "scipy_csr":
         def run():
             y[:] = matrix @ x
         return run
-    if impl != "numpy_mma":
-        raise ValueError(f"unknown cpu impl '{impl}' (scipy_csr | numpy_mma)")
+    if impl not in ("numpy_mma", "numpy_mma_twin"):
+        raise ValueError(f"unknown cpu impl '{impl}' (scipy_csr | numpy_mma | numpy_mma_twin)")
     slots, out_rows = blocks(matrix.indptr, plan(matrix.indptr))
     valid = slots >= 0
     a = np.where(valid, matrix.data[slots.clip(0)], 0.0).reshape(-1, 8, 4)  # packed once, as DASP
@@ -129,11 +149,12 @@ def cpu_runner(impl: str, matrix: sp.csr_matrix, x: np.ndarray, y: np.ndarray):
     keep = out_rows >= 0
     rows = out_rows[keep]
     diag = np.arange(8)
+    twin = impl == "numpy_mma_twin"
 
     def run():
-        b = np.where(valid, x[cols], 0.0).reshape(-1, 8, 4).transpose(0, 2, 1)  # B(c, n) = lane 4n+c
-        d = np.matmul(a, b)
-        y[:] = np.bincount(rows, weights=d[:, diag, diag][keep], minlength=len(y))
+        b = np.where(valid, x[cols], 0.0).reshape(-1, 8, 4)  # lane 4r+c: B(c, r)
+        d = (a * b).sum(axis=2) if twin else np.matmul(a, b.transpose(0, 2, 1))[:, diag, diag]
+        y[:] = np.bincount(rows, weights=d[keep], minlength=len(y))
 
     return run
 
@@ -173,20 +194,21 @@ def cusparse_runner(matrix, x, y):
     return run, note
 
 
-def tc_runner(matrix, x, y, p: Plan):
-    """A no-argument callable launching spmv_tc.cu for plan `p` on the device CSR `matrix`, and a note."""
+def tc_runner(matrix, x, y, p: Plan, twin: bool = False):
+    """A no-argument callable launching spmv_tc.cu for plan `p` on the device CSR `matrix` (twin: its
+    CUDA-core twin, the same source built with -DTWIN=1), and a note."""
     import cupy as cp
 
     indptr, indices, data, _ = matrix
-    module = load_module("spmv_tc.cu", (f"-DTC_UNROLL={TC_UNROLL}",))
+    module = load_module("spmv_tc.cu", (f"-DTC_UNROLL={TC_UNROLL}", f"-DTWIN={int(twin)}"))
     rows_kernel, long_kernel = module.get_function("spmv_tc_rows"), module.get_function("spmv_tc_long")
     dev = {name: cp.asarray(getattr(p, name)) for name in
            ("group_rows", "long_rows", "long_piece_ptr", "piece_begin", "piece_end")}
     n_groups, n_long, n_pieces = len(p.group_chunks), len(p.long_rows), len(p.piece_begin)
     partial = cp.empty(max(n_pieces, 1))
     warps = n_groups + -(-n_long // 32)
-    rows_args = (indptr, indices, data, x, y, dev["group_rows"], np.int64(n_groups), dev["long_rows"],
-                 dev["long_piece_ptr"], partial, np.int32(n_long))
+    rows_args = (indptr, indices, data, x, y, dev["group_rows"], np.int64(p.n_short), np.int64(n_groups),
+                 dev["long_rows"], dev["long_piece_ptr"], partial, np.int32(n_long))
     long_args = (indices, data, x, dev["piece_begin"], dev["piece_end"], np.int32(n_pieces), partial)
     per_block = THREADS // 32
 
@@ -198,14 +220,16 @@ def tc_runner(matrix, x, y, p: Plan):
 
     run.keep = dev
     launches = int(n_pieces > 0) + int(warps > 0)
-    return run, f"timed: {launches} launch(es) of spmv_tc.cu"
+    what = "spmv_tc.cu -DTWIN=1 (FMA per lane instead of mma.sync, same plan and loads)" if twin else "spmv_tc.cu"
+    return run, f"timed: {launches} launch(es) of {what}"
 
 
 def tc_note(p: Plan, nnz: int) -> str:
     """The tensor-core row's work: its MMAs and padding ratio, and how rows were grouped."""
     ratio = FLOPS_PER_MMA * p.mma / (2 * nnz) if nnz else float("nan")
     return (f"mma.sync m8n8k4 x {p.mma} ({FLOPS_PER_MMA} flop each), padding ratio {ratio:.2f} (MMA flops / 2nnz); "
-            f"groups of 8 rows (sorted by length within {WINDOW}-row windows) x chunks of 4 nnz, diagonal kept; "
+            f"groups of 8 rows (rows of <= {SHORT} nnz in matrix order, longer ones sorted by length within "
+            f"{WINDOW}-row windows) x chunks of 4 nnz, diagonal kept; "
             f"{len(p.long_rows)} rows of > {LONG} nnz in {len(p.piece_begin)} pieces of <= {PIECE}; plan made once outside")
 
 
@@ -237,12 +261,13 @@ def measure_matrix(backend: str, matrix: sp.csr_matrix, meta: dict, warmup: int,
         ref = matrix @ x_host
         if backend == "cpu":
             x, y = x_host, np.full(rows, np.nan)
-            run, notes = cpu_runner(impl, matrix, x, y), ["emulated on CPU"] if impl == "numpy_mma" else []
+            run, notes = cpu_runner(impl, matrix, x, y), ["emulated on CPU"] if impl.startswith("numpy_mma") else []
         else:
             import cupy as cp
 
             x, y = cp.asarray(x_host), cp.full(rows, np.nan)
-            run, note = cusparse_runner(dev, x, y) if impl == "cusparse_csr" else tc_runner(dev, x, y, p)
+            run, note = (cusparse_runner(dev, x, y) if impl == "cusparse_csr"
+                         else tc_runner(dev, x, y, p, twin=impl.endswith("_twin")))
             notes = [note]
         if IMPLS[backend][impl][0] == "tensor_core":
             notes.append(tc_note(p, matrix.nnz))
@@ -295,8 +320,8 @@ def main(argv=None):
         from membound.kernels.scale import tensor_core_skip_reason
 
         if reason := tensor_core_skip_reason():
-            impls.remove("dasp_tc")
-            print(f"note: dasp_tc skipped: {reason}", file=sys.stderr)
+            impls = [impl for impl in impls if not impl.startswith("dasp_tc")]
+            print(f"note: dasp_tc and its twin skipped: {reason}", file=sys.stderr)
     rows = measure_matrix(args.backend, matrix, meta, args.warmup, args.reps, args.counters,
                           np.random.default_rng(), impls)
     for row in rows:

@@ -1,45 +1,67 @@
-// DASP-style FP64 tensor-core SpMV, y = A x, with mma.sync m8n8k4 (sm_80 and later); spmv.py plans
-// the work once (membound.kernels.spmv.plan) and launches these kernels.
+// DASP-style FP64 tensor-core SpMV, y = A x, with mma.sync m8n8k4 (sm_80 and later), and its CUDA-core
+// twin (-DTWIN=1: the same plan, loads, stores and launches, with one FMA per lane instead of each MMA).
+// spmv.py plans the work once (membound.kernels.spmv.plan) and launches these kernels.
 //
 // One MMA takes 8 rows x 4 nonzeros: lane l = 4r + c holds A(r,c) = the c-th value of row r's chunk
 // and, in the same lane, B(c,r) = x[its column] (the B operand is 4x8, column-major: lane 4n+c holds
 // B(c,n)). Then D(r,r) = sum_c A(r,c) x[col(r,c)] is row r's partial dot product; the accumulator
 // carries it across chunks and only the diagonal of the 8x8 D is kept (lane 4r + r/2, element r%2).
-// Slots past a row's end load nothing and feed zeros, so padding costs MMA work but no bytes.
+// Slots outside a row load nothing and feed zeros, so padding costs MMA work but no bytes.
 //
-// spmv_tc_rows: one warp per group of 8 rows (rows of up to LONG nonzeros, sorted by length within
-//   windows so that a group's rows are alike); the warp runs max_r ceil(len_r / 4) MMAs. Warps past
-//   the last group sum the pieces of the long rows (one thread per long row).
-// spmv_tc_long: one warp per piece (up to PIECE nonzeros) of a long row: its 32 consecutive values
-//   fill the 8x4 operand, the 8 diagonal sums are added with shuffles into partial[piece].
+// Row classes (DASP), one branch each of spmv_tc_rows, by warp index:
+//   short  (<= SHORT nnz): groups of 8 rows in matrix order, so a group's values are one contiguous run;
+//          lane slot k of row r is begin_r + 4k + c.
+//   medium (<= LONG nnz): rows sorted by length within windows, groups of 8 alike rows; slots start at
+//          the 32-byte sector below the row's start (begin_r & ~3), so each chunk's 4 values are one
+//          sector and a warp load touches 8 sectors, not up to 16.
+//   long   (> LONG nnz): spmv_tc_long, one warp per piece of PIECE nnz (32 consecutive values per MMA,
+//          the 8 diagonal sums added with shuffles into partial[piece]); warps after the last group
+//          of spmv_tc_rows sum the pieces (one thread per long row).
 // Loop bounds are warp-uniform, as mma.sync requires.
 
 #ifndef TC_UNROLL  // chunks whose loads are in flight before their MMAs, set by spmv.py
 #error "compile with -DTC_UNROLL=<k>"
 #endif
+#ifndef TWIN
+#define TWIN 0
+#endif
 
+// d += A B for this lane's A(r,c) = a and B(c,r) = b (TWIN: d0 += a b, this lane's own product).
 __device__ __forceinline__ void mma(double& d0, double& d1, double a, double b) {
-#if __CUDA_ARCH__ >= 800
+#if TWIN
+    d0 = fma(a, b, d0);
+#elif __CUDA_ARCH__ >= 800
     asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
         : "+d"(d0), "+d"(d1)
         : "d"(a), "d"(b));
 #else
-    __trap();  // spmv.py never launches these kernels below sm_80
+    __trap();  // spmv.py never launches the MMA kernels below sm_80
 #endif
 }
 
-// Accumulate `chunks` MMAs; this lane's slot k is idx + k * STRIDE, valid while below `end`.
+// This lane's share of its row's sum (lane 4r+c, row r): the sum over the row's 4 lanes is the row total.
+__device__ __forceinline__ double row_share(double d0, double d1, int lane) {
+#if TWIN
+    (void)d1, (void)lane;
+    return d0;
+#else
+    const int r = lane >> 2;
+    return (lane & 3) == (r >> 1) ? ((r & 1) ? d1 : d0) : 0.0;
+#endif
+}
+
+// Accumulate `chunks` MMAs; this lane's slot k is idx + k * STRIDE, valid in [begin, end).
 template <int STRIDE>
 __device__ __forceinline__ void accumulate(const int* __restrict__ col, const double* __restrict__ val,
-                                           const double* __restrict__ x, int idx, int end, int chunks,
-                                           double& d0, double& d1) {
+                                           const double* __restrict__ x, int idx, int begin, int end,
+                                           int chunks, double& d0, double& d1) {
     int k = 0;
     for (; k + TC_UNROLL <= chunks; k += TC_UNROLL) {
         double a[TC_UNROLL], b[TC_UNROLL];
 #pragma unroll
         for (int u = 0; u < TC_UNROLL; ++u) {
             const int i = idx + (k + u) * STRIDE;
-            const bool ok = i < end;
+            const bool ok = i >= begin && i < end;
             a[u] = ok ? __ldcs(val + i) : 0.0;
             b[u] = ok ? __ldg(x + __ldcs(col + i)) : 0.0;
         }
@@ -48,7 +70,7 @@ __device__ __forceinline__ void accumulate(const int* __restrict__ col, const do
     }
     for (; k < chunks; ++k) {
         const int i = idx + k * STRIDE;
-        const bool ok = i < end;
+        const bool ok = i >= begin && i < end;
         mma(d0, d1, ok ? __ldcs(val + i) : 0.0, ok ? __ldg(x + __ldcs(col + i)) : 0.0);
     }
 }
@@ -62,34 +84,39 @@ extern "C" __global__ void spmv_tc_long(const int* __restrict__ col, const doubl
     if (piece >= n_pieces) return;  // warp-uniform
     const int begin = piece_begin[piece], end = piece_end[piece];
     double d0 = 0.0, d1 = 0.0;
-    accumulate<32>(col, val, x, begin + lane, end, (end - begin + 31) >> 5, d0, d1);
-    const int r = lane >> 2;
-    double s = (lane & 3) == (r >> 1) ? ((r & 1) ? d1 : d0) : 0.0;
+    accumulate<32>(col, val, x, begin + lane, begin, end, (end - begin + 31) >> 5, d0, d1);
+    double s = row_share(d0, d1, lane);
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
     if (lane == 0) partial[piece] = s;
 }
 
+// Warps [0, n_short): short groups; [n_short, n_groups): medium groups; then the long rows' sums.
 extern "C" __global__ void spmv_tc_rows(const int* __restrict__ rowptr, const int* __restrict__ col,
                                         const double* __restrict__ val, const double* __restrict__ x,
                                         double* __restrict__ y, const int* __restrict__ group_rows,
-                                        long long n_groups, const int* __restrict__ long_rows,
+                                        long long n_short, long long n_groups,
+                                        const int* __restrict__ long_rows,
                                         const int* __restrict__ long_piece_ptr,
                                         const double* __restrict__ partial, int n_long) {
     const int lane = threadIdx.x & 31;
     const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
     if (warp < n_groups) {
         const int r = lane >> 2, c = lane & 3;
-        const int row = group_rows[warp * 8 + r];  // -1: padding past the last row
+        const int row = group_rows[warp * 8 + r];  // -1: padding past the last row of a class
         int begin = 0, end = 0;
         if (row >= 0) {
             begin = rowptr[row];
             end = rowptr[row + 1];
         }
-        const int chunks = __reduce_max_sync(0xffffffffu, (end - begin + 3) >> 2);
+        const int base = warp < n_short ? begin : begin & ~3;  // medium: sector-aligned chunks
+        const int chunks = __reduce_max_sync(0xffffffffu, (end - base + 3) >> 2);
         double d0 = 0.0, d1 = 0.0;
-        accumulate<4>(col, val, x, begin + c, end, chunks, d0, d1);
-        if (row >= 0 && c == (r >> 1)) y[row] = (r & 1) ? d1 : d0;
+        accumulate<4>(col, val, x, base + c, begin, end, chunks, d0, d1);
+        double s = row_share(d0, d1, lane);
+        s += __shfl_xor_sync(0xffffffffu, s, 1);
+        s += __shfl_xor_sync(0xffffffffu, s, 2);
+        if (row >= 0 && c == 0) y[row] = s;
         return;
     }
     const long long t = (warp - n_groups) * 32 + lane;

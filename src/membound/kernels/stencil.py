@@ -12,13 +12,17 @@ Roles (impl: unit, paper role):
 - tc (tensor_core, ConvStencil): kernel fusion as ConvStencil (paper 002 Sec. 2.2.3): the t-step
   stencil is fused into one enlarged stencil K^(t) (the t-fold self-convolution of the weights,
   radius t*r) applied once per t steps with FP64 MMA (m8n8k4); see tc_rows for the transformation.
+  2D: stencil_tc.cu; 3D: stencil_tc3.cu, streaming along z (see tc_groups).
+- tc_twin (cuda_core, ConvStencil twin): the same sources built with TWIN=1 (issue 15): the same
+  loads, stores and launches, each MMA done on its register fragments with shuffles and FMAs.
 
 Boundary rule: periodic in every dimension, for every role and the reference. With periodic
 boundaries t sequential steps equal one application of the fused stencil everywhere, so all three
 roles compute exactly the function of `steps` sequential steps of scipy.ndimage.correlate(mode='wrap').
 
 The CPU backend runs the same three algorithms in numpy: cc_tb in tiles with a t*r halo, tc with
-numpy matmul on the 8x4 (A) and 4x8 (B) operand tiles the GPU kernel issues ('emulated on CPU').
+numpy matmul on the 8x4 (A) and 4x8 (B) operand tiles the GPU kernel issues ('emulated on CPU'), and
+tc_twin the same tiles multiplied elementwise and summed over k.
 """
 
 from __future__ import annotations
@@ -33,7 +37,8 @@ import scipy.signal
 from membound import measure, runinfo
 from membound.kernels import arg_parser, guarded, load_module, write_result
 
-IMPLS = {"cc_naive": ("cuda_core", "Brick"), "cc_tb": ("cuda_core", "EBISU"), "tc": ("tensor_core", "ConvStencil")}
+IMPLS = {"cc_naive": ("cuda_core", "Brick"), "cc_tb": ("cuda_core", "EBISU"), "tc": ("tensor_core", "ConvStencil"),
+         "tc_twin": ("cuda_core", "ConvStencil twin")}
 TOL = 1e-10                   # FP64; the fused stencil sums in another order than t sequential steps
 WHOLE_CHECK_POINTS = 4_000_000  # larger timed domains: whole check on CHECK_DOMAIN + sampled check
 CHECK_DOMAIN = {2: (333, 517), 3: (37, 45, 70)}
@@ -126,6 +131,21 @@ def tc_rows(wf: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.array(rows, dtype=np.int32), np.array(frags)
 
 
+def tc_groups(rows: np.ndarray, frags: np.ndarray, rf: int) -> tuple[str, np.ndarray]:
+    """stencil_tc3.cu's TABLE and B fragments: the rows of `tc_rows` grouped by (dy, a, nk), so that
+    one A fragment serves every dz of a group. A group is G(dy, a, nk, mask, f0): bit j = rf - dz
+    of mask marks its rows; chunk c of the row of bit j is fragment f0 + c * (rows in the group) +
+    (rank of bit j), in the returned order."""
+    first = np.concatenate([[0], np.cumsum(rows[:, 3])])
+    table, order = [], []
+    for key in sorted({tuple(r[1:]) for r in rows.tolist()}):
+        members = sorted((i for i, r in enumerate(rows.tolist()) if tuple(r[1:]) == key), key=lambda i: -rows[i, 0])
+        mask = sum(1 << (rf - int(rows[i, 0])) for i in members)
+        table.append(f"G({key[0]},{key[1]},{key[2]},{mask},{len(order)})")
+        order.extend(first[i] + c for c in range(key[2]) for i in members)
+    return "".join(table), frags[order]
+
+
 def tc_sparsity(shape: str, dims: int, radius: int, depth: int) -> float:
     """S of paper 002 (eq. 2-3) for this module's tensor-core transformation: the fraction of
     useful (nonzero) entries in the B operands it issues.
@@ -203,7 +223,7 @@ def _cpu_tb(x, w, steps, depth):
     return x
 
 
-def _cpu_tc(x, w, steps, depth):
+def _cpu_tc(x, w, steps, depth, twin=False):
     mask = fused_support(w != 0, depth)
     rows, frags = tc_rows(fuse(w, depth), mask)
     x3 = x.reshape((1,) * (3 - x.ndim) + x.shape)
@@ -220,13 +240,17 @@ def _cpu_tc(x, w, steps, depth):
                 col0 = rad + a + MMA_K * c
                 s = p[rz + dz:rz + dz + nz, rad + dy:rad + dy + ty * MMA_M, col0:col0 + tx * MMA_N]
                 blocks = s.reshape(nz, ty, MMA_M, tx, MMA_N)[..., :MMA_K].transpose(0, 1, 3, 2, 4)
-                acc += blocks @ frags[f]          # (.., 8, 4) @ (4, 8): the MMA's operand tiles
+                if twin:                          # the twin: products summed over k, no matmul
+                    acc += (blocks[..., :, :, None] * frags[f]).sum(axis=-2)
+                else:                             # (.., 8, 4) @ (4, 8): the MMA's operand tiles
+                    acc += blocks @ frags[f]
                 f += 1
         x3 = acc.transpose(0, 1, 3, 2, 4).reshape(nz, ty * MMA_M, tx * MMA_N)[:, :ny, :nx]
     return x3.reshape(x.shape)
 
 
-CPU = {"cc_naive": _cpu_naive, "cc_tb": _cpu_tb, "tc": _cpu_tc}
+CPU = {"cc_naive": _cpu_naive, "cc_tb": _cpu_tb, "tc": _cpu_tc,
+       "tc_twin": lambda x, w, steps, depth: _cpu_tc(x, w, steps, depth, twin=True)}
 
 
 # --------------------------------------------------------------------------------------- CUDA
@@ -249,6 +273,7 @@ CC_TILE = {
     **{(3, True, "box", high): dict(_3D_TB, BX=64, BY=16) for high in (False, True)},
 }
 TC_TILE = dict(NT=4, WX=2, WY=4)
+TC3_TILE = dict(NT=2, WX=2, WY=4, BZ=32, MINB=2)   # stencil_tc3.cu: BZ output planes per block, MINB blocks per SM
 
 
 def cc_tile(st: Stencil, depth: int) -> dict:
@@ -274,14 +299,23 @@ def _cc_kernel(st: Stencil, depth: int):
     return _compiled(f"{name}.cu", name, macros, 8 * words), tile
 
 
-def _tc_kernel(st: Stencil, nfrag: int):
+def _tc_kernel(st: Stencil, frags: np.ndarray, rows: np.ndarray, twin: bool):
+    """((kernel, shared bytes), tile, threads, B fragments, rows or None) of the tensor-core kernel:
+    2D stencil_tc.cu, 3D stencil_tc3.cu (its TABLE from tc_groups); twin: built with TWIN=1."""
     rf = st.radius * st.depth
-    bx, by = 8 * TC_TILE["NT"] * TC_TILE["WX"], 8 * TC_TILE["WY"]
+    tile = TC3_TILE if st.dims == 3 else TC_TILE
+    bx, by = 8 * tile["NT"] * tile["WX"], 8 * tile["WY"]
     pitch = bx + 2 * rf + 3
     pitch += (4 - pitch) % 16
-    macros = dict(DIMS=st.dims, RF=rf, PITCH=pitch, **TC_TILE)
-    words = (by + 2 * rf) * pitch + 32 * nfrag
-    return _compiled("stencil_tc.cu", "stencil_tc", macros, 8 * words), (bx, by, 1)
+    macros = dict(RF=rf, PITCH=pitch, TWIN=int(twin), **tile)
+    threads = 32 * tile["WX"] * tile["WY"]
+    if st.dims == 3:
+        table, frags = tc_groups(rows, frags, rf)
+        words = 2 * (by + 2 * rf) * pitch + 32 * len(frags)
+        kernel = _compiled("stencil_tc3.cu", "stencil_tc3", dict(macros, TABLE=table), 8 * words)
+        return kernel, (bx, by, tile["BZ"]), threads, frags, None
+    words = (by + 2 * rf) * pitch + 32 * len(frags)
+    return _compiled("stencil_tc.cu", "stencil_tc", dict(macros, DIMS=2), 8 * words), (bx, by, 1), threads, frags, rows
 
 
 def _compiled(source: str, name: str, macros: dict, smem: int):
@@ -297,12 +331,14 @@ def _cuda_runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int):
     shape3 = (1,) * (3 - x0.ndim) + x0.shape
     nz, ny, nx = shape3
     bufs = [cp.full_like(x0, np.nan), cp.full_like(x0, np.nan)]
-    if impl == "tc":
+    if impl in ("tc", "tc_twin"):
         rows, frags = tc_rows(fuse(w, st.depth), fused_support(w != 0, st.depth))
-        (kernel, smem), tile = _tc_kernel(st, len(frags))
+        (kernel, smem), tile, threads, frags, rows = _tc_kernel(st, frags, rows, impl == "tc_twin")
         lane_major = np.ascontiguousarray(frags.transpose(0, 2, 1).reshape(len(frags), 32))  # lane = 4j + k
-        extra = (cp.asarray(rows), np.int32(len(rows)), cp.asarray(lane_major), np.int32(len(frags)))
-        threads, launches = 32 * TC_TILE["WX"] * TC_TILE["WY"], steps // st.depth
+        extra = (cp.asarray(lane_major), np.int32(len(frags)))
+        if rows is not None:
+            extra = (cp.asarray(rows), np.int32(len(rows)), *extra)
+        launches = steps // st.depth
     else:
         depth = st.depth if impl == "cc_tb" else 1
         (kernel, smem), cfg = _cc_kernel(st, depth)
@@ -346,7 +382,7 @@ def measure_impl(impl: str, st: Stencil, domain: tuple, steps: int, warmup: int,
     if backend == "cpu":
         run = lambda: CPU[impl](x, w, steps, depth)  # noqa: E731
         timer, to_host, xp = measure.time_cpu, np.asarray, np
-        note = "emulated on CPU; " if impl == "tc" else ""
+        note = "emulated on CPU; " if impl.startswith("tc") else ""
     else:
         import cupy as cp
 

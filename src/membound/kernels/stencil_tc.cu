@@ -5,7 +5,8 @@
 // rows y+dy at columns x0+a+4c+k (8x4, from shared memory) and B the banded Toeplitz slice
 // B[k][j] = W(dz, dy, a+4c+k-j) (zero outside [a, b]), precomputed per lane on the host.
 // Macros: DIMS, RF, NT (8x8 tiles per warp along x, sharing each B fragment), WX, WY (warps),
-// PITCH (shared row pitch in doubles, = 4 mod 16: conflict-free A loads).
+// PITCH (shared row pitch in doubles, = 4 mod 16: conflict-free A loads), TWIN (stencil_mma.cuh).
+// The 3D stencils at depth > 1 use stencil_tc3.cu (streaming along z) instead.
 // Field (nz, ny, nx), x fastest, periodic; a block handles a BY x BX tile of one z plane and
 // streams the 2*RF+1 input planes (3D) through one shared-memory tile.
 
@@ -15,15 +16,7 @@
 #define LXT (BX + 2 * RF + 3)   // + 3: the zero-weight columns of the last k-chunk
 #define RZ (DIMS == 3 ? RF : 0)
 
-__device__ __forceinline__ int wrap(int i, int n) {
-  if (i < 0 || i >= n) { i %= n; if (i < 0) i += n; }
-  return i;
-}
-
-__device__ __forceinline__ void dmma(double& c0, double& c1, double a, double b) {
-  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
-               : "+d"(c0), "+d"(c1) : "d"(a), "d"(b));
-}
+#include "stencil_mma.cuh"
 
 // rows[i] = (dz, dy, a, nk) sorted by dz; bfrag[f*32 + lane] = lane's B element of fragment f.
 extern "C" __global__ void __launch_bounds__(32 * WX * WY)
