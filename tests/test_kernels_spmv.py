@@ -39,20 +39,20 @@ def test_plan_covers_every_nonzero_once():
     assert (p.piece_end - p.piece_begin <= spmv.PIECE).all() and (p.group_chunks <= spmv.LONG // 4 + 1).all()
 
 
-def test_plan_row_classes():
-    """Short rows keep matrix order; medium chunks start on a 32-byte sector (4 values); the MMA
-    count covers the aligned slots."""
+def test_plan_row_classes_and_packing():
+    """Short rows (read in place) come first, then medium rows, whose packed slots are exactly their
+    nonzeros in MMA order, 32 per MMA, with -1 for padding."""
     matrix = ragged(4)
     length = np.diff(matrix.indptr)
     p = spmv.plan(matrix.indptr)
-    short = p.group_rows[: 8 * p.n_short]
-    assert np.array_equal(short[short >= 0], np.flatnonzero(length <= spmv.SHORT))
-    medium = p.group_rows[8 * p.n_short:]
+    short, medium = p.group_rows[: 8 * p.n_short], p.group_rows[8 * p.n_short:]
+    assert set(short[short >= 0]) == set(np.flatnonzero(length <= spmv.SHORT))
     assert set(medium[medium >= 0]) == set(np.flatnonzero((length > spmv.SHORT) & (length <= spmv.LONG)))
     slots, _ = spmv.blocks(matrix.indptr, p)
-    first = slots[p.group_chunks[: p.n_short].sum(): p.group_chunks.sum()].reshape(-1, 8, 4)[..., 0]
-    begin = matrix.indptr[medium[medium >= 0]]
-    assert (begin % 4 != 0).any() and (first[first >= 0] % 4 == 0).all()
+    first = p.group_chunks[: p.n_short].sum()
+    assert p.pack_ptr[-1] == p.group_chunks[p.n_short:].sum() and len(p.pack_slots) == 32 * p.pack_ptr[-1]
+    assert np.array_equal(p.pack_slots, slots[first: first + p.pack_ptr[-1]].ravel())
+    assert (p.pack_slots < 0).any()
 
 
 @pytest.mark.parametrize("impl", ["scipy_csr", "numpy_mma", "numpy_mma_twin"])

@@ -39,10 +39,10 @@ IMPLS = {"cuda": {"cusparse_csr": ("cuda_core", "cuSPARSE"), "dasp_tc": ("tensor
          "cpu": {"scipy_csr": ("cuda_core", "cuSPARSE"), "numpy_mma": ("tensor_core", "DASP"),
                  "numpy_mma_twin": ("cuda_core", "DASP twin")}}
 TOL = 1e-12          # sums in another order; rounding only
-SHORT = 16           # rows of up to SHORT nonzeros stay in matrix order (a group's values are contiguous)
-LONG = 256           # rows with more nonzeros are split into pieces (65 MMAs per warp at most)
+SHORT = 8            # rows of up to SHORT nonzeros are read in place; longer ones are packed (DASP's medium)
+LONG = 256           # rows with more nonzeros are split into pieces (64 MMAs per warp at most)
 PIECE = 2048         # nonzeros per piece of a long row: 64 MMAs, as a full group of 8 rows of LONG
-WINDOW = 256         # medium rows are sorted by length only within windows, so y's writes stay local
+WINDOW = 256         # rows are sorted by length only within windows, so y's writes stay local
 FLOPS_PER_MMA = 2 * 8 * 8 * 4
 TC_UNROLL = 4        # spmv_tc.cu: chunks loaded before their MMAs
 THREADS = 256
@@ -53,10 +53,13 @@ THREADS = 256
 
 @dataclass
 class Plan:
-    """The tensor-core SpMV's work: groups of 8 short rows, then of 8 medium rows, and pieces of long rows."""
+    """The tensor-core SpMV's work: groups of 8 short rows, then of 8 medium rows (packed), and pieces
+    of long rows."""
     group_rows: np.ndarray      # int32, 8 per group (-1 pads the last group of each class)
-    group_chunks: np.ndarray    # MMAs per group
-    n_short: int                # the first n_short groups hold short rows (in matrix order)
+    group_chunks: np.ndarray    # MMAs per group: ceil(longest row / 4)
+    n_short: int                # the first n_short groups hold short rows, the others medium rows
+    pack_ptr: np.ndarray        # int32: medium group g's MMAs are pack_ptr[g]:[g+1] of the packed arrays
+    pack_slots: np.ndarray      # int32 nnz index of each packed slot, 32 per MMA (-1: padding)
     long_rows: np.ndarray       # int32 rows with more than LONG nonzeros
     long_piece_ptr: np.ndarray  # int32: pieces of long_rows[i] are long_piece_ptr[i]:[i+1]
     piece_begin: np.ndarray     # int32 nnz ranges of the pieces
@@ -68,30 +71,39 @@ class Plan:
         return int(self.group_chunks.sum() + ((self.piece_end - self.piece_begin + 31) // 32).sum())
 
 
-def _groups(rows: np.ndarray) -> np.ndarray:
-    """`rows` padded with -1 to a multiple of 8."""
-    out = np.full(-(-len(rows) // 8) * 8, -1, np.int32)
-    out[: len(rows)] = rows
-    return out
+def _group_slots(indptr: np.ndarray, group_rows: np.ndarray, group_chunks: np.ndarray):
+    """The MMAs of groups of 8 rows as their 32 lanes' nnz slots (-1: padding; lane 4r+c, chunk k
+    holds slot begin_r + 4k + c) and the rows of their 8 diagonal entries: (mma, 32) and (mma, 8)."""
+    n_groups = len(group_chunks)
+    g = np.repeat(np.arange(n_groups), group_chunks)
+    k = np.arange(len(g)) - np.repeat(np.cumsum(group_chunks) - group_chunks, group_chunks)
+    rows = group_rows.reshape(n_groups, 8)[g]
+    begin = np.where(rows >= 0, indptr[rows.clip(0)], 0)
+    end = np.where(rows >= 0, indptr[rows.clip(0) + 1], 0)
+    slot = begin[:, :, None] + 4 * k[:, None, None] + np.arange(4)
+    return np.where(slot < end[:, :, None], slot, -1).reshape(-1, 32), rows
 
 
 def plan(indptr: np.ndarray, short: int = SHORT, window: int = WINDOW) -> Plan:
-    """DASP's row classes: rows of up to `short` nonzeros in groups of 8 in matrix order; rows of up to
-    LONG sorted by length within windows of `window` rows and grouped by 8, their slots starting at
-    the 32-byte sector below each row (spmv_tc.cu); longer rows split into pieces of PIECE nonzeros."""
+    """DASP's row classes: rows of up to LONG nonzeros sorted by length within windows of `window` rows
+    and grouped by 8, those of up to `short` read in place, the longer ones packed in MMA order;
+    rows longer than LONG split into pieces of PIECE nonzeros."""
     indptr = np.asarray(indptr, dtype=np.int64)
     length = np.diff(indptr)
     is_long = length > LONG
-    medium = np.flatnonzero(~is_long & (length > short))
-    medium = medium[np.lexsort((-length[medium], medium // window))]
-    short_groups, medium_groups = _groups(np.flatnonzero(length <= short)), _groups(medium)
-    group_rows = np.concatenate([short_groups, medium_groups])
-    valid = group_rows >= 0
-    begin = np.where(valid, indptr[group_rows.clip(0)], 0)
-    end = np.where(valid, indptr[group_rows.clip(0) + 1], 0)
-    base = begin.copy()
-    base[len(short_groups):] &= ~3
-    group_chunks = ((end - base + 3) // 4).reshape(-1, 8).max(axis=1, initial=0)
+
+    def groups(rows):
+        rows = rows[np.lexsort((-length[rows], rows // window))]
+        out = np.full(-(-len(rows) // 8) * 8, -1, np.int32)
+        out[: len(rows)] = rows
+        padded = np.where(out >= 0, length[out.clip(0)], 0)
+        return out, (padded.reshape(-1, 8).max(axis=1, initial=0) + 3) // 4
+
+    short_rows, short_chunks = groups(np.flatnonzero(length <= short))
+    medium_rows, medium_chunks = groups(np.flatnonzero(~is_long & (length > short)))
+    pack_ptr = np.zeros(len(medium_chunks) + 1, np.int64)
+    np.cumsum(medium_chunks, out=pack_ptr[1:])
+    pack_slots = _group_slots(indptr, medium_rows, medium_chunks)[0].astype(np.int32).ravel()
 
     long_rows = np.flatnonzero(is_long).astype(np.int32)
     pieces = -(-length[long_rows] // PIECE)
@@ -101,24 +113,16 @@ def plan(indptr: np.ndarray, short: int = SHORT, window: int = WINDOW) -> Plan:
     j = np.arange(long_piece_ptr[-1]) - np.repeat(long_piece_ptr[:-1], pieces)
     piece_begin = indptr[piece_row] + j * PIECE
     piece_end = np.minimum(piece_begin + PIECE, indptr[piece_row + 1])
-    return Plan(group_rows, group_chunks, len(short_groups) // 8, long_rows, long_piece_ptr.astype(np.int32),
-                piece_begin.astype(np.int32), piece_end.astype(np.int32))
+    return Plan(np.concatenate([short_rows, medium_rows]), np.concatenate([short_chunks, medium_chunks]),
+                len(short_chunks), pack_ptr.astype(np.int32), pack_slots, long_rows,
+                long_piece_ptr.astype(np.int32), piece_begin.astype(np.int32), piece_end.astype(np.int32))
 
 
 def blocks(indptr: np.ndarray, p: Plan) -> tuple[np.ndarray, np.ndarray]:
     """Every MMA of plan `p` as its 32 lanes' nnz slots (-1: padding, lane 4r+c = A(r,c)) and the
     output row of each of its 8 diagonal entries (-1: none): arrays (mma, 32) and (mma, 8)."""
     indptr = np.asarray(indptr, dtype=np.int64)
-    n_groups = len(p.group_chunks)
-    g = np.repeat(np.arange(n_groups), p.group_chunks)
-    k = np.arange(len(g)) - np.repeat(np.cumsum(p.group_chunks) - p.group_chunks, p.group_chunks)
-    rows = p.group_rows.reshape(n_groups, 8)[g]
-    begin = np.where(rows >= 0, indptr[rows.clip(0)], 0)
-    end = np.where(rows >= 0, indptr[rows.clip(0) + 1], 0)
-    base = np.where((g >= p.n_short)[:, None], begin & ~3, begin)
-    slot = base[:, :, None] + 4 * k[:, None, None] + np.arange(4)
-    group_slots = np.where((slot >= begin[:, :, None]) & (slot < end[:, :, None]), slot, -1).reshape(-1, 32)
-
+    group_slots, rows = _group_slots(indptr, p.group_rows, p.group_chunks)
     chunks = (p.piece_end - p.piece_begin + 31) // 32
     q = np.repeat(np.arange(len(chunks)), chunks)
     k = np.arange(len(q)) - np.repeat(np.cumsum(chunks) - chunks, chunks)
@@ -203,12 +207,17 @@ def tc_runner(matrix, x, y, p: Plan, twin: bool = False):
     module = load_module("spmv_tc.cu", (f"-DTC_UNROLL={TC_UNROLL}", f"-DTWIN={int(twin)}"))
     rows_kernel, long_kernel = module.get_function("spmv_tc_rows"), module.get_function("spmv_tc_long")
     dev = {name: cp.asarray(getattr(p, name)) for name in
-           ("group_rows", "long_rows", "long_piece_ptr", "piece_begin", "piece_end")}
+           ("group_rows", "pack_ptr", "long_rows", "long_piece_ptr", "piece_begin", "piece_end")}
+    slots = cp.asarray(p.pack_slots)
+    dev["pack_col"] = cp.where(slots >= 0, indices[slots.clip(0)], 0).astype(cp.int32)   # packed once, as DASP
+    dev["pack_val"] = cp.where(slots >= 0, data[slots.clip(0)], 0.0)
+    del slots
     n_groups, n_long, n_pieces = len(p.group_chunks), len(p.long_rows), len(p.piece_begin)
     partial = cp.empty(max(n_pieces, 1))
     warps = n_groups + -(-n_long // 32)
     rows_args = (indptr, indices, data, x, y, dev["group_rows"], np.int64(p.n_short), np.int64(n_groups),
-                 dev["long_rows"], dev["long_piece_ptr"], partial, np.int32(n_long))
+                 dev["pack_ptr"], dev["pack_col"], dev["pack_val"], dev["long_rows"], dev["long_piece_ptr"], partial,
+                 np.int32(n_long))
     long_args = (indices, data, x, dev["piece_begin"], dev["piece_end"], np.int32(n_pieces), partial)
     per_block = THREADS // 32
 
@@ -228,8 +237,9 @@ def tc_note(p: Plan, nnz: int) -> str:
     """The tensor-core row's work: its MMAs and padding ratio, and how rows were grouped."""
     ratio = FLOPS_PER_MMA * p.mma / (2 * nnz) if nnz else float("nan")
     return (f"mma.sync m8n8k4 x {p.mma} ({FLOPS_PER_MMA} flop each), padding ratio {ratio:.2f} (MMA flops / 2nnz); "
-            f"groups of 8 rows (rows of <= {SHORT} nnz in matrix order, longer ones sorted by length within "
-            f"{WINDOW}-row windows) x chunks of 4 nnz, diagonal kept; "
+            f"groups of 8 rows (sorted by length within {WINDOW}-row windows; rows of <= {SHORT} nnz read in place, "
+            f"longer ones packed in MMA order with {int((p.pack_slots < 0).sum())} "
+            f"padding slots) x chunks of 4 nnz, diagonal kept; "
             f"{len(p.long_rows)} rows of > {LONG} nnz in {len(p.piece_begin)} pieces of <= {PIECE}; plan made once outside")
 
 

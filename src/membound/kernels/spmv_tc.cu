@@ -6,16 +6,17 @@
 // and, in the same lane, B(c,r) = x[its column] (the B operand is 4x8, column-major: lane 4n+c holds
 // B(c,n)). Then D(r,r) = sum_c A(r,c) x[col(r,c)] is row r's partial dot product; the accumulator
 // carries it across chunks and only the diagonal of the 8x8 D is kept (lane 4r + r/2, element r%2).
-// Slots outside a row load nothing and feed zeros, so padding costs MMA work but no bytes.
+// Read in place, slots outside a row load nothing and feed zeros (padding costs MMA work, no bytes);
+// packed, padding slots hold value 0 and column 0 (they cost bytes, 12 per slot).
 //
-// Row classes (DASP), one branch each of spmv_tc_rows, by warp index:
-//   short  (<= SHORT nnz): groups of 8 rows in matrix order, so a group's values are one contiguous run;
-//          lane slot k of row r is begin_r + 4k + c.
-//   medium (<= LONG nnz): rows sorted by length within windows, groups of 8 alike rows; slots start at
-//          the 32-byte sector below the row's start (begin_r & ~3), so each chunk's 4 values are one
-//          sector and a warp load touches 8 sectors, not up to 16.
+// Row classes (DASP), each its own branch of spmv_tc_rows (by warp index) or its own kernel:
+//   short  (<= SHORT nnz): groups of 8 rows (sorted by length within windows), read in place from the
+//          CSR arrays: lane slot k of row r is begin_r + 4k + c.
+//   medium (<= LONG nnz): groups of 8 rows (sorted likewise), their values and columns packed once by
+//          the plan in MMA order (32 consecutive per MMA, zeros in the padding): every load is one
+//          coalesced 256-byte (values) or 128-byte (columns) run, and no row pointer is read.
 //   long   (> LONG nnz): spmv_tc_long, one warp per piece of PIECE nnz (32 consecutive values per MMA,
-//          the 8 diagonal sums added with shuffles into partial[piece]); warps after the last group
+//          the 8 diagonal sums added with shuffles into partial[piece]); threads after the last group
 //          of spmv_tc_rows sum the pieces (one thread per long row).
 // Loop bounds are warp-uniform, as mma.sync requires.
 
@@ -50,18 +51,18 @@ __device__ __forceinline__ double row_share(double d0, double d1, int lane) {
 #endif
 }
 
-// Accumulate `chunks` MMAs; this lane's slot k is idx + k * STRIDE, valid in [begin, end).
+// Accumulate `chunks` MMAs; this lane's slot k is idx + k * STRIDE, valid while below `end`.
 template <int STRIDE>
 __device__ __forceinline__ void accumulate(const int* __restrict__ col, const double* __restrict__ val,
-                                           const double* __restrict__ x, int idx, int begin, int end,
-                                           int chunks, double& d0, double& d1) {
+                                           const double* __restrict__ x, int idx, int end, int chunks,
+                                           double& d0, double& d1) {
     int k = 0;
     for (; k + TC_UNROLL <= chunks; k += TC_UNROLL) {
         double a[TC_UNROLL], b[TC_UNROLL];
 #pragma unroll
         for (int u = 0; u < TC_UNROLL; ++u) {
             const int i = idx + (k + u) * STRIDE;
-            const bool ok = i >= begin && i < end;
+            const bool ok = i < end;
             a[u] = ok ? __ldcs(val + i) : 0.0;
             b[u] = ok ? __ldg(x + __ldcs(col + i)) : 0.0;
         }
@@ -70,7 +71,7 @@ __device__ __forceinline__ void accumulate(const int* __restrict__ col, const do
     }
     for (; k < chunks; ++k) {
         const int i = idx + k * STRIDE;
-        const bool ok = i >= begin && i < end;
+        const bool ok = i < end;
         mma(d0, d1, ok ? __ldcs(val + i) : 0.0, ok ? __ldg(x + __ldcs(col + i)) : 0.0);
     }
 }
@@ -84,35 +85,40 @@ extern "C" __global__ void spmv_tc_long(const int* __restrict__ col, const doubl
     if (piece >= n_pieces) return;  // warp-uniform
     const int begin = piece_begin[piece], end = piece_end[piece];
     double d0 = 0.0, d1 = 0.0;
-    accumulate<32>(col, val, x, begin + lane, begin, end, (end - begin + 31) >> 5, d0, d1);
+    accumulate<32>(col, val, x, begin + lane, end, (end - begin + 31) >> 5, d0, d1);
     double s = row_share(d0, d1, lane);
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
     if (lane == 0) partial[piece] = s;
 }
 
-// Warps [0, n_short): short groups; [n_short, n_groups): medium groups; then the long rows' sums.
+// Warps [0, n_short): short groups; [n_short, n_groups): medium groups (chunks pack_ptr[g]..[g+1]
+// of pack_col / pack_val, g = warp - n_short); then the long rows' sums.
 extern "C" __global__ void spmv_tc_rows(const int* __restrict__ rowptr, const int* __restrict__ col,
                                         const double* __restrict__ val, const double* __restrict__ x,
                                         double* __restrict__ y, const int* __restrict__ group_rows,
-                                        long long n_short, long long n_groups,
-                                        const int* __restrict__ long_rows,
-                                        const int* __restrict__ long_piece_ptr,
+                                        long long n_short, long long n_groups, const int* __restrict__ pack_ptr,
+                                        const int* __restrict__ pack_col, const double* __restrict__ pack_val,
+                                        const int* __restrict__ long_rows, const int* __restrict__ long_piece_ptr,
                                         const double* __restrict__ partial, int n_long) {
     const int lane = threadIdx.x & 31;
     const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
     if (warp < n_groups) {
         const int r = lane >> 2, c = lane & 3;
         const int row = group_rows[warp * 8 + r];  // -1: padding past the last row of a class
-        int begin = 0, end = 0;
-        if (row >= 0) {
-            begin = rowptr[row];
-            end = rowptr[row + 1];
-        }
-        const int base = warp < n_short ? begin : begin & ~3;  // medium: sector-aligned chunks
-        const int chunks = __reduce_max_sync(0xffffffffu, (end - base + 3) >> 2);
         double d0 = 0.0, d1 = 0.0;
-        accumulate<4>(col, val, x, base + c, begin, end, chunks, d0, d1);
+        if (warp < n_short) {
+            int begin = 0, end = 0;
+            if (row >= 0) {
+                begin = rowptr[row];
+                end = rowptr[row + 1];
+            }
+            const int chunks = __reduce_max_sync(0xffffffffu, (end - begin + 3) >> 2);
+            accumulate<4>(col, val, x, begin + c, end, chunks, d0, d1);
+        } else {
+            const int k0 = pack_ptr[warp - n_short], k1 = pack_ptr[warp - n_short + 1];
+            accumulate<32>(pack_col, pack_val, x, k0 * 32 + lane, k1 * 32, k1 - k0, d0, d1);
+        }
         double s = row_share(d0, d1, lane);
         s += __shfl_xor_sync(0xffffffffu, s, 1);
         s += __shfl_xor_sync(0xffffffffu, s, 2);

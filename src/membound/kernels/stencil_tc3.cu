@@ -47,12 +47,14 @@ __device__ __forceinline__ void put(const double (&r)[NLOAD], double* tile) {
   }
 }
 
+__device__ constexpr int popcount(int m) { return m ? (m & 1) + popcount(m >> 1) : 0; }
+
 // One group of rows: for each k-chunk, the NT A fragments are loaded once and serve every row
 // (accumulator plane j in mask) whose output plane is one of this block's (bit j of live).
 template <int DY, int A0, int NK, int MASK, int F0>
 __device__ __forceinline__ void group(double (&acc)[NJ][NT][2], const double* tile, const double* bs,
                                       int live) {
-  constexpr int CNT = __builtin_popcount(MASK);
+  constexpr int CNT = popcount(MASK);
   const int lane = threadIdx.x & 31;
 #pragma unroll
   for (int c = 0; c < NK; ++c) {
