@@ -1,8 +1,10 @@
 """Developer sweep (not a workflow rule) for the tensor-core SpMV and stencils and their CUDA-core twins
 (issues 14 and 15): every variant is checked against scipy before it is timed; prints compact tables.
 
-    python scripts/sweep_tc.py OUTDIR            # surrogates > L2, SpMV and stencil variants, then ncu
+    python scripts/sweep_tc.py OUTDIR            # surrogates > L2 (in /tmp/mats), SpMV and stencil variants
+    python scripts/sweep_tc.py OUTDIR --matrices # only the surrogates
     python scripts/sweep_tc.py OUTDIR --profile  # (run under ncu) one checked launch set per ncu case
+    python scripts/sweep_tc_ncu.py NCU.csv OUTDIR/ncu_cases.json SUMMARY.csv   # then summarise
 """
 import json
 import sys
@@ -150,7 +152,6 @@ def profile(out: Path):
     """Under ncu (--profile-from-start off): one checked launch set per case (after a `marker` kernel);
     writes the case order to OUTDIR/ncu_cases.json."""
     rng = np.random.default_rng()
-    best = json.load(open(out / "best.json"))
     cases = []
     for name in NCU_SPMV:
         for impl in ("cusparse_csr", "dasp_tc", "dasp_tc_twin"):
@@ -158,8 +159,7 @@ def profile(out: Path):
             cases.append(f"spmv:{name}:{impl}")
     for name in NCU_STENCIL:
         for impl in ("tc", "tc_twin"):
-            tile = TC3_VARIANTS[best[name]] if name in best else None
-            profiled(stencil_run(name, impl, tile, rng, steps=STENCILS[name][3], reps=0)[-1])
+            profiled(stencil_run(name, impl, None, rng, steps=STENCILS[name][3], reps=0)[-1])
             cases.append(f"stencil:{name}:{impl}")
     json.dump(cases, open(out / "ncu_cases.json", "w"))
 
@@ -167,4 +167,7 @@ def profile(out: Path):
 if __name__ == "__main__":
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
-    (profile if "--profile" in sys.argv else sweep)(out)
+    if "--matrices" in sys.argv:
+        print("\n".join(surrogates()))
+    else:
+        (profile if "--profile" in sys.argv else sweep)(out)

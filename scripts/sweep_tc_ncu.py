@@ -24,7 +24,8 @@ raw["case"] = (raw["Kernel Name"] == "marker").cumsum() - 1
 raw = raw[raw["Kernel Name"] != "marker"]
 out = []
 for i, g in raw.groupby("case"):
-    v = {short: pd.to_numeric(g[m], errors="coerce") for m, short in METRICS.items() if m in g}
+    v = {short: pd.to_numeric(g[m].astype(str).str.replace(",", ""), errors="coerce") for m, short in METRICS.items()
+         if m in g}
     row = {"case": cases[i], "kernels": len(g)}
     for k in ("read_MB", "write_MB"):
         row[k] = v[k].sum() / 1e6

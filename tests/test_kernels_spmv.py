@@ -44,10 +44,10 @@ def test_plan_row_classes_and_packing():
     nonzeros in MMA order, 32 per MMA, with -1 for padding."""
     matrix = ragged(4)
     length = np.diff(matrix.indptr)
-    p = spmv.plan(matrix.indptr)
+    p = spmv.plan(matrix.indptr, short=8)
     short, medium = p.group_rows[: 8 * p.n_short], p.group_rows[8 * p.n_short:]
-    assert set(short[short >= 0]) == set(np.flatnonzero(length <= spmv.SHORT))
-    assert set(medium[medium >= 0]) == set(np.flatnonzero((length > spmv.SHORT) & (length <= spmv.LONG)))
+    assert set(short[short >= 0]) == set(np.flatnonzero(length <= 8))
+    assert set(medium[medium >= 0]) == set(np.flatnonzero((length > 8) & (length <= spmv.LONG)))
     slots, _ = spmv.blocks(matrix.indptr, p)
     first = p.group_chunks[: p.n_short].sum()
     assert p.pack_ptr[-1] == p.group_chunks[p.n_short:].sum() and len(p.pack_slots) == 32 * p.pack_ptr[-1]
@@ -130,17 +130,17 @@ def test_gpu_impls_match_scipy(seed, extra_rows):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("impl", ["cusparse_csr", "dasp_tc", "dasp_tc_twin"])
-def test_gpu_random_matrix_and_poison_is_overwritten(impl):
+@pytest.mark.parametrize("impl, short", [("cusparse_csr", 0), ("dasp_tc", 0), ("dasp_tc", 8), ("dasp_tc_twin", 8)])
+def test_gpu_random_matrix_and_poison_is_overwritten(impl, short):
     import cupy as cp
 
     rng = np.random.default_rng(8)
-    matrix = sp.random(3001, 2500, density=0.01, format="csr", random_state=9)
-    dev = spmv._device_csr(matrix, "random")
+    matrix = ragged(10)   # rows of 0-40 nnz, long rows and explicit zeros
+    dev = spmv._device_csr(matrix, "ragged")
     for _ in range(2):  # fresh x each time; y poisoned each time
         x_host = rng.uniform(-1, 1, matrix.shape[1])
         x, y = cp.asarray(x_host), cp.full(matrix.shape[0], np.nan)
         run = (spmv.cusparse_runner(dev, x, y) if impl == "cusparse_csr"
-               else spmv.tc_runner(dev, x, y, spmv.plan(matrix.indptr), twin=impl.endswith("_twin")))[0]
+               else spmv.tc_runner(dev, x, y, spmv.plan(matrix.indptr, short), twin=impl.endswith("_twin")))[0]
         run()
         assert measure.rel_err(y.get(), matrix @ x_host) <= spmv.TOL

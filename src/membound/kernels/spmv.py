@@ -39,10 +39,11 @@ IMPLS = {"cuda": {"cusparse_csr": ("cuda_core", "cuSPARSE"), "dasp_tc": ("tensor
          "cpu": {"scipy_csr": ("cuda_core", "cuSPARSE"), "numpy_mma": ("tensor_core", "DASP"),
                  "numpy_mma_twin": ("cuda_core", "DASP twin")}}
 TOL = 1e-12          # sums in another order; rounding only
-SHORT = 8            # rows of up to SHORT nonzeros are read in place; longer ones are packed (DASP's medium)
+SHORT = 0            # rows of up to SHORT nonzeros are read in place, longer ones packed: packing won even for
+                     # 1-nnz rows on the H100 (docs/kernels_spmv.md), so only empty rows stay in place
 LONG = 256           # rows with more nonzeros are split into pieces (64 MMAs per warp at most)
 PIECE = 2048         # nonzeros per piece of a long row: 64 MMAs, as a full group of 8 rows of LONG
-WINDOW = 256         # rows are sorted by length only within windows, so y's writes stay local
+WINDOW = 4096        # rows are sorted by length only within windows, so x's and y's accesses stay local
 FLOPS_PER_MMA = 2 * 8 * 8 * 4
 TC_UNROLL = 4        # spmv_tc.cu: chunks loaded before their MMAs
 THREADS = 256

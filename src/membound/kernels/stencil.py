@@ -273,7 +273,7 @@ CC_TILE = {
     **{(3, True, "box", high): dict(_3D_TB, BX=64, BY=16) for high in (False, True)},
 }
 TC_TILE = dict(NT=4, WX=2, WY=4)
-TC3_TILE = dict(NT=2, WX=2, WY=4, BZ=32, MINB=2)   # stencil_tc3.cu: BZ output planes per block, MINB blocks per SM
+TC3_TILE = dict(NT=2, WX=2, WY=4, BZ=64, MINB=2)   # stencil_tc3.cu: BZ output planes per block, MINB blocks per SM
 
 
 def cc_tile(st: Stencil, depth: int) -> dict:
