@@ -16,6 +16,7 @@ rule bench_stencil:
         "src/membound/kernels/stencil_tc.cu",
         "src/membound/kernels/stencil_tc3.cu",
         "src/membound/kernels/stencil_mma.cuh",
+        "src/membound/kernels/stencil_plane.cuh",
     output:
         f"{RESULTS}/raw/stencil/{{stencil}}.csv",
     log:

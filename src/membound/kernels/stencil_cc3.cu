@@ -11,31 +11,13 @@
 #define SX (BX + 2 * RAD)
 #define SY (BY + 2 * RAD)
 #define PLANE (SX * SY)
-#define NLOAD ((PLANE + NTHREADS - 1) / NTHREADS)
+#define TILE_W SX
+#define TILE_H SY
+#define TILE_PITCH SX
+#define HALO RAD
 
 #include "stencil_strip.cuh"
-
-// Issue the loads of input plane gz's tile (with halo) into registers.
-__device__ __forceinline__ void fetch(double (&r)[NLOAD], const double* __restrict__ in, int gz, int gy0,
-                                      int gx0, int ny, int nx) {
-  const double* plane = in + (size_t)gz * ny * nx;
-#pragma unroll
-  for (int j = 0; j < NLOAD; ++j) {
-    const int i = threadIdx.x + j * NTHREADS;
-    if (i < PLANE) {
-      const int x = i % SX, y = i / SX;
-      r[j] = __ldg(plane + (size_t)wrap(gy0 - RAD + y, ny) * nx + wrap(gx0 - RAD + x, nx));
-    }
-  }
-}
-
-__device__ __forceinline__ void put(const double (&r)[NLOAD], double* slot) {
-#pragma unroll
-  for (int j = 0; j < NLOAD; ++j) {
-    const int i = threadIdx.x + j * NTHREADS;
-    if (i < PLANE) slot[i] = r[j];
-  }
-}
+#include "stencil_plane.cuh"
 
 extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
 stencil_cc3(const double* __restrict__ in, double* __restrict__ out, const double* __restrict__ wts,

@@ -20,32 +20,14 @@
 #define LXT (BX + 2 * RF + 3)   // + 3: the zero-weight columns of the last k-chunk
 #define PLANE (LYT * PITCH)
 #define NTHREADS (32 * WX * WY)
-#define NLOAD ((LYT * LXT + NTHREADS - 1) / NTHREADS)
 #define NJ (2 * RF + 1)
+#define TILE_W LXT
+#define TILE_H LYT
+#define TILE_PITCH PITCH
+#define HALO RF
 
 #include "stencil_mma.cuh"
-
-// Issue the loads of input plane gz's tile (with halo) into registers.
-__device__ __forceinline__ void fetch(double (&r)[NLOAD], const double* __restrict__ in, int gz, int gy0,
-                                      int gx0, int ny, int nx) {
-  const double* plane = in + (size_t)gz * ny * nx;
-#pragma unroll
-  for (int j = 0; j < NLOAD; ++j) {
-    const int i = threadIdx.x + j * NTHREADS;
-    if (i < LYT * LXT) {
-      const int x = i % LXT, y = i / LXT;
-      r[j] = __ldg(plane + (size_t)wrap(gy0 - RF + y, ny) * nx + wrap(gx0 - RF + x, nx));
-    }
-  }
-}
-
-__device__ __forceinline__ void put(const double (&r)[NLOAD], double* tile) {
-#pragma unroll
-  for (int j = 0; j < NLOAD; ++j) {
-    const int i = threadIdx.x + j * NTHREADS;
-    if (i < LYT * LXT) tile[i / LXT * PITCH + i % LXT] = r[j];
-  }
-}
+#include "stencil_plane.cuh"
 
 __device__ constexpr int popcount(int m) { return m ? (m & 1) + popcount(m >> 1) : 0; }
 
