@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from membound import measure
-from membound.kernels import scale
+from membound.kernels import harness, scale
 
 RAGGED = [1, 31, 1000, 4097, 3 * scale.CHUNK + 77]
 
@@ -76,7 +76,7 @@ def test_problem_label():
 def test_gpu_impls_match_numpy(impl, n):
     import cupy as cp
 
-    if impl == "tensor_core" and (reason := scale.tensor_core_skip_reason()):
+    if reason := harness.skip_reason(next(i for i in scale.IMPLS if i.name == impl), "cuda"):
         pytest.skip(reason)
     b = cp.random.uniform(-1, 1, n)
     a = cp.full(n, np.nan)

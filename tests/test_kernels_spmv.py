@@ -7,7 +7,7 @@ import pytest
 import scipy.sparse as sp
 
 from membound import measure
-from membound.kernels import spmv
+from membound.kernels import harness, spmv
 from membound.matrices import csr
 
 # rows with 0, 1, 5 and 100 nonzeros, long rows split into pieces, and a row count not a multiple of 8
@@ -123,8 +123,8 @@ def test_missing_matrix_is_a_one_line_error(tmp_path, capsys):
 @pytest.mark.parametrize("seed, extra_rows", [(5, 0), (6, 1003), (7, 20001)])
 def test_gpu_impls_match_scipy(seed, extra_rows):
     matrix = ragged(seed, extra_rows)
-    rows = spmv.measure_matrix("cuda", matrix, {"name": f"ragged{seed}", "source": "synthetic"}, 2, 3, False,
-                               np.random.default_rng(seed))
+    rows = [harness.measure(impl, prepare, "cuda", 2, 3) for impl, prepare in
+            spmv.jobs("cuda", matrix, {"name": f"ragged{seed}", "source": "synthetic"}, np.random.default_rng(seed))]
     assert [r["impl"] for r in rows] == ["cusparse_csr", "dasp_tc", "dasp_tc_twin"]
     assert all(r["rel_err"] <= spmv.TOL and r["value"] > 0 for r in rows)
 

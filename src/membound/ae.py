@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from membound import families
 from membound.claims import SURROGATE
 from membound.inventory import ABSENT
 from membound.outputs import sha256
 
 # Snakemake rule name (prefix) -> the part of the run its benchmark file times.
 FAMILIES = {"download_matrix": "matrices", "convert_matrix": "matrices", "surrogate_matrix": "matrices",
-            "bench_scale": "SCALE", "bench_spmv": "SpMV", "bench_stencil": "stencils", "counters_": "counters"}
+            **{f"bench_{f.name}": f.title for f in families.FAMILIES.values()}, "counters_": "counters"}
 NOT_RECORDED = "not recorded"
 
 

@@ -1,5 +1,6 @@
 """Analytical W, Q and I of every benchmark row: the model's side of the achieved-vs-analytical
-comparison (as BabelStream's one table of kernel weights, every figure derives from here).
+comparison (as BabelStream's one table of kernel weights, every figure derives from here). Each
+family's W and Q live in its registry entry (membound.families).
 
 W is the useful work the papers count (paper 000 Sec. 3); `W_exec` is the work the unit executes
 by the model: equal to W on CUDA cores; on tensor cores the MMA also multiplies padding (SCALE
@@ -12,39 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from membound import model
-
-
-def _scale(row: Mapping, gpu: dict) -> dict:
-    n = int(row["n"])
-    w, q = model.scale_wq(n)
-    w_exec = w if row["unit"] == "cuda_core" else 2 * max(gpu["mma_shape"][:2]) * n
-    return {"W": w, "Q": q, "W_exec": w_exec, "items": n}
-
-
-def _spmv(row: Mapping, gpu: dict) -> dict:
-    nnz = int(row["nnz"])
-    w, q = model.csr_wq(int(row["rows"]), int(row["cols"]), nnz)
-    m, n, k = gpu["mma_shape"]
-    w_exec = w if row["unit"] == "cuda_core" else float(row.get("mma", "nan") or "nan") * 2 * m * n * k
-    return {"W": w, "Q": q, "W_exec": w_exec, "items": nnz}
-
-
-def _stencil(row: Mapping, gpu: dict, kernels: Mapping) -> dict:
-    spec = kernels[row["problem"]]
-    shape, dims, radius = spec["shape"], spec["dims"], spec["radius"]
-    k = model.stencil_points(shape, dims, radius)
-    depth, steps = int(row["depth"]), int(row["steps"])
-    points = int(row["n"])
-    launches = steps // depth
-    w, q = model.stencil_wq(points, k, t=depth)               # per launch of depth t (eq. 13)
-    w, q = w * launches, q * launches
-    w_exec = w
-    if row["unit"] == "tensor_core":
-        from membound.kernels.stencil import tc_sparsity
-
-        alpha = model.fusion_redundancy(shape, dims, radius, depth)
-        w_exec = w * alpha / tc_sparsity(shape, dims, radius, depth)    # paper 002, eq. 3
-    return {"W": w, "Q": q, "W_exec": w_exec, "items": points * steps}
+from membound.families import FAMILIES
+from membound.geometry import tc_sparsity
 
 
 def analytical(row: Mapping, gpu: dict, stencils: Mapping | None = None) -> dict:
@@ -54,14 +24,9 @@ def analytical(row: Mapping, gpu: dict, stencils: Mapping | None = None) -> dict
     `stencils` is config["stencil"]["kernels"] (shape, dims, radius per stencil name).
     """
     kernel = row["kernel"]
-    if kernel == "scale":
-        out = _scale(row, gpu)
-    elif kernel == "spmv":
-        out = _spmv(row, gpu)
-    elif kernel == "stencil":
-        out = _stencil(row, gpu, stencils)
-    else:
-        raise ValueError(f"unknown kernel '{kernel}' in a benchmark row")
+    if kernel not in FAMILIES:
+        raise ValueError(f"unknown kernel '{kernel}' in a benchmark row (families: {', '.join(FAMILIES)})")
+    out = FAMILIES[kernel].wq(row, gpu, stencils)
     items = out.pop("items")
     out["I"] = out["W"] / out["Q"]
     out.update({"W_per_item": out["W"] / items, "Q_per_item": out["Q"] / items,
@@ -85,8 +50,6 @@ def kernel_intensities(config: Mapping, gpu: dict, tensor_cores: bool = True) ->
         out.append((f"{name} t={t}", model.stencil_cc(k, t)[2], "cuda_core"))
         if not tensor_cores:
             continue
-        from membound.kernels.stencil import tc_sparsity
-
         alpha = model.fusion_redundancy(shape, dims, radius, t)
         out.append((f"{name} t={t} TC", model.stencil_tc(k, t, alpha, tc_sparsity(shape, dims, radius, t))[2],
                     "tensor_core"))

@@ -20,11 +20,11 @@ import pandas as pd
 
 from membound import model, outputs
 from membound.analytical import analytical
-from membound.matrices.table2 import MB, size_mb
+from membound.families import CC_ROLES as CC_ROLE
+from membound.model import MB, size_mb
 from membound.measure import geomean
 
 PASS, FAIL, NOT_APPLICABLE, NO_DATA = "PASS", "FAIL", "N/A", "NO DATA"
-CC_ROLE = {"scale": "STREAM", "spmv": "cuSPARSE", "stencil": "EBISU"}  # each kernel's CUDA-core side
 SURROGATE = ("**SURROGATE MATRICES.** The SpMV rows were measured on labelled surrogate stand-ins (the rows "
              "and nnz of each SuiteSparse matrix times spmv.surrogate_scale, a structure of its family), not "
              "the SuiteSparse data.")

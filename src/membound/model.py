@@ -198,3 +198,12 @@ def scenario(cc_peak: float, tc_peak: float, bandwidth: float, k: int, t: int,
 def sweet_spot(cc_peak: float, tc_peak: float, alpha: float, sparsity: float) -> bool:
     """True when alpha < S P_TC / P_CU: tensor cores win in scenario 4 (paper 002, eq. 19)."""
     return alpha < sparsity * tc_peak / cc_peak
+
+
+MB = 2**20  # L2 sizes in the device specs are binary megabytes
+
+
+def size_mb(rows: int, cols: int, nnz: int) -> float:
+    """A matrix's size as Table 2 counts it: the CSR arrays (float64 values, int32 indices and row
+    pointers) plus the float64 x and y vectors, in MB of 2^20 bytes (eq. 10's Q, as csr.save stores them)."""
+    return csr_wq(rows, cols, nnz)[1] / MB

@@ -1,16 +1,14 @@
 # Achieved against analytical W, Q, I (paper 002 Table 2) and the achieved roofline. Raw inputs are
 # taken by path, so the reference profile renders them from committed raw CSVs.
 
-from membound.counters.workflow import raw_paths, why_not
+from membound.counters.workflow import why_not
 
 WHY_NOT = why_not(config["counters"], GPU["profiler"])  # "": ncu runs; else the tables say why not
-# SpMV rows once rule bench_spmv runs (reference: those whose raw CSV is committed).
-SPMV_MATRICES = [m for m in MATRICES if Path(f"{RESULTS}/raw/spmv/{m['name']}.csv").exists()] if REFERENCE else MATRICES
 COUNTER_INPUTS = (
     {}
     if WHY_NOT
     else {
-        "counters": raw_paths(RESULTS, "counters/", config["stencil"]["kernels"], SPMV_MATRICES),
+        "counters": raw(prefix="counters/", repeats=1),
         "dgemm_check": f"{RESULTS}/tables/dgemm_counter_check.csv",
     }
 )
@@ -18,6 +16,7 @@ COUNTER_INPUTS = (
 
 rule dgemm_check:
     input:
+        code=code("scripts/dgemm_check.py"),
         counters=f"{RESULTS}/raw/counters/dgemm.csv",
         rows=f"{RESULTS}/raw/counters/dgemm.rows.csv",
     output:
@@ -33,8 +32,9 @@ rule dgemm_check:
 rule wqi:
     input:
         **COUNTER_INPUTS,
-        bench=raw_paths(RESULTS, "", config["stencil"]["kernels"], SPMV_MATRICES),
+        bench=raw(),
         gpu=GPU_FILE,
+        code=code("scripts/wqi.py"),
     output:
         csv=report(f"{RESULTS}/tables/wqi.csv", caption="../report/wqi.rst", category="Tables"),
         md=f"{RESULTS}/tables/wqi.md",
@@ -53,6 +53,7 @@ rule roofline_achieved:
     input:
         wqi=rules.wqi.output.csv,
         gpu=GPU_FILE,
+        code=code("scripts/roofline_achieved.py"),
     output:
         pdf=f"{RESULTS}/figures/roofline_achieved.pdf",
         png=f"{RESULTS}/figures/roofline_achieved.png",

@@ -3,24 +3,25 @@
 
 rule bench_scale:
     input:
-        "src/membound/kernels/scale.py",
-        "src/membound/kernels/scale.cu",
+        code=bench_code("scale"),
     output:
-        f"{RESULTS}/raw/scale.csv",
+        FAMILY["scale"].raw(RESULTS, rep="{rep}"),
     log:
-        f"{RESULTS}/logs/bench_scale.log",
+        f"{RESULTS}/logs/bench_scale{{rep}}.log",
     benchmark:
-        f"{RESULTS}/raw/benchmarks/bench_scale.tsv"
+        f"{RESULTS}/raw/benchmarks/bench_scale{{rep}}.tsv"
+    wildcard_constraints:
+        rep=families.REP_SUFFIX,
     conda:
         "../../envs/membound.yaml"
     resources:
         gpu=1,
     params:
-        backend="cpu" if GPU["vendor"] == "cpu" else "cuda",  # amd: HIP; scale.py skips the tensor-core path
-        log2_min=config["scale"]["log2_min"],
-        log2_max=config["scale"]["log2_max"],
+        backend=BACKEND,
+        args=families.cli_args("scale", config),
+        rep=lambda wc: families.rep_index(wc.rep),
         warmup=config["scale"]["warmup"],
         reps=config["scale"]["reps"],
     shell:
-        "python -m membound.kernels.scale --backend {params.backend} --log2-min {params.log2_min}"
-        " --log2-max {params.log2_max} --warmup {params.warmup} --reps {params.reps} --out {output} > {log} 2>&1"
+        "python -m membound.kernels.scale --backend {params.backend} {params.args} --rep {params.rep}"
+        " --warmup {params.warmup} --reps {params.reps} --out {output} > {log} 2>&1"

@@ -4,21 +4,25 @@
 rule bench_spmv:
     input:
         matrix=lambda wildcards: csr_file(wildcards.name),
-        code=["src/membound/kernels/spmv.py", "src/membound/kernels/spmv_tc.cu"],
+        code=bench_code("spmv"),
     output:
-        f"{RESULTS}/raw/spmv/{{name}}.csv",
+        FAMILY["spmv"].raw(RESULTS, "{name}", "{rep}"),
     log:
-        f"{RESULTS}/logs/bench_spmv/{{name}}.log",
+        f"{RESULTS}/logs/bench_spmv/{{name}}{{rep}}.log",
     benchmark:
-        f"{RESULTS}/raw/benchmarks/bench_spmv-{{name}}.tsv"
+        f"{RESULTS}/raw/benchmarks/bench_spmv-{{name}}{{rep}}.tsv"
+    wildcard_constraints:
+        name=NAMES,
+        rep=families.REP_SUFFIX,
     conda:
         "../../envs/membound.yaml"
     resources:
         gpu=1,
     params:
-        backend="cpu" if GPU["vendor"] == "cpu" else "cuda",  # amd: HIP; spmv.py skips the tensor-core path
+        backend=BACKEND,
+        rep=lambda wc: families.rep_index(wc.rep),
         warmup=config["spmv"]["warmup"],
         reps=config["spmv"]["reps"],
     shell:
-        "python -m membound.kernels.spmv --backend {params.backend} --matrix {input.matrix}"
+        "python -m membound.kernels.spmv --backend {params.backend} --matrix {input.matrix} --rep {params.rep}"
         " --warmup {params.warmup} --reps {params.reps} --out {output} > {log} 2>&1"

@@ -1,17 +1,15 @@
 # Hardware counters: every benchmark rerun under ncu on its NVTX-tagged launches only (one measured
 # launch per case, --counters), with a minimal metric list; docs/counters.md. Pulled in by rule wqi.
 
-from membound.counters.workflow import stencil_args
-
 NCU = f"--mma-shape {' '.join(map(str, GPU['mma_shape']))} {config['ncu']['options']}"
+NCU_CODE = code("membound.counters.ncu")
 
 
 rule counters_scale:
     input:
-        "src/membound/kernels/scale.py",
-        "src/membound/kernels/scale.cu",
+        code=[*bench_code("scale"), *NCU_CODE],
     output:
-        counters=f"{RESULTS}/raw/counters/scale.csv",
+        counters=FAMILY["scale"].raw(RESULTS, prefix="counters/"),
         rows=f"{RESULTS}/raw/counters/scale.rows.csv",
     log:
         f"{RESULTS}/logs/counters_scale.log",
@@ -23,7 +21,7 @@ rule counters_scale:
         gpu=1,
     params:
         ncu=NCU,
-        sizes=f"--log2-min {config['ncu']['scale_log2_min']} --log2-max {config['ncu']['scale_log2_max']}",
+        sizes=families.cli_args("scale", config, counters=True),
     shell:
         "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
         " -- python -m membound.kernels.scale --backend cuda {params.sizes} --warmup 0 --reps 1 --counters"
@@ -33,8 +31,9 @@ rule counters_scale:
 rule counters_spmv:
     input:
         csr=lambda wc: csr_file(wc.name),
+        code=[*bench_code("spmv"), *NCU_CODE],
     output:
-        counters=f"{RESULTS}/raw/counters/spmv/{{name}}.csv",
+        counters=FAMILY["spmv"].raw(RESULTS, "{name}", prefix="counters/"),
         rows=f"{RESULTS}/raw/counters/spmv/{{name}}.rows.csv",
     log:
         f"{RESULTS}/logs/counters_spmv_{{name}}.log",
@@ -56,29 +55,23 @@ rule counters_spmv:
 
 rule counters_stencil:
     input:
-        "src/membound/kernels/stencil.py",
-        "src/membound/kernels/stencil_cc.cu",
-        "src/membound/kernels/stencil_cc3.cu",
-        "src/membound/kernels/stencil_tb3.cu",
-        "src/membound/kernels/stencil_strip.cuh",
-        "src/membound/kernels/stencil_async.cuh",
-        "src/membound/kernels/stencil_tc.cu",
+        code=[*bench_code("stencil"), *NCU_CODE],
     output:
-        counters=f"{RESULTS}/raw/counters/stencil/{{stencil}}.csv",
+        counters=FAMILY["stencil"].raw(RESULTS, "{stencil}", prefix="counters/"),
         rows=f"{RESULTS}/raw/counters/stencil/{{stencil}}.rows.csv",
     log:
         f"{RESULTS}/logs/counters_stencil_{{stencil}}.log",
     benchmark:
         f"{RESULTS}/raw/benchmarks/counters_stencil-{{stencil}}.tsv"
     wildcard_constraints:
-        stencil="|".join(STENCILS),
+        stencil="|".join(config["stencil"]["kernels"]),
     conda:
         "../../envs/membound.yaml"
     resources:
         gpu=1,
     params:
         ncu=NCU,
-        args=lambda wc: stencil_args(wc.stencil, config["stencil"]),
+        args=lambda wc: families.cli_args("stencil", config, wc.stencil),
     shell:
         "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
         " -- python -m membound.kernels.stencil --backend cuda {params.args} --warmup 0 --reps 1 --counters"
@@ -87,7 +80,7 @@ rule counters_stencil:
 
 rule counters_dgemm:
     input:
-        "src/membound/counters/dgemm.py",
+        code=[*code("membound.counters.dgemm"), *NCU_CODE],
     output:
         counters=f"{RESULTS}/raw/counters/dgemm.csv",
         rows=f"{RESULTS}/raw/counters/dgemm.rows.csv",

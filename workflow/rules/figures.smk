@@ -1,16 +1,14 @@
 # The paper's figures (paper 000 Figures 2, 3-4, 6, 7, 8), one rule each. Every figure has its
 # plotted numbers beside it as CSV; its caption line names the GPU, the date and (for matrices)
-# REAL or SURROGATE. Plot code: src/membound/plots/<rule>.py plus the shared modules PLOTS_SHARED,
-# listed as inputs so that editing one figure's code reruns that figure only.
+# REAL or SURROGATE. Each rule lists its script and every module it imports (code(), common.smk), so
+# that editing one figure's code reruns that figure only.
 
-PLOTS = "src/membound/plots"
-PLOTS_SHARED = [f"{PLOTS}/common.py", f"{PLOTS}/style.py"]
 
 
 rule fig2:
     input:
         gpu=GPU_FILE,
-        code=[f"{PLOTS}/fig2.py", *PLOTS_SHARED],
+        code=code("scripts/fig2.py"),
     output:
         pdf=f"{RESULTS}/figures/fig2_roofline.pdf",
         png=report(f"{RESULTS}/figures/fig2_roofline.png", caption="../report/fig2.rst", category="Figures"),
@@ -27,9 +25,9 @@ rule fig2:
 
 rule fig3_4:
     input:
-        raw=f"{RESULTS}/raw/scale.csv",
+        raw=raw("scale"),
         gpu=GPU_FILE,
-        code=[f"{PLOTS}/fig3_4.py", *PLOTS_SHARED],
+        code=code("scripts/fig3_4.py"),
     output:
         pdf=f"{RESULTS}/figures/fig3_4_breakdown.pdf",
         png=report(f"{RESULTS}/figures/fig3_4_breakdown.png", caption="../report/fig3_4.rst", category="Figures"),
@@ -44,9 +42,9 @@ rule fig3_4:
 
 rule fig6:
     input:
-        raw=f"{RESULTS}/raw/scale.csv",
+        raw=raw("scale"),
         gpu=GPU_FILE,
-        code=[f"{PLOTS}/fig6.py", *PLOTS_SHARED],
+        code=code("scripts/fig6.py"),
     output:
         pdf=f"{RESULTS}/figures/fig6_scale.pdf",
         png=report(f"{RESULTS}/figures/fig6_scale.png", caption="../report/fig6.rst", category="Figures"),
@@ -61,9 +59,9 @@ rule fig6:
 
 rule fig7:
     input:
-        raw=[f"{RESULTS}/raw/spmv/{m['name']}.csv" for m in SPMV_MATRICES],
+        raw=raw("spmv"),
         gpu=GPU_FILE,
-        code=[f"{PLOTS}/fig7.py", *PLOTS_SHARED, "src/membound/matrices/table2.py"],
+        code=code("scripts/fig7.py"),
     output:
         pdf=f"{RESULTS}/figures/fig7_spmv.pdf",
         png=report(f"{RESULTS}/figures/fig7_spmv.png", caption="../report/fig7.rst", category="Figures"),
@@ -78,9 +76,9 @@ rule fig7:
 
 rule fig8:
     input:
-        raw=[f"{RESULTS}/raw/stencil/{s}.csv" for s in config["stencil"]["kernels"]],
+        raw=raw("stencil"),
         gpu=GPU_FILE,
-        code=[f"{PLOTS}/fig8.py", *PLOTS_SHARED],
+        code=code("scripts/fig8.py"),
     output:
         pdf=f"{RESULTS}/figures/fig8_stencil.pdf",
         png=report(f"{RESULTS}/figures/fig8_stencil.png", caption="../report/fig8.rst", category="Figures"),
@@ -108,7 +106,7 @@ COMPARED = {
 rule compare:
     input:
         **{key: compared(name) for key, name in COMPARED.items()},
-        code=[f"{PLOTS}/{m}.py" for m in ("compare", "fig2", "fig6", "fig7", "fig8")] + PLOTS_SHARED,
+        code=code("scripts/compare.py"),
     output:
         **{
             f"{key}_{ext}": f"results/compare/{key}.{ext}"

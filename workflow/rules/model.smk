@@ -3,7 +3,8 @@
 
 rule table1:
     input:
-        expand("config/gpus/{gpu}.yaml", gpu=PLATFORMS),
+        specs=expand("config/gpus/{gpu}.yaml", gpu=PLATFORMS),
+        code=code("scripts/table1.py"),
     output:
         csv=report(f"{RESULTS}/tables/table1_platforms.csv", caption="../report/table1.rst", category="Tables"),
         md=f"{RESULTS}/tables/table1_platforms.md",
@@ -21,6 +22,7 @@ rule table1:
 rule bounds:
     input:
         gpu=GPU_FILE,
+        code=code("scripts/bounds.py"),
     output:
         csv=report(f"{RESULTS}/tables/bounds.csv", caption="../report/bounds.rst", category="Tables"),
         md=f"{RESULTS}/tables/bounds.md",

@@ -4,6 +4,7 @@
 rule table2:
     input:
         f"{RESULTS}/raw/matrices.csv",
+        code=code("scripts/table2.py"),
     output:
         csv=report(f"{RESULTS}/tables/table2_matrices.csv", caption="../report/table2.rst", category="Tables"),
         md=f"{RESULTS}/tables/table2_matrices.md",

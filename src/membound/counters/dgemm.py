@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from membound import measure
-from membound.kernels import guarded, write_result
+from membound.measure import guarded, write_result
 
 SHAPES = ("2048x2048x2048", "4096x1024x512")
 TOL = 1e-12

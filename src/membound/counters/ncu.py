@@ -31,9 +31,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from membound.kernels import SOURCES
 from membound.outputs import write_csv
 
+KERNELS = Path(__file__).parents[1] / "kernels"   # membound's own CUDA sources (read, not imported)
 METRICS = {  # ncu metric -> column of the parsed launches
     "gpu__time_duration.sum": "time_ns",
     "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum": "dadd",
@@ -102,7 +102,7 @@ def parse_launches(source) -> pd.DataFrame:
 def own_kernels() -> frozenset[str]:
     """Names of the kernels that membound's own CUDA sources define (src/membound/kernels/*.cu)."""
     pattern = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")
-    return frozenset(name for cu in SOURCES.glob("*.cu") for name in pattern.findall(cu.read_text()))
+    return frozenset(name for cu in KERNELS.glob("*.cu") for name in pattern.findall(cu.read_text()))
 
 
 def summarize(launches: pd.DataFrame, mma_shape=(8, 8, 4), clock_control="base", cache_control="all") -> pd.DataFrame:

@@ -1,7 +1,8 @@
 """Kernel implementations and their command-line entry points.
 
-One module per kernel family (scale, spmv, stencil), each runnable as
-`python -m membound.kernels.<family> --backend {cuda,cpu} --out FILE.csv [--counters] ...`.
+One module per kernel family (membound.families lists them), each runnable as
+`python -m membound.kernels.<family> --backend {cuda,cpu} --out FILE.csv [--rep R] [--counters] ...`;
+the shared lifecycle of a case (check, timing, row, write) is kernels/harness.py.
 CUDA sources (*.cu) sit beside the modules and load through CuPy's RawModule (NVRTC), so nothing
 needs a separate build step. The cpu backend runs the same algorithms on numpy/scipy.
 """
@@ -10,11 +11,8 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from functools import cache
 from pathlib import Path
-
-from membound import measure, outputs
 
 SOURCES = Path(__file__).parent
 
@@ -41,26 +39,7 @@ def arg_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--out", required=True, help="result CSV (written only when every check passed)")
     parser.add_argument("--warmup", type=int, required=True)
     parser.add_argument("--reps", type=int, required=True)
+    parser.add_argument("--rep", type=int, default=0, help="index of this independent repetition (the rows' rep)")
     parser.add_argument("--counters", action="store_true",
                         help="counter run: one checked launch per case inside an NVTX range (see measure.launch_tag)")
     return parser
-
-
-def write_result(rows: list[dict], out) -> None:
-    """Write result rows to `out` (measure.write_rows) atomically, so a failure leaves no partial file."""
-    with outputs.atomic(out, ".csv") as tmp:
-        measure.write_rows(rows, tmp)
-
-
-def guarded(main):
-    """Run `main()`; turn out-of-memory and failed checks into one-line errors (exit 1)."""
-    try:
-        main()
-    except measure.CheckError as err:
-        sys.exit(f"error: {err}")
-    except MemoryError as err:
-        sys.exit(f"error: out of memory: {err}")
-    except Exception as err:  # CuPy's OutOfMemoryError is not a MemoryError subclass
-        if type(err).__name__ == "OutOfMemoryError":
-            sys.exit(f"error: out of GPU memory: {err}; shrink the problem in config/config.yaml")
-        raise

@@ -2,29 +2,34 @@
 
 Implementations (impl: unit):
 - cuda: cuda_core (cuda_core), tensor_core (tensor_core), both in scale.cu. The tensor-core kernel
-  computes A = B(qI) with mma.sync m8n8k4 f64 (sm_80 and later; skipped, with a note on stderr, on
-  HIP and older GPUs); scale.cu explains the operand layout.
+  computes A = B(qI) with mma.sync m8n8k4 f64 (sm_80 and later; skipped by the harness, with a note
+  on stderr, on HIP and older GPUs); scale.cu explains the operand layout.
 - cpu: numpy (cuda_core) and numpy_mma (tensor_core, emulated on CPU): the same A = B(qI) with numpy
   matmul of b's 8x4 tiles by the 4x8 operand q E that the GPU kernel feeds the MMA.
 
-Sizes n = 2^k elements. Every case draws a fresh random b and q, poisons a with NaN, runs once and
-checks a against numpy's q * b (all elements) before it is timed. GB/s = 2 x 8 B x n / median time.
-Arrays whose working set fits in the L2 are timed over the same buffers, so those rows measure the
-cache (as the paper's Figure 6 below half the L2); their note says so.
+Sizes n = 2^k elements. Every case draws a fresh random b and q, poisons a with NaN; the harness
+(kernels/harness.py) runs it once and checks a against numpy's q * b (all elements) before it is
+timed. GB/s = 2 x 8 B x n / median time. Arrays whose working set fits in the L2 are timed over the
+same buffers, so those rows measure the cache (as the paper's Figure 6 below half the L2); their
+note says so. Short launches are timed as a CUDA graph (measure.time_kernel).
 """
 
 from __future__ import annotations
 
 import math
-import sys
+from functools import partial
 
 import numpy as np
 
-from membound import measure, runinfo
-from membound.kernels import arg_parser, guarded, load_module, write_result
+from membound import runinfo
+from membound.kernels import arg_parser, load_module
+from membound.measure import guarded
+from membound.kernels.harness import Case, Impl, run_jobs, select
 
-IMPLS = {"cuda": {"cuda_core": "cuda_core", "tensor_core": "tensor_core"},
-         "cpu": {"numpy": "cuda_core", "numpy_mma": "tensor_core"}}
+IMPLS = (Impl("scale", "cuda_core", "cuda_core", "STREAM", "cuda"),
+         Impl("scale", "tensor_core", "tensor_core", "STREAM", "cuda"),
+         Impl("scale", "numpy", "cuda_core", "STREAM", "cpu"),
+         Impl("scale", "numpy_mma", "tensor_core", "STREAM", "cpu"))
 BYTES_PER_ELEMENT = 2 * 8     # b read once, a written once (FP64)
 TOL = 1e-14                   # one rounding of q*b; the MMA adds only exact zeros
 UNROLL = 2                    # scale.cu: double2 loads in flight per lane (2, 4 measured alike)
@@ -74,18 +79,6 @@ def gpu_runner(impl: str, a, b, q: float):
     return lambda: kernel((blocks,), (THREADS,), args)
 
 
-def tensor_core_skip_reason() -> str | None:
-    """Why the FP64 MMA kernel cannot run on this CUDA device, or None when it can."""
-    import cupy as cp
-
-    if cp.cuda.runtime.is_hip:
-        return "HIP: no mma.sync; the tensor-core SCALE path is NVIDIA-only"
-    major = int(cp.cuda.Device().compute_capability) // 10
-    if major < 8:
-        return f"compute capability {cp.cuda.Device().compute_capability}: FP64 mma.sync needs sm_80 or later"
-    return None
-
-
 # ------------------------------------------------------------------------------------ one case
 
 
@@ -103,31 +96,19 @@ def _arrays(backend: str, n: int, rng: np.random.Generator):
                           f"the GPU has free ({err}); lower scale.log2_max in config/config.yaml") from None
 
 
-def measure_case(backend: str, impl: str, n: int, warmup: int, reps: int, counters: bool,
-                 rng: np.random.Generator, l2_bytes: int | None = None) -> dict:
-    """One checked and timed case as a result row (without run-info columns); CheckError on a mismatch."""
+def prepare(impl: Impl, backend: str, n: int, rng: np.random.Generator, l2_bytes: int | None = None) -> Case:
+    """One case of size n: fresh random b and q, NaN-poisoned a, checked against numpy's q * b."""
     q = float(rng.uniform(0.5, 2.0))
     a, b = _arrays(backend, n, rng)
-    run = (cpu_runner if backend == "cpu" else gpu_runner)(impl, a, b, q)
-    run()
+    run = (cpu_runner if backend == "cpu" else gpu_runner)(impl.name, a, b, q)
     host = (lambda x: x) if backend == "cpu" else (lambda x: x.get())
-    err = measure.check(host(a), q * host(b), TOL, f"scale {impl} n={n}")
-    notes = ["emulated on CPU: numpy matmul of 8x4 tiles by q E (4x8)"] if impl == "numpy_mma" else []
-    if counters:
-        with measure.nvtx_range(measure.launch_tag("scale", impl, problem(n))):
-            times = measure.time_gpu(run, 0, 1)
-        warmup = 0
-        notes.append("counter run: one launch under the profiler, time not comparable")
-    else:
-        times = (measure.time_cpu if backend == "cpu" else measure.time_gpu)(run, warmup, reps)
+    notes = ["emulated on CPU: numpy matmul of 8x4 tiles by q E (4x8)"] if impl.name == "numpy_mma" else []
     if l2_bytes and BYTES_PER_ELEMENT * n <= l2_bytes:
         notes.append(f"a and b ({BYTES_PER_ELEMENT * n / 2**20:g} MiB) fit in the L2 ({l2_bytes / 2**20:g} MiB): "
-                     "repeated launches over one buffer measure the cache and the per-launch overhead")
-    st = measure.stats(times)
-    return {"kernel": "scale", "impl": impl, "unit": IMPLS[backend][impl], "role": "STREAM", "problem": problem(n),
-            "code": "", "source": "synthetic", "n": n, "work_items": n, "warmup": warmup, **st,
-            "metric": "GB/s", "value": BYTES_PER_ELEMENT * n / st["t_median_s"] / 1e9, "rel_err": err,
-            "note": "; ".join(notes)}
+                     "repeated launches over one buffer measure the cache")
+    return Case(run=run, output=lambda _: host(a), reference=q * host(b), tol=TOL, what=f"scale {impl.name} n={n}",
+                row={"problem": problem(n), "n": n, "work_items": n}, work=BYTES_PER_ELEMENT * n, metric="GB/s",
+                notes=notes)
 
 
 def problem(n: int) -> str:
@@ -148,20 +129,11 @@ def main(argv=None):
         parser.error(f"--log2-min {args.log2_min} / --log2-max {args.log2_max}: need 1 <= min <= max <= 40")
     if args.warmup < 0 or args.reps < 1:
         parser.error(f"--warmup {args.warmup} / --reps {args.reps}: need warmup >= 0 and reps >= 1")
-    info = runinfo.describe(args.backend)
-    impls = list(IMPLS[args.backend])
-    if args.backend == "cuda" and (reason := tensor_core_skip_reason()):
-        impls.remove("tensor_core")
-        print(f"note: tensor_core skipped: {reason}", file=sys.stderr)
     rng = np.random.default_rng()
-    rows = []
-    for k in range(args.log2_min, args.log2_max + 1):
-        for impl in impls:
-            row = measure_case(args.backend, impl, 2**k, args.warmup, args.reps, args.counters, rng,
-                               info["l2_bytes"] or None)
-            rows.append({**row, **info})
-            print(f"{impl:12s} {row['problem']:8s} {row['value']:10.1f} GB/s  cv {row['cv']:.3f}", flush=True)
-    write_result(rows, args.out)
+    l2_bytes = runinfo.describe(args.backend)["l2_bytes"] or None
+    jobs = [(impl, partial(prepare, impl, args.backend, 2**k, rng, l2_bytes))
+            for k in range(args.log2_min, args.log2_max + 1) for impl in select(IMPLS, args.backend)]
+    run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:10.1f} GB/s")
 
 
 if __name__ == "__main__":

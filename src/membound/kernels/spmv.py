@@ -17,27 +17,31 @@ Implementations (impl: unit, role):
   (cuda_core, DASP twin: the same blocks, elementwise products summed per row).
 
 Every impl runs once on a fresh random x with y poisoned (NaN) and is checked against scipy's A @ x
-(float64) before it is timed; a mismatch fails the run with the error norm. The note of a
+(float64) by the harness (kernels/harness.py) before it is timed; a mismatch fails the run with the
+error norm. The note of a
 tensor-core row gives its MMA count and padding ratio (MMA flops / 2 nnz, 512 flops per MMA).
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from membound import measure, runinfo
-from membound.kernels import arg_parser, guarded, load_module, write_result
+from membound.kernels import arg_parser, load_module
+from membound.kernels.harness import Case, Impl, run_jobs, select
+from membound.measure import guarded
 from membound.matrices import csr
 
-IMPLS = {"cuda": {"cusparse_csr": ("cuda_core", "cuSPARSE"), "dasp_tc": ("tensor_core", "DASP"),
-                  "dasp_tc_twin": ("cuda_core", "DASP twin")},
-         "cpu": {"scipy_csr": ("cuda_core", "cuSPARSE"), "numpy_mma": ("tensor_core", "DASP"),
-                 "numpy_mma_twin": ("cuda_core", "DASP twin")}}
+IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda"),
+         Impl("spmv", "dasp_tc", "tensor_core", "DASP", "cuda"),
+         Impl("spmv", "dasp_tc_twin", "cuda_core", "DASP twin", "cuda", needs_mma=True),
+         Impl("spmv", "scipy_csr", "cuda_core", "cuSPARSE", "cpu"),
+         Impl("spmv", "numpy_mma", "tensor_core", "DASP", "cpu"),
+         Impl("spmv", "numpy_mma_twin", "cuda_core", "DASP twin", "cpu"))
 TOL = 1e-12          # sums in another order; rounding only
 SHORT = 0            # rows of up to SHORT nonzeros are read in place, longer ones packed: packing won even for
                      # 1-nnz rows on the H100 (docs/kernels_spmv.md), so only empty rows stay in place
@@ -259,46 +263,36 @@ def _device_csr(matrix: sp.csr_matrix, name: str):
                           f"indices) does not fit in the GPU's free memory ({err}); use a smaller matrix") from None
 
 
-def measure_matrix(backend: str, matrix: sp.csr_matrix, meta: dict, warmup: int, reps: int, counters: bool,
-                   rng: np.random.Generator, impls=None) -> list[dict]:
-    """Checked and timed rows (without run-info columns) of every impl on one matrix."""
+def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generator) -> list[tuple]:
+    """(impl, prepare) of every impl on one matrix, for harness.measure; the plan and the device CSR
+    are made once, shared by the impls."""
     name = meta["name"]
     rows, cols = matrix.shape
     p = plan(matrix.indptr)
     dev = _device_csr(matrix, name) if backend == "cuda" else None
-    out = []
-    for impl in impls or IMPLS[backend]:
+
+    def prepare(impl: Impl) -> Case:
         x_host = rng.uniform(-1.0, 1.0, cols)
-        ref = matrix @ x_host
         if backend == "cpu":
             x, y = x_host, np.full(rows, np.nan)
-            run, notes = cpu_runner(impl, matrix, x, y), ["emulated on CPU"] if impl.startswith("numpy_mma") else []
+            run, notes = cpu_runner(impl.name, matrix, x, y), ["emulated on CPU"] if impl.name.startswith("numpy_mma") else []
+            host = lambda: y  # noqa: E731
         else:
             import cupy as cp
 
             x, y = cp.asarray(x_host), cp.full(rows, np.nan)
-            run, note = (cusparse_runner(dev, x, y) if impl == "cusparse_csr"
-                         else tc_runner(dev, x, y, p, twin=impl.endswith("_twin")))
-            notes = [note]
-        if IMPLS[backend][impl][0] == "tensor_core":
+            run, note = (cusparse_runner(dev, x, y) if impl.name == "cusparse_csr"
+                         else tc_runner(dev, x, y, p, twin=impl.name.endswith("_twin")))
+            notes, host = [note], y.get
+        tc = impl.unit == "tensor_core"
+        if tc:
             notes.append(tc_note(p, matrix.nnz))
-        run()
-        err = measure.check(y if backend == "cpu" else y.get(), ref, TOL, f"spmv {impl} {name}")
-        if counters:
-            with measure.nvtx_range(measure.launch_tag("spmv", impl, name)):
-                times = measure.time_gpu(run, 0, 1)
-            notes.append("counter run: one launch under the profiler, time not comparable")
-        else:
-            times = (measure.time_cpu if backend == "cpu" else measure.time_gpu)(run, warmup, reps)
-        st = measure.stats(times)
-        unit, role = IMPLS[backend][impl]
-        out.append({"kernel": "spmv", "impl": impl, "unit": unit, "role": role, "problem": name,
-                    "code": meta.get("code", ""), "source": meta["source"], "rows": rows, "cols": cols,
-                    "nnz": matrix.nnz, "work_items": matrix.nnz, "warmup": 0 if counters else warmup, **st,
-                    "mma": p.mma if unit == "tensor_core" else None,
-                    "metric": "GFLOP/s", "value": 2 * matrix.nnz / st["t_median_s"] / 1e9, "rel_err": err,
-                    "note": "; ".join(notes)})
-    return out
+        return Case(run=run, output=lambda _: host(), reference=matrix @ x_host, tol=TOL, what=f"spmv {impl.name} {name}",
+                    row={"problem": name, "code": meta.get("code", ""), "source": meta["source"], "rows": rows,
+                         "cols": cols, "nnz": matrix.nnz, "work_items": matrix.nnz, "mma": p.mma if tc else None},
+                    work=2 * matrix.nnz, metric="GFLOP/s", notes=notes)
+
+    return [(impl, partial(prepare, impl)) for impl in select(IMPLS, backend)]
 
 
 # ------------------------------------------------------------------------------------ CLI
@@ -325,20 +319,8 @@ def main(argv=None):
         matrix, meta = load_matrix(args.matrix)
     except ValueError as err:
         parser.error(str(err))
-    info = runinfo.describe(args.backend)
-    impls = list(IMPLS[args.backend])
-    if args.backend == "cuda":
-        from membound.kernels.scale import tensor_core_skip_reason
-
-        if reason := tensor_core_skip_reason():
-            impls = [impl for impl in impls if not impl.startswith("dasp_tc")]
-            print(f"note: dasp_tc and its twin skipped: {reason}", file=sys.stderr)
-    rows = measure_matrix(args.backend, matrix, meta, args.warmup, args.reps, args.counters,
-                          np.random.default_rng(), impls)
-    for row in rows:
-        print(f"{row['impl']:13s} {row['problem']:16s} {row['value']:9.2f} GFLOP/s  cv {row['cv']:.3f}  "
-              f"err {row['rel_err']:.1e}", flush=True)
-    write_result([{**row, **info} for row in rows], args.out)
+    run_jobs(args.backend, jobs(args.backend, matrix, meta, np.random.default_rng()), args.out, args.warmup,
+             args.reps, args.counters, args.rep, "{value:9.2f} GFLOP/s  err {rel_err:.1e}")
 
 
 if __name__ == "__main__":

@@ -29,22 +29,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import scipy.ndimage
-import scipy.signal
 
-from membound import measure, runinfo
-from membound.kernels import arg_parser, guarded, load_module, write_result
+from membound import measure
+from membound.geometry import MMA_K, MMA_M, MMA_N, fuse, fused_support, support, tc_rows, tc_sparsity  # noqa: F401
+from membound.kernels import arg_parser, load_module
+from membound.kernels.harness import Case, Impl, run_jobs
+from membound.measure import guarded
 
-IMPLS = {"cc_naive": ("cuda_core", "Brick"), "cc_tb": ("cuda_core", "EBISU"), "tc": ("tensor_core", "ConvStencil"),
-         "tc_twin": ("cuda_core", "ConvStencil twin")}
+IMPLS = (Impl("stencil", "cc_naive", "cuda_core", "Brick"), Impl("stencil", "cc_tb", "cuda_core", "EBISU"),
+         Impl("stencil", "tc", "tensor_core", "ConvStencil"),
+         Impl("stencil", "tc_twin", "cuda_core", "ConvStencil twin", needs_mma=True))
 TOL = 1e-10                   # FP64; the fused stencil sums in another order than t sequential steps
 WHOLE_CHECK_POINTS = 4_000_000  # larger timed domains: whole check on CHECK_DOMAIN + sampled check
 CHECK_DOMAIN = {2: (333, 517), 3: (37, 45, 70)}
 SAMPLES = 256
-MMA_M = MMA_N = 8
-MMA_K = 4
 
 
 @dataclass(frozen=True)
@@ -63,19 +65,6 @@ class Stencil:
 # ------------------------------------------------------------------------------------ weights
 
 
-def support(shape: str, dims: int, radius: int) -> np.ndarray:
-    """Boolean mask of the offsets of a star or box stencil, a (2r+1)^dims array centred on the origin."""
-    k = 2 * radius + 1
-    if shape == "box":
-        return np.ones((k,) * dims, dtype=bool)
-    mask = np.zeros((k,) * dims, dtype=bool)
-    for axis in range(dims):
-        index = [radius] * dims
-        index[axis] = slice(None)
-        mask[tuple(index)] = True
-    return mask
-
-
 def random_weights(rng: np.random.Generator, shape: str, dims: int, radius: int) -> np.ndarray:
     """Distinct positive random weights on the stencil's support (zero elsewhere), summing to 1 so
     that values neither blow up nor decay over many steps."""
@@ -84,51 +73,7 @@ def random_weights(rng: np.random.Generator, shape: str, dims: int, radius: int)
     return w / w.sum()
 
 
-def fuse(w: np.ndarray, t: int) -> np.ndarray:
-    """The weights of t steps applied at once: the t-fold self-convolution, radius t*r (paper 002 Fig. 6)."""
-    out = w
-    for _ in range(t - 1):
-        out = scipy.signal.convolve(out, w, mode="full", method="direct")
-    return out
-
-
-def fused_support(mask: np.ndarray, t: int) -> np.ndarray:
-    """The support of the fused stencil: the t-fold Minkowski sum of the offsets in `mask`."""
-    return fuse(mask.astype(np.int64), t) > 0
-
-
 # ------------------------------------------------------------------------------ TC transformation
-
-
-def tc_rows(wf: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The MMA operands of the fused stencil `wf` (support `mask`), as the tensor-core kernel issues them.
-
-    For every row (dz, dy) of the fused kernel with nonzero dx in [a, b], an 8x8 output tile O
-    (rows y, columns x) accumulates O += A_c @ B_c over ceil((8 + b - a) / 4) k-chunks c, with A_c
-    the 8x4 input block in[y + dy, x0 + a + 4c + k] and B_c the 4x8 banded Toeplitz slice
-    B_c[k, j] = wf[dz, dy, a + 4c + k - j] (zero outside [a, b]). Returns rows (n, 4) int32 of
-    (dz, dy, a, nk), sorted by dz, and B (nfrag, 4, 8) float64, fragments in row order.
-    """
-    rad = wf.shape[-1] // 2
-    wf3 = wf.reshape((1,) * (3 - wf.ndim) + wf.shape)
-    m3 = mask.reshape(wf3.shape)
-    rz = wf3.shape[0] // 2
-    rows, frags = [], []
-    k = np.arange(MMA_K)[:, None]
-    j = np.arange(MMA_N)[None, :]
-    for iz in range(wf3.shape[0]):
-        for iy in range(wf3.shape[1]):
-            nonzero = np.flatnonzero(m3[iz, iy])
-            if nonzero.size == 0:
-                continue
-            a, b = nonzero[0] - rad, nonzero[-1] - rad
-            nk = math.ceil((MMA_N + b - a) / MMA_K)
-            rows.append((iz - rz, iy - rad, a, nk))
-            for c in range(nk):
-                dx = a + MMA_K * c + k - j
-                inside = (dx >= a) & (dx <= b)
-                frags.append(np.where(inside, wf3[iz, iy, np.clip(dx + rad, 0, 2 * rad)], 0.0))
-    return np.array(rows, dtype=np.int32), np.array(frags)
 
 
 def tc_groups(rows: np.ndarray, frags: np.ndarray, rf: int) -> tuple[str, np.ndarray]:
@@ -145,21 +90,6 @@ def tc_groups(rows: np.ndarray, frags: np.ndarray, rf: int) -> tuple[str, np.nda
         order.extend(first[i] + c for c in range(key[2]) for i in members)
     return "".join(table), frags[order]
 
-
-def tc_sparsity(shape: str, dims: int, radius: int, depth: int) -> float:
-    """S of paper 002 (eq. 2-3) for this module's tensor-core transformation: the fraction of
-    useful (nonzero) entries in the B operands it issues.
-
-    Derivation: per 8x8 output tile, a fused-kernel row (dz, dy) with nonzero dx in [a, b] issues
-    nk = ceil((8 + b - a) / 4) MMAs of k = 4, whose B operands hold 32 nk entries of which
-    8 (b - a + 1) are the row's weights (each of the 8 output columns sees every weight once). The
-    row widths sum to K^(t), so S = 8 K^(t) / (32 sum nk) = K^(t) / (4 sum nk), which is also
-    useful multiply-adds over issued ones: C_TC = alpha / S * C. Example: box 2D r=1 t=3: seven
-    rows of width 7, nk = ceil(14 / 4) = 4, S = 49 / 112 = 0.4375.
-    """
-    mask = fused_support(support(shape, dims, radius), depth)
-    rows, _ = tc_rows(mask.astype(float), mask)
-    return float(mask.sum() / (MMA_K * rows[:, 3].sum()))
 
 
 # ------------------------------------------------------------------------------------ reference
@@ -371,59 +301,44 @@ def _check_cuda(impl, st, rng, shape, steps):
     return measure.check(cp.asnumpy(out), reference(x, w, steps), TOL, f"{st.name} {impl} on {_fmt(shape)}")
 
 
-def measure_impl(impl: str, st: Stencil, domain: tuple, steps: int, warmup: int, reps: int,
-                 backend: str, counters: bool, rng: np.random.Generator) -> dict:
-    """Check, then time one role; returns its result row (without run-info)."""
+def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rng: np.random.Generator) -> Case:
+    """One role on a fresh random field of `domain`: its timed call (`steps` steps) and its check, the
+    whole output, or for domains above WHOLE_CHECK_POINTS SAMPLES sampled points (after a whole
+    check of the same kernels on CHECK_DOMAIN)."""
     x = rng.random(domain)
     w = random_weights(rng, st.shape, st.dims, st.radius)
-    depth = 1 if impl == "cc_naive" else st.depth
+    depth = 1 if impl.name == "cc_naive" else st.depth
     points = math.prod(domain)
     whole = points <= WHOLE_CHECK_POINTS
     if backend == "cpu":
-        run = lambda: CPU[impl](x, w, steps, depth)  # noqa: E731
-        timer, to_host, xp = measure.time_cpu, np.asarray, np
-        note = "emulated on CPU; " if impl.startswith("tc") else ""
+        run = lambda: CPU[impl.name](x, w, steps, depth)  # noqa: E731
+        to_host, xp = np.asarray, np
+        note = "emulated on CPU; " if impl.name.startswith("tc") else ""
     else:
         import cupy as cp
 
         try:
-            run = _cuda_runner(impl, st, w, cp.asarray(x), steps)
+            run = _cuda_runner(impl.name, st, w, cp.asarray(x), steps)
         except cp.cuda.memory.OutOfMemoryError as err:
             raise MemoryError(f"stencil domain {_fmt(domain)} does not fit ({err}); shrink stencil.domain_"
                               f"{st.dims}d in config/config.yaml") from None
-        timer, to_host, xp = measure.time_gpu, cp.asnumpy, cp
-        note = ""
+        to_host, xp, note = cp.asnumpy, cp, ""
         if not whole:
-            _check_cuda(impl, st, rng, CHECK_DOMAIN[st.dims], steps)
-    points_idx = rng.integers(0, domain, size=(SAMPLES, len(domain)))
-
-    def verify(out) -> float:
-        if whole:
-            return measure.check(to_host(out), reference(x, w, steps), TOL, f"{st.name} {impl} on {_fmt(domain)}")
-        got = to_host(out[tuple(xp.asarray(i) for i in points_idx.T)])
-        return measure.check(got, sampled_reference(x, w, steps, points_idx), TOL,
-                             f"{st.name} {impl} on {_fmt(domain)} (sampled)")
-
-    err = verify(run())
-    if counters:
-        with measure.nvtx_range(measure.launch_tag("stencil", impl, st.name)):
-            times = timer(run, 0, 1)
-        warmup = 0
+            _check_cuda(impl.name, st, rng, CHECK_DOMAIN[st.dims], steps)
+    if whole:
+        output, ref, what = to_host, reference(x, w, steps), f"{st.name} {impl.name} on {_fmt(domain)}"
+        checked = "whole output checked"
     else:
-        times = timer(run, warmup, reps)
-    out = run()
-    err = max(err, verify(out))
-    checked = ("whole output checked" if whole else
-               f"whole output checked on {_fmt(CHECK_DOMAIN[st.dims])} with the same kernels, "
-               f"{SAMPLES} sampled points of the timed domain checked")
-    launches = steps // depth
-    unit, role = IMPLS[impl]
-    t = measure.stats(times)
-    return {"kernel": "stencil", "impl": impl, "unit": unit, "role": role, "problem": st.name, "code": "",
-            "source": "synthetic", "n": points, "domain": _fmt(domain), "depth": depth, "steps": steps,
-            "work_items": points * steps, "warmup": warmup, **t, "metric": "GStencil/s",
-            "value": points * steps / t["t_median_s"] / 1e9, "rel_err": err,
-            "note": f"{note}{checked}; periodic boundaries; one timed call = {steps} steps in {launches} launches"}
+        idx = rng.integers(0, domain, size=(SAMPLES, len(domain)))
+        output = lambda out: to_host(out[tuple(xp.asarray(i) for i in idx.T)])  # noqa: E731
+        ref, what = sampled_reference(x, w, steps, idx), f"{st.name} {impl.name} on {_fmt(domain)} (sampled)"
+        checked = (f"whole output checked on {_fmt(CHECK_DOMAIN[st.dims])} with the same kernels, "
+                   f"{SAMPLES} sampled points of the timed domain checked")
+    return Case(run=run, output=output, reference=ref, tol=TOL, what=what,
+                row={"problem": st.name, "n": points, "domain": _fmt(domain), "depth": depth, "steps": steps,
+                     "work_items": points * steps},
+                work=points * steps, metric="GStencil/s",
+                notes=[f"{note}{checked}; periodic boundaries; one timed call = {steps} steps in {steps // depth} launches"])
 
 
 def _fmt(domain) -> str:
@@ -457,10 +372,9 @@ def main(argv=None):
     if args.steps < 1 or args.steps % args.depth:
         raise SystemExit(f"error: --steps {args.steps} must be a positive multiple of --depth {args.depth}")
     rng = np.random.default_rng()
-    info = runinfo.describe(args.backend)
-    rows = [{**measure_impl(impl, st, domain, args.steps, args.warmup, args.reps, args.backend, args.counters, rng),
-             **info} for impl in IMPLS]
-    write_result(rows, args.out)
+    jobs = [(impl, partial(prepare, impl, st, domain, args.steps, args.backend, rng)) for impl in IMPLS]
+    run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:9.2f} GStencil/s")
+
 
 if __name__ == "__main__":
     guarded(main)

@@ -6,17 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from membound import model, outputs
+from membound import outputs
+from membound.model import MB, size_mb  # noqa: F401 (Table 2's size, re-exported)
 from membound.matrices import csr
-
-MB = 2**20  # L2 sizes in the device specs are binary megabytes
-
-
-def size_mb(rows: int, cols: int, nnz: int) -> float:
-    """A matrix's size as Table 2 counts it: the CSR arrays (float64 values, int32 indices and row
-    pointers) plus the float64 x and y vectors, in MB of 2^20 bytes (eq. 10's Q, as csr.save stores them)."""
-    return model.csr_wq(rows, cols, nnz)[1] / MB
-
 
 def row(path) -> dict:
     """The Table 2 statistics of the CSR file at `path`."""

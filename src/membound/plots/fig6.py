@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from membound.matrices.table2 import MB
+from membound.model import MB
 from membound.plots import common, style
 
 TITLE = "Figure 6: SCALE (a = q b, FP64)"

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
-from membound.matrices.table2 import size_mb
+from membound.model import size_mb
 from membound.plots import common, style
 
 TITLE = "Figure 7: SpMV (FP64, CSR)"

@@ -1,0 +1,60 @@
+"""The code a rule depends on: the membound modules a script or module imports, transitively (read
+from the source with `ast`, nothing is imported), so that the rules list them as inputs and an edit
+reruns exactly the outputs made through the edited code (Snakemake's mtime trigger)."""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+PACKAGE = "membound"
+
+
+def _file(root: Path, module: str) -> Path | None:
+    """The source file of a membound module under root/src (a package's __init__.py), None if none."""
+    base = root / "src" / Path(*module.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.is_file():
+            return path
+    return None
+
+
+def _imports(root: Path, path: Path) -> set[str]:
+    """The membound modules `path` imports (`from membound.x import y` counts y when it is a module)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == PACKAGE}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == PACKAGE:
+            found.add(node.module)
+            found |= {f"{node.module}.{a.name}" for a in node.names if _file(root, f"{node.module}.{a.name}")}
+    parents = {".".join(m.split(".")[:i]) for m in found for i in range(1, m.count(".") + 1)}
+    return found | parents
+
+
+@cache
+def _closure(root: Path, module: str) -> frozenset[Path]:
+    path = _file(root, module)
+    if path is None:
+        return frozenset()
+    out = {path}
+    for dep in _imports(root, path):
+        if dep != module:
+            out |= _closure(root, dep)
+    return frozenset(out)
+
+
+def code(root, *scripts_or_modules: str) -> list[str]:
+    """Paths relative to the checkout `root` of the given scripts (paths ending .py) or modules
+    (dotted names) and of every membound module under root/src they import, transitively, sorted."""
+    root = Path(root).resolve()
+    files: set[Path] = set()
+    for item in scripts_or_modules:
+        if item.endswith(".py"):
+            files.add(root / item)
+            for dep in _imports(root, root / item):
+                files |= _closure(root, dep)
+        else:
+            files |= _closure(root, item)
+    return sorted(str(f.relative_to(root)) for f in files)

@@ -1,0 +1,138 @@
+"""The one lifecycle of a benchmark case, shared by every kernel family.
+
+An implementation is an `Impl` (family, name, unit, role, backend) in its family module's IMPLS; a
+family provides, per case and implementation, a `prepare()` returning a `Case`: the timed callable,
+how to read the checked values from its result, and their reference. `measure` owns the rest:
+
+1. skip policy: a tensor-core implementation on a device without FP64 MMA is not run (`skip_reason`);
+2. check: one run, its output against the reference, before any time is kept (measure.check);
+3. warm-up and timing (measure.time_kernel: per launch, and for short kernels a CUDA graph);
+4. a second check of the output left by the timed runs;
+5. statistics and the result row (measure.ROW_COLUMNS), with the repetition index `rep`.
+
+`run_jobs` adds the run-info columns and writes the rows atomically (nothing on a failed check).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from membound import runinfo
+from membound.measure import check, launch_tag, nvtx_range, stats, time_kernel, write_result
+
+UNITS = ("cuda_core", "tensor_core")
+
+
+@dataclass(frozen=True)
+class Impl:
+    """One implementation: its family, name (the rows' `impl`), unit, the paper role it plays, the
+    backend it runs on (None: both, the same algorithm on CUDA and the CPU), and whether it is built
+    from a source that needs FP64 mma.sync although it runs on CUDA cores (a twin)."""
+    family: str
+    name: str
+    unit: str
+    role: str
+    backend: str | None = None
+    needs_mma: bool = False
+
+    def __post_init__(self):
+        if self.unit not in UNITS or self.backend not in (None, "cuda", "cpu"):
+            raise ValueError(f"{self.family} impl '{self.name}': unit must be one of {UNITS}, backend cuda|cpu|None")
+
+
+def select(impls: Iterable[Impl], backend: str) -> list[Impl]:
+    """The implementations of `impls` that run on `backend`."""
+    return [i for i in impls if i.backend in (None, backend)]
+
+
+@dataclass
+class Case:
+    """One prepared case of one implementation.
+
+    run: one timed call (every launch of one repetition; no allocation, no host transfer); returns
+    whatever `output` reads. output: the checked values on the host, from run()'s result.
+    reference: what output must equal within `tol`. what: names the case in a failed check.
+    row: the problem columns (problem, n, work_items, ...). work: metric units per call (bytes,
+    flops, stencil updates), so that value = work / t_median / 1e9. notes: for the row's `note`.
+    """
+    run: Callable[[], Any]
+    output: Callable[[Any], np.ndarray]
+    reference: np.ndarray
+    tol: float
+    what: str
+    row: dict
+    work: float
+    metric: str
+    notes: list[str] = field(default_factory=list)
+
+
+def skip_reason(impl: Impl, backend: str) -> str | None:
+    """Why `impl` cannot run here (a tensor-core impl, or a twin built from its source, on a device
+    without FP64 mma.sync), or None."""
+    if backend != "cuda" or not (impl.unit == "tensor_core" or impl.needs_mma):
+        return None
+    import cupy as cp
+
+    if cp.cuda.runtime.is_hip:
+        return "HIP: no mma.sync; the FP64 tensor-core kernels are NVIDIA-only"
+    cc = cp.cuda.Device().compute_capability
+    if int(cc) // 10 < 8:
+        return f"compute capability {cc}: FP64 mma.sync needs sm_80 or later"
+    return None
+
+
+def measure(impl: Impl, prepare: Callable[[], Case], backend: str, warmup: int, reps: int,
+            counters: bool = False, rep: int = 0) -> dict:
+    """The checked and timed result row of one case (without run-info columns); CheckError on a mismatch.
+
+    On CUDA the case is prepared and run on its own non-blocking stream, so that short kernels can
+    be captured into a CUDA graph (measure.time_kernel)."""
+    with _stream(backend):
+        case = prepare()
+        err = check(case.output(case.run()), case.reference, case.tol, case.what)
+        notes = list(case.notes)
+        if counters:
+            with nvtx_range(launch_tag(impl.family, impl.name, case.row["problem"])):
+                timing = time_kernel(case.run, backend, 0, 1, short=False)
+            warmup = 0
+            notes.append("counter run: one launch under the profiler, time not comparable")
+        else:
+            timing = time_kernel(case.run, backend, warmup, reps)
+        err = max(err, check(case.output(case.run()), case.reference, case.tol, case.what + " (after timing)"))
+    st = stats(timing.seconds)
+    return {"kernel": impl.family, "impl": impl.name, "unit": impl.unit, "role": impl.role, "code": "",
+            "source": "synthetic", **case.row, "warmup": warmup, **st, "t_launch_median_s": timing.launch_median,
+            "metric": case.metric, "value": case.work / st["t_median_s"] / 1e9, "rel_err": err,
+            "note": "; ".join(notes + ([timing.note] if timing.note else [])), "rep": rep}
+
+
+def _stream(backend: str):
+    if backend != "cuda":
+        return nullcontext()
+    import cupy as cp
+
+    cp.cuda.Device().synchronize()  # data uploaded on other streams is in place before this one runs
+    return cp.cuda.Stream(non_blocking=True)
+
+
+def run_jobs(backend: str, jobs: Iterable[tuple[Impl, Callable[[], Case]]], out, warmup: int, reps: int,
+             counters: bool = False, rep: int = 0, show: str = "{value:10.2f} {metric}") -> list[dict]:
+    """Measure every (impl, prepare) job, skipping what cannot run here (a note on stderr), print a
+    line per row and write the rows with run-info columns to `out` atomically."""
+    info = runinfo.describe(backend)
+    rows = []
+    for impl, prepare in jobs:
+        if reason := skip_reason(impl, backend):
+            print(f"note: {impl.family} {impl.name} skipped: {reason}", file=sys.stderr)
+            continue
+        row = measure(impl, prepare, backend, warmup, reps, counters, rep)
+        rows.append({**row, **info})
+        print(f"{impl.name:13s} {row['problem']:16s} " + show.format(**row) + f"  cv {row['cv']:.3f}", flush=True)
+    write_result(rows, out)
+    return rows
