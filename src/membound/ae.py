@@ -14,7 +14,7 @@ from membound.outputs import sha256
 
 # Snakemake rule name (prefix) -> the part of the run its benchmark file times.
 FAMILIES = {"download_matrix": "matrices", "convert_matrix": "matrices", "surrogate_matrix": "matrices",
-            **{f"bench_{f.name}": f.title for f in families.FAMILIES.values()}, "counters_": "counters"}
+            **{f"bench_{f.name}": f.title for f in sorted(families.FAMILIES.values(), key=lambda f: f.title)}, "counters_": "counters"}
 NOT_RECORDED = "not recorded"
 
 
