@@ -197,6 +197,18 @@ def test_html_report_holds_every_figure_table_and_the_claims(reference_run):
         assert name in html, name
 
 
+@pytest.mark.slow
+def test_a_model_edit_reruns_what_imports_the_model_and_nothing_else(reference_run):
+    copy, env = reference_run
+    before = planned_jobs(copy, env)
+    with open(copy / "src" / "membound" / "model.py", "a") as module:
+        module.write("\n# an edit of the model's equations\n")
+    rerun = planned_jobs(copy, env) - before
+    assert rerun | {"fig7", "manifest", "all"} == {"table1", "bounds", "table2", "table3", "wqi", "claims", "ae",
+                                                  "roofline_achieved", "fig2", "fig3_4", "fig6", "fig7", "manifest", "all"}
+    assert "fig8" not in rerun and "dgemm_check" not in rerun
+
+
 def test_a_python_whose_path_has_a_space_stops_at_start_naming_the_upstream_issue(tmp_path):
     venv = tmp_path / "with space" / "venv"
     subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)], check=True)

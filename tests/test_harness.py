@@ -1,0 +1,107 @@
+"""The shared lifecycle (kernels/harness.py), the family registry and the one-way import structure."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from membound import codedeps, families, measure
+from membound.kernels import harness
+
+REPO = codedeps.Path(__file__).resolve().parents[1]
+IMPL = harness.Impl("scale", "numpy", "cuda_core", "STREAM", "cpu")
+
+
+def case(wrong=False):
+    b = np.arange(1.0, 101.0)
+    a = np.full(100, np.nan)
+
+    def run():
+        np.multiply(b, 2.0, out=a)
+        if wrong:
+            a[-1] = 0.0
+        return a
+
+    return harness.Case(run=run, output=np.asarray, reference=2.0 * b, tol=1e-14, what="toy n=100",
+                        row={"problem": "n=100", "n": 100, "work_items": 100}, work=1600, metric="GB/s")
+
+
+def test_measure_checks_times_and_shapes_the_row():
+    row = harness.measure(IMPL, case, "cpu", 1, 4, rep=3)
+    assert row["rep"] == 3 and row["reps"] == 4 and row["rel_err"] == 0.0 and row["kernel"] == "scale"
+    assert row["value"] == pytest.approx(1600 / row["t_median_s"] / 1e9)
+    assert set(row) <= set(measure.ROW_COLUMNS)
+
+
+def test_wrong_output_raises_and_run_jobs_writes_nothing(tmp_path):
+    with pytest.raises(measure.CheckError, match="toy n=100"):
+        harness.run_jobs("cpu", [(IMPL, lambda: case(wrong=True))], tmp_path / "x.csv", 0, 1)
+    assert not list(tmp_path.iterdir())
+
+
+def test_run_jobs_writes_rows_with_rep_and_run_info(tmp_path):
+    harness.run_jobs("cpu", [(IMPL, case), (IMPL, case)], tmp_path / "x.csv", 0, 2, rep=1)
+    frame = pd.read_csv(tmp_path / "x.csv")
+    assert list(frame.columns) == measure.ROW_COLUMNS and (frame.rep == 1).all() and len(frame) == 2
+    assert frame.device.notna().all()
+
+
+def test_impls_select_by_backend_and_reject_unknown_units():
+    from membound.kernels import scale, stencil
+
+    assert [i.name for i in harness.select(scale.IMPLS, "cpu")] == ["numpy", "numpy_mma"]
+    assert len(harness.select(stencil.IMPLS, "cuda")) == len(stencil.IMPLS)
+    with pytest.raises(ValueError, match="unit"):
+        harness.Impl("scale", "x", "vector", "STREAM")
+    assert harness.skip_reason(harness.Impl("scale", "x", "tensor_core", "STREAM"), "cpu") is None
+
+
+def test_raw_paths_of_the_registry():
+    fam = families.FAMILIES
+    assert fam["scale"].raw("r") == "r/raw/scale.csv" and fam["scale"].raw("r", rep=2) == "r/raw/scale.rep2.csv"
+    assert fam["spmv"].raw("r", "dc2", prefix="counters/") == "r/raw/counters/spmv/dc2.csv"
+    assert families.rep_index("") == 0 and families.rep_index(".rep12") == 12
+    config = {"stencil": {"kernels": {"2d5pt": {}}}}
+    paths = families.raw_paths("r", config, [{"name": "dc2"}], repeats=2)
+    assert paths == ["r/raw/scale.csv", "r/raw/scale.rep1.csv", "r/raw/stencil/2d5pt.csv", "r/raw/stencil/2d5pt.rep1.csv",
+                     "r/raw/spmv/dc2.csv", "r/raw/spmv/dc2.rep1.csv"]
+    assert families.raw_paths("r", config, [], repeats=3, exists=lambda p: False) == ["r/raw/scale.csv",
+                                                                                      "r/raw/stencil/2d5pt.csv"]
+    for family in fam.values():
+        assert all((REPO / f).is_file() for f in family.code), family.name
+
+
+def layer(module: str) -> set[str]:
+    return set(codedeps.code(REPO, module))
+
+
+def test_imports_run_one_way():
+    kernels = {f for f in layer("membound.kernels.stencil") | layer("membound.kernels.spmv")
+               | layer("membound.kernels.scale")}
+    for upper in ("families", "analytical", "claims", "wqi", "plots/", "counters/", "model"):
+        assert not any(upper in f for f in kernels), upper
+    for module in ("membound.analytical", "membound.counters.ncu", "membound.counters.dgemm", "membound.claims",
+                   "membound.plots.fig7", "membound.wqi"):
+        assert not any("/kernels/" in f for f in layer(module)), module
+    assert layer("membound.geometry") == {"src/membound/geometry.py"}
+    assert layer("membound.model") == {"src/membound/model.py"}
+
+
+def test_codedeps_follows_imports_transitively():
+    deps = codedeps.code(REPO, "scripts/claims.py")
+    assert "scripts/claims.py" in deps and "src/membound/model.py" in deps and "src/membound/geometry.py" in deps
+    assert not any("plots" in d for d in deps)
+
+
+@pytest.mark.gpu
+def test_gpu_short_kernel_is_graph_timed_and_long_is_not():
+    import cupy as cp
+
+    from membound.kernels import scale
+
+    impl = harness.select(scale.IMPLS, "cuda")[0]
+    rng = np.random.default_rng(1)
+    short = harness.measure(impl, lambda: scale.prepare(impl, "cuda", 2**14, rng), "cuda", 2, 5)
+    assert "CUDA graph" in short["note"] and short["t_median_s"] < short["t_launch_median_s"]
+    long = harness.measure(impl, lambda: scale.prepare(impl, "cuda", 2**26, rng), "cuda", 2, 5)
+    assert "graph" not in long["note"] and long["t_launch_median_s"] == pytest.approx(long["t_median_s"])
+    cp.cuda.Device().synchronize()
