@@ -19,6 +19,7 @@ if not REFERENCE:  # the reference profile renders committed raw results and mea
     include: "workflow/rules/bench_scale.smk"
     include: "workflow/rules/bench_spmv.smk"
     include: "workflow/rules/bench_stencil.smk"
+    include: "workflow/rules/bench_gemv.smk"
     include: "workflow/rules/counters.smk"
     include: "workflow/rules/inventory.smk"
 
@@ -57,4 +58,5 @@ rule all:
         rules.fig8.output,
         [getattr(rules, f"{gpu}_all").input for gpu in REFERENCE_GPUS[1:]],
         rules.compare.output if len(REFERENCE_GPUS) > 1 else [],
+        rules.fig_gemv.output if raw("gemv") else [],  # GEMV rows exist (not in the committed reference run)
         rules.manifest.output,  # last: it checksums everything above (rule manifest, workflow/rules/ae.smk)

@@ -63,9 +63,9 @@ def test_raw_paths_of_the_registry():
     config = {"stencil": {"kernels": {"2d5pt": {}}}}
     paths = families.raw_paths("r", config, [{"name": "dc2"}], repeats=2)
     assert paths == ["r/raw/scale.csv", "r/raw/scale.rep1.csv", "r/raw/stencil/2d5pt.csv", "r/raw/stencil/2d5pt.rep1.csv",
-                     "r/raw/spmv/dc2.csv", "r/raw/spmv/dc2.rep1.csv"]
-    assert families.raw_paths("r", config, [], repeats=3, exists=lambda p: False) == ["r/raw/scale.csv",
-                                                                                      "r/raw/stencil/2d5pt.csv"]
+                     "r/raw/spmv/dc2.csv", "r/raw/spmv/dc2.rep1.csv", "r/raw/gemv.csv", "r/raw/gemv.rep1.csv"]
+    assert families.raw_paths("r", config, [], repeats=3, exists=lambda p: False) == [
+        "r/raw/scale.csv", "r/raw/stencil/2d5pt.csv", "r/raw/gemv.csv"]
     for family in fam.values():
         assert all((REPO / f).is_file() for f in family.code), family.name
 

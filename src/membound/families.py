@@ -86,16 +86,24 @@ def _stencil_wq(row: Mapping, gpu: dict, stencils: Mapping) -> dict:
     return {"W": w, "Q": q, "W_exec": w_exec, "items": points * steps}
 
 
+def _gemv_wq(row: Mapping, gpu: dict, stencils=None) -> dict:
+    m, n = int(row["rows"]), int(row["cols"])
+    w, q = model.gemv_wq(m, n)                                  # paper 000, eq. 6-7
+    w_exec = w if row["unit"] == "cuda_core" else w * gpu["mma_shape"][1]   # x fills 1 of the MMA's n columns
+    return {"W": w, "Q": q, "W_exec": w_exec, "items": m * n}
+
+
 FAMILIES = {f.name: f for f in (   # in the order of the raw rows every table reads
     Family("scale", "SCALE", "scale*.cu*", False, "STREAM", "STREAM", _scale_wq),
     Family("stencil", "stencils", "stencil*.cu*", True, "EBISU", "ConvStencil", _stencil_wq),
     Family("spmv", "SpMV", "spmv*.cu*", True, "cuSPARSE", "DASP", _spmv_wq),
+    Family("gemv", "GEMV", "gemv*.cu*", False, "cuBLAS", "DMMA", _gemv_wq),
 )}
 CC_ROLES = {f.name: f.cc_role for f in FAMILIES.values()}
 
 
 def cases(family: str, config: Mapping, matrices) -> list[str | None]:
-    """The cases of `family` in a run: SCALE has one job for all sizes (None), SpMV one per matrix in
+    """The cases of `family` in a run: SCALE and GEMV have one job for all sizes (None), SpMV one per matrix in
     `matrices`, stencils one per config["stencil"]["kernels"] entry."""
     if family == "spmv":
         return [m["name"] for m in matrices]
@@ -111,6 +119,8 @@ def cli_args(family: str, config: Mapping, case: str | None = None, counters: bo
         block, key = ("ncu", "scale_log2_") if counters else ("scale", "log2_")
         lo, hi = config[block][key + "min"], config[block][key + "max"]
         return f"--log2-min {lo} --log2-max {hi}"
+    if family == "gemv":
+        return "--sizes " + " ".join(map(str, config["gemv"]["sizes"]))
     if family == "stencil":
         stencil = config["stencil"]
         st = stencil["kernels"][case]

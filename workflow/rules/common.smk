@@ -5,9 +5,8 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from membound import codedeps, detect
 from membound import config as mbconfig
-from membound import families
+from membound import detect
 from membound.plots import compare as compare_plots
 
 min_version("9.0")
@@ -38,30 +37,6 @@ GPU_FILE = f"config/gpus/{GPU_NAME}.yaml"
 PLATFORMS = mbconfig.profiles()
 print(f"membound: {RESULTS}/ from {' < '.join(LAYERS)}", file=sys.stderr)
 BACKEND = "cpu" if GPU["vendor"] == "cpu" else "cuda"  # amd: HIP; the harness skips tensor-core impls
-FAMILY = families.FAMILIES
-# Independent repetitions of every benchmark job (raw/<stem>.csv, then <stem>.rep<r>.csv). The
-# reference profile renders what is committed: repetitions beyond the first where their files exist.
-REPEATS = config["repeats"]
-# SpMV rows once rule bench_spmv runs (reference: those whose raw CSV is committed).
-SPMV_MATRICES = ([m for m in MATRICES if Path(FAMILY["spmv"].raw(RESULTS, m["name"])).exists()] if REFERENCE
-                 else MATRICES)
-
-
-def raw(family=None, prefix="", repeats=None):
-    """The raw CSVs of one family (every family if None), every case and repetition (counter runs: one)."""
-    paths = families.raw_paths(RESULTS, config, SPMV_MATRICES, prefix, repeats or REPEATS,
-                               os.path.exists if REFERENCE else None)
-    return [p for p in paths if family is None or p.startswith(f"{RESULTS}/raw/{prefix}{family}")]
-
-
-def code(*scripts_or_modules):
-    """The code a rule runs: the scripts or modules and every membound module they import (codedeps)."""
-    return codedeps.code(workflow.basedir, *scripts_or_modules)
-
-
-def bench_code(family):
-    """A family's benchmark code: its module's imports and its CUDA sources (the registry's)."""
-    return sorted({*code(f"membound.kernels.{family}"), *FAMILY[family].code})
 
 
 onstart:
@@ -79,3 +54,6 @@ def compared(name):
     if REFERENCE_GPUS:
         return [f"results/reference/{gpu}/{name}" for gpu in REFERENCE_GPUS]
     return lambda wildcards: compare_plots.found("results", name)
+
+
+include: "registry.smk"

@@ -78,6 +78,29 @@ rule counters_stencil:
         " --out {output.rows} > {log} 2>&1"
 
 
+rule counters_gemv:
+    input:
+        code=[*bench_code("gemv"), *NCU_CODE],
+    output:
+        counters=FAMILY["gemv"].raw(RESULTS, prefix="counters/"),
+        rows=f"{RESULTS}/raw/counters/gemv.rows.csv",
+    log:
+        f"{RESULTS}/logs/counters_gemv.log",
+    benchmark:
+        f"{RESULTS}/raw/benchmarks/counters_gemv.tsv"
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        ncu=NCU,
+        args=families.cli_args("gemv", config),
+    resources:
+        gpu=1,
+    shell:
+        "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
+        " -- python -m membound.kernels.gemv --backend cuda {params.args} --warmup 0 --reps 1 --counters"
+        " --out {output.rows} > {log} 2>&1"
+
+
 rule counters_dgemm:
     input:
         code=[*code("membound.counters.dgemm"), *NCU_CODE],

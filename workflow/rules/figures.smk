@@ -91,6 +91,25 @@ rule fig8:
         "../../scripts/fig8.py"
 
 
+# GEMV, the fourth family (no figure of the paper): rendered where GEMV rows exist (the committed
+# reference run has none), see rule all.
+rule fig_gemv:
+    input:
+        raw=raw("gemv"),
+        gpu=GPU_FILE,
+        code=code("scripts/fig_gemv.py"),
+    output:
+        pdf=f"{RESULTS}/figures/gemv.pdf",
+        png=report(f"{RESULTS}/figures/gemv.png", caption="../report/fig_gemv.rst", category="Figures"),
+        csv=f"{RESULTS}/figures/gemv.csv",
+    log:
+        f"{RESULTS}/logs/fig_gemv.log",
+    conda:
+        "../../envs/membound.yaml"
+    script:
+        "../../scripts/fig_gemv.py"
+
+
 # Figures 2, 6, 7, 8 and the claims across devices, the paper's stacked layout: under the reference
 # profile every GPU it renders (part of its `all`); under any other profile every profile whose files
 # exist (render each profile first, then `snakemake --profile <any> compare`).

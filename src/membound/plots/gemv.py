@@ -1,0 +1,52 @@
+"""The GEMV panel (paper 000 eq. 6-7; no figure of the paper): bandwidth against the matrix's size
+on CUDA cores and tensor cores, with the geometric-mean speedup of CUDA cores over tensor cores
+(t_TC / t_CC) for matrices that fit in the L2 and those larger."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from membound.model import MB
+from membound.plots import common, style
+
+TITLE = "GEMV (y = A x, FP64, A n x n)"
+WIDTHS, HEIGHT = (7.5,), 4.2
+COLUMNS = ["n", "matrix_MB", "unit", "role", "impl", "metric", "value", "t_median_s", "l2_MB", "larger_than_L2",
+           "speedup", "geomean_speedup", *common.KEEP]
+
+
+def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
+    """The plotted numbers: one row per size and unit (GB/s), with the per-size speedup and the
+    geometric mean of its side of the L2."""
+    rows = raw[raw["kernel"] == "gemv"]
+    out = rows.assign(n=rows["rows"].astype(int), matrix_MB=8 * rows["rows"] * rows["cols"] / MB,
+                      l2_MB=gpu["l2_MB"], gpu=gpu["name"])
+    out = common.with_speedups(out.assign(larger_than_L2=out["matrix_MB"] > out["l2_MB"]), "n", "larger_than_L2")
+    return out[COLUMNS].sort_values(["unit", "n"], ignore_index=True)
+
+
+def draw(axes, data: pd.DataFrame) -> None:
+    """Draw the GEMV panel into the one panel of `axes`."""
+    ax = axes[0]
+    for (unit, role), g in data.groupby(["unit", "role"]):
+        ax.plot(g["matrix_MB"], g["value"], "o-", ms=3, color=style.UNIT_COLOR[unit],
+                label=style.series_label(unit, role, "/".join(g["impl"].unique())))
+    if data.empty:
+        ax.text(0.5, 0.5, "no GEMV rows", ha="center", transform=ax.transAxes)
+        return
+    l2 = data["l2_MB"].iloc[0]
+    ax.axvline(l2, color="0.3", ls="--", lw=1)
+    ax.set(yscale="log", xlabel="matrix A (8 n^2 bytes), MB", ylabel=data["metric"].iloc[0])
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(top=data["value"].max() * 10)
+    for larger, (ha, sign) in {False: ("right", "≤"), True: ("left", ">")}.items():
+        g = data.loc[data["larger_than_L2"] == larger, "geomean_speedup"]
+        text = (f"A {sign} L2 = {l2:g} MB\nCUDA-core speedup t_TC/t_CC\nGEOMEAN "
+                + style.times(g.iloc[0] if len(g) else float("nan")))
+        ax.text(l2 * (0.9 if ha == "right" else 1.1), data["value"].max() * 6, text, ha=ha, va="top", fontsize=8)
+    style.legend_above(ax)
+
+
+def figure(data: pd.DataFrame, gpu: dict, caption: str):
+    """The GEMV panel of `data` (see `data`) with `caption` at its foot."""
+    return style.single(draw, WIDTHS, HEIGHT, data, f"{TITLE} on {gpu['name']}", caption)
