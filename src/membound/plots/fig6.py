@@ -28,21 +28,8 @@ def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
 
 def draw(axes, data: pd.DataFrame) -> None:
     """Draw Figure 6 into the one panel of `axes`."""
-    ax = axes[0]
-    for (unit, role), g in data.groupby(["unit", "role"]):
-        ax.plot(g["input_MB"], g["value"], "o-", ms=3, color=style.UNIT_COLOR[unit],
-                label=style.series_label(unit, role, "/".join(g["impl"].unique())))
-    half = data["half_L2_MB"].iloc[0]
-    ax.axvline(half, color="0.3", ls="--", lw=1)
-    ax.set(yscale="log", xlabel="input array a (8n bytes), MB", ylabel=data["metric"].iloc[0])
-    ax.set_xscale("log", base=2)
-    ax.set_ylim(top=data["value"].max() * 10)
-    for larger, (ha, sign) in {False: ("right", "≤"), True: ("left", ">")}.items():
-        g = data.loc[data["larger_than_half_L2"] == larger, "geomean_speedup"]
-        text = (f"input {sign} L2/2 = {half:g} MB\nCUDA-core speedup t_TC/t_CC\nGEOMEAN "
-                + style.times(g.iloc[0] if len(g) else float("nan")))
-        ax.text(half * (0.9 if ha == "right" else 1.1), data["value"].max() * 6, text, ha=ha, va="top", fontsize=8)
-    style.legend_above(ax)
+    style.size_sweep(axes[0], data, "input_MB", "larger_than_half_L2", data["half_L2_MB"].iloc[0],
+                     "input array a (8n bytes), MB", ("input", "L2/2"))
 
 
 def figure(data: pd.DataFrame, gpu: dict, caption: str):

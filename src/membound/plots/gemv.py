@@ -27,24 +27,11 @@ def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
 
 def draw(axes, data: pd.DataFrame) -> None:
     """Draw the GEMV panel into the one panel of `axes`."""
-    ax = axes[0]
-    for (unit, role), g in data.groupby(["unit", "role"]):
-        ax.plot(g["matrix_MB"], g["value"], "o-", ms=3, color=style.UNIT_COLOR[unit],
-                label=style.series_label(unit, role, "/".join(g["impl"].unique())))
     if data.empty:
-        ax.text(0.5, 0.5, "no GEMV rows", ha="center", transform=ax.transAxes)
+        axes[0].text(0.5, 0.5, "no GEMV rows", ha="center", transform=axes[0].transAxes)
         return
-    l2 = data["l2_MB"].iloc[0]
-    ax.axvline(l2, color="0.3", ls="--", lw=1)
-    ax.set(yscale="log", xlabel="matrix A (8 n^2 bytes), MB", ylabel=data["metric"].iloc[0])
-    ax.set_xscale("log", base=2)
-    ax.set_ylim(top=data["value"].max() * 10)
-    for larger, (ha, sign) in {False: ("right", "≤"), True: ("left", ">")}.items():
-        g = data.loc[data["larger_than_L2"] == larger, "geomean_speedup"]
-        text = (f"A {sign} L2 = {l2:g} MB\nCUDA-core speedup t_TC/t_CC\nGEOMEAN "
-                + style.times(g.iloc[0] if len(g) else float("nan")))
-        ax.text(l2 * (0.9 if ha == "right" else 1.1), data["value"].max() * 6, text, ha=ha, va="top", fontsize=8)
-    style.legend_above(ax)
+    style.size_sweep(axes[0], data, "matrix_MB", "larger_than_L2", data["l2_MB"].iloc[0],
+                     "matrix A (8 n^2 bytes), MB", ("A", "L2"))
 
 
 def figure(data: pd.DataFrame, gpu: dict, caption: str):

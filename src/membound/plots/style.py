@@ -67,6 +67,27 @@ def bar_yscale(ax, values) -> None:
         ax.set_yscale("log")
 
 
+def size_sweep(ax, data: pd.DataFrame, x: str, side: str, split: float, xlabel: str, split_label: str) -> None:
+    """One line per (unit, role) of `value` against the size column `x` (MB, log2 axis), a dashed line
+    at `split` MB and, either side of it (boolean column `side`), the geometric-mean CUDA-core speedup
+    t_TC/t_CC (column geomean_speedup); `split_label` names the compared size and the split, e.g.
+    ("input", "L2/2")."""
+    for (unit, role), g in data.groupby(["unit", "role"]):
+        ax.plot(g[x], g["value"], "o-", ms=3, color=UNIT_COLOR[unit],
+                label=series_label(unit, role, "/".join(g["impl"].unique())))
+    ax.axvline(split, color="0.3", ls="--", lw=1)
+    ax.set(yscale="log", xlabel=xlabel, ylabel=data["metric"].iloc[0])
+    ax.set_xscale("log", base=2)
+    ax.set_ylim(top=data["value"].max() * 10)
+    what, where = split_label
+    for larger, (ha, sign) in {False: ("right", "≤"), True: ("left", ">")}.items():
+        g = data.loc[data[side] == larger, "geomean_speedup"]
+        text = (f"{what} {sign} {where} = {split:g} MB\nCUDA-core speedup t_TC/t_CC\nGEOMEAN "
+                + times(g.iloc[0] if len(g) else float("nan")))
+        ax.text(split * (0.9 if ha == "right" else 1.1), data["value"].max() * 6, text, ha=ha, va="top", fontsize=8)
+    legend_above(ax)
+
+
 def legend_above(ax, ncol: int = 2, extra=()) -> None:
     """The legend of `ax` (and the `extra` handles) above its top edge, where it covers no data."""
     handles = ax.get_legend_handles_labels()[0] + list(extra)
