@@ -11,5 +11,5 @@ from membound.outputs import write_text
 path = snakemake.input.get("inventory")
 inventory = json.loads(Path(path).read_text()) if path else None
 claims = json.loads(Path(snakemake.input.claims).read_text())
-write_text(ae.appendix(inventory, claims, ae.run_times(snakemake.params.benchmarks), snakemake.params.profile,
+write_text(ae.appendix(inventory, claims, ae.run_times(snakemake.params.benchmarks, snakemake.params.families), snakemake.params.profile,
                        snakemake.params.gpu, Path(snakemake.input.claims).parent.as_posix()), snakemake.output[0])

@@ -67,9 +67,14 @@ def test_run_times_sum_each_family(tmp_path):
     assert t.loc["stencils", "wall time"] == "not recorded"
 
 
+def test_run_times_leave_out_families_the_run_has_not():
+    parts = set(ae.run_times("/nonexistent", ["scale", "spmv", "stencil"])["part"])
+    assert "GEMV" not in parts and {"SCALE", "SpMV", "stencils"} <= parts
+
+
 def test_run_times_without_benchmark_files(tmp_path):
     t = ae.run_times(tmp_path / "missing")
-    assert list(t["part"]) == ["matrices", "SCALE", "SpMV", "stencils", "counters"]
+    assert list(t["part"]) == ["matrices", "GEMV", "SCALE", "SpMV", "stencils", "counters"]
     assert (t["wall time"] == "not recorded").all()
 
 

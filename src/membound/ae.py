@@ -24,14 +24,18 @@ def family(benchmark: Path) -> str:
     return next((f for prefix, f in FAMILIES.items() if rule.startswith(prefix)), "other")
 
 
-def run_times(folder) -> pd.DataFrame:
+def run_times(folder, measured=None) -> pd.DataFrame:
     """Per family: the jobs and the summed wall seconds (column `s`) of every *.tsv under `folder`;
-    a family without any file says 'not recorded'."""
+    a family without any file says 'not recorded'. `measured`: the kernel families the run has
+    (membound.families names; default all), the others are left out."""
     seconds: dict[str, list[float]] = {}
     for tsv in sorted(Path(folder).glob("*.tsv")):
         seconds.setdefault(family(tsv), []).append(float(pd.read_csv(tsv, sep="\t")["s"].sum()))
     rows = []
+    left_out = {f.title for f in families.FAMILIES.values() if measured is not None and f.name not in measured}
     for name in [*dict.fromkeys(FAMILIES.values()), *(["other"] if "other" in seconds else [])]:
+        if name in left_out:
+            continue
         s = seconds.get(name)
         rows.append({"part": name, "jobs": len(s) if s else 0, "seconds": sum(s) if s else None,
                      "wall time": _hms(sum(s)) if s else NOT_RECORDED})

@@ -58,6 +58,7 @@ rule ae:
         "../../envs/membound.yaml"
     params:
         benchmarks=f"{RESULTS}/raw/benchmarks",  # Snakemake benchmark: files of the measurement rules
+        families=[f for f in FAMILY if raw(f)],  # the kernel families this run has rows of
         profile="reference" if REFERENCE else GPU_NAME,
         gpu=GPU_NAME,
     script:

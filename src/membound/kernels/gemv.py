@@ -28,7 +28,7 @@ IMPLS = (Impl("gemv", "cublas_dgemv", "cuda_core", "cuBLAS", "cuda"),
          Impl("gemv", "numpy", "cuda_core", "cuBLAS", "cpu"),
          Impl("gemv", "numpy_mma", "tensor_core", "DMMA", "cpu"))
 TOL = 1e-12           # sums in another order; rounding only
-WARPS = 4             # gemv_tc.cu: warps per block of 8 rows
+WARPS = 8             # gemv_tc.cu: warps per block of 8 rows (H100 sweep: docs/kernels_gemv.md)
 
 
 def bytes_moved(m: int, n: int) -> int:
