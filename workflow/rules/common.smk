@@ -1,5 +1,4 @@
 # Configuration, validation and the small helpers every stage uses.
-import os
 import sys
 from pathlib import Path
 
