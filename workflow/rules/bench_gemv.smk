@@ -14,14 +14,14 @@ rule bench_gemv:
         rep=families.REP_SUFFIX,
     conda:
         "../../envs/membound.yaml"
+    resources:
+        gpu=1,
     params:
         backend=BACKEND,
         args=families.cli_args("gemv", config),
         rep=lambda wc: families.rep_index(wc.rep),
         warmup=config["gemv"]["warmup"],
         reps=config["gemv"]["reps"],
-    resources:
-        gpu=1,
     shell:
         "python -m membound.kernels.gemv --backend {params.backend} {params.args} --rep {params.rep}"
         " --warmup {params.warmup} --reps {params.reps} --out {output} > {log} 2>&1"

@@ -90,11 +90,11 @@ rule counters_gemv:
         f"{RESULTS}/raw/benchmarks/counters_gemv.tsv"
     conda:
         "../../envs/membound.yaml"
+    resources:
+        gpu=1,
     params:
         ncu=NCU,
         args=families.cli_args("gemv", config),
-    resources:
-        gpu=1,
     shell:
         "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
         " -- python -m membound.kernels.gemv --backend cuda {params.args} --warmup 0 --reps 1 --counters"

@@ -4,7 +4,6 @@
 # that editing one figure's code reruns that figure only.
 
 
-
 rule fig2:
     input:
         gpu=GPU_FILE,

@@ -9,16 +9,18 @@ FAMILY = families.FAMILIES
 # reference profile renders what is committed: repetitions beyond the first where their files exist.
 REPEATS = config["repeats"]
 # SpMV rows of the matrices the run benchmarks (reference: those whose raw CSV is committed).
-SPMV_MATRICES = ([m for m in MATRICES if Path(FAMILY["spmv"].raw(RESULTS, m["name"])).exists()] if REFERENCE
-                 else MATRICES)
+SPMV_MATRICES = (
+    [m for m in MATRICES if Path(FAMILY["spmv"].raw(RESULTS, m["name"])).exists()] if REFERENCE else MATRICES
+)
 
 
 def raw(family=None, prefix="", repeats=None):
     """The raw CSVs of one family (every family if None), every case and repetition (counter runs:
     one). The reference profile takes only the committed ones (a family measured after the
     reference run, e.g. gemv, has none)."""
-    paths = families.raw_paths(RESULTS, config, SPMV_MATRICES, prefix, repeats or REPEATS,
-                               os.path.exists if REFERENCE else None)
+    paths = families.raw_paths(
+        RESULTS, config, SPMV_MATRICES, prefix, repeats or REPEATS, os.path.exists if REFERENCE else None
+    )
     paths = [p for p in paths if os.path.exists(p)] if REFERENCE else paths
     return [p for p in paths if family is None or p.startswith(f"{RESULTS}/raw/{prefix}{family}")]
 
