@@ -48,6 +48,16 @@ ROW_COLUMNS = [
 ]
 
 
+def with_later_columns(frame: pd.DataFrame) -> pd.DataFrame:
+    """Raw rows written before a column existed, completed: `rep` 0 (one repetition), and
+    `t_launch_median_s` = `t_median_s` (those runs timed every launch alone). Other rows unchanged."""
+    if "rep" not in frame:
+        frame = frame.assign(rep=0)
+    if "t_launch_median_s" not in frame and "t_median_s" in frame:
+        frame = frame.assign(t_launch_median_s=frame["t_median_s"])
+    return frame
+
+
 def stats(seconds) -> dict:
     """min, median, max and coefficient of variation of per-launch times (seconds)."""
     t = np.asarray(seconds, dtype=float)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from membound import config
-from membound.measure import ROW_COLUMNS, geomean
+from membound.measure import ROW_COLUMNS, geomean, with_later_columns
 from membound.outputs import save_figure, write_csv
 
 UNITS = ("cuda_core", "tensor_core")
@@ -26,7 +26,7 @@ class RawError(ValueError):
 def read_one(path) -> pd.DataFrame:
     """The rows of one raw CSV, or a RawError naming the file and its missing columns."""
     try:
-        frame = pd.read_csv(path)
+        frame = with_later_columns(pd.read_csv(path))
     except (pd.errors.EmptyDataError, pd.errors.ParserError) as err:
         raise RawError(f"{path}: not a readable CSV ({err}); delete it and rerun its rule") from None
     missing = [c for c in ROW_COLUMNS if c not in frame.columns]
