@@ -106,7 +106,7 @@ def test_the_specs_workload_sits_below_a_config_file_and_the_start_line_says_so(
                     "--configfile", "profiles/cpu/membound.yaml", str(tmp_path / "mine.yaml"))
     assert run.returncode == 0, run.stderr[-3000:]
     assert "--log2-min 11 --log2-max 22" in run.stdout  # log2_min from the file, log2_max from cpu's workload
-    assert ("config/config.yaml < config/gpus/cpu.yaml workload (scale, spmv, stencil) < "
+    assert ("config/config.yaml < config/gpus/cpu.yaml workload (repeats, scale, spmv, stencil, gemv) < "
             f"profiles/cpu/membound.yaml (gpu) < {tmp_path / 'mine.yaml'} (scale)") in run.stdout + run.stderr
 
 
