@@ -57,8 +57,8 @@ def test_lint_is_clean():
 
 
 def test_snakemake_files_are_formatted_with_snakefmt():
-    run = subprocess.run([sys.executable, "-m", "snakefmt", "--check", "--diff", "Snakefile", "workflow"], cwd=REPO, capture_output=True,
-                         text=True, timeout=120)
+    run = subprocess.run([sys.executable, "-m", "snakefmt", "--check", "--diff", "Snakefile", "workflow"], cwd=REPO,
+                         capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, "run `snakefmt .` (settings in pyproject.toml):\n" + run.stdout[-3000:]
 
 
