@@ -136,12 +136,17 @@ def test_gpu_profile_without_its_gpu_fails_before_any_job(tmp_path):
     assert not (REPO / "results" / "h100" / "tables" / "bounds.csv").exists()
 
 
+def copy_checkout(dest: Path) -> Path:
+    """A copy of the checkout at `dest` without its git, venv, data or Snakemake state."""
+    skip = shutil.ignore_patterns(".git", ".venv", ".snakemake", "data", "__pycache__", ".pytest_cache", ".whl")
+    shutil.copytree(REPO, dest, ignore=skip)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def reference_run(tmp_path_factory):
     """A copy of the checkout (the committed reference raw results included) after a full reference `all`."""
-    copy = tmp_path_factory.mktemp("repo") / "membound"
-    skip = shutil.ignore_patterns(".git", ".venv", ".snakemake", "data", "__pycache__", ".pytest_cache", ".whl")
-    shutil.copytree(REPO, copy, ignore=skip)
+    copy = copy_checkout(tmp_path_factory.mktemp("repo") / "membound")
     for rendered in (copy / "results").glob("*"):
         if rendered.name != "reference":
             shutil.rmtree(rendered)

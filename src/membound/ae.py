@@ -118,13 +118,21 @@ jobs run one at a time on the device (resource `gpu=1`). Matrix downloads depend
 ## Expected results
 
 Measured on {', '.join(m['device'])} ({', '.join(m['host'])}), {m['date_first']} to {m['date_last']};
-SpMV matrices: {claims['matrix_source']}.{surrogate}{no_tc}
+SpMV matrices: {claims['matrix_source']}. {executor(m.get('slurm_jobs', []))}{surrogate}{no_tc}
 
 {verdicts.to_markdown(index=False)}
 
 The claims in full, with every pair's numbers: `{results}/claims.md` (`claims.json`); the tables in
 `{results}/tables/`, the figures in `{results}/figures/`.
 """
+
+
+def executor(slurm_jobs: list[int]) -> str:
+    """Where the benchmark jobs ran: the SLURM job ids that measured, or the local executor."""
+    if not slurm_jobs:
+        return "Executor: local (the benchmark jobs ran on the node that ran `snakemake`)."
+    return (f"Executor: SLURM (snakemake-executor-plugin-slurm, profile `slurm`); the benchmark jobs were "
+            f"SLURM jobs {', '.join(map(str, slurm_jobs))}.")
 
 
 def manifest(files, folders) -> str:

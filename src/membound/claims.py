@@ -200,6 +200,13 @@ def verdict(holds: bool | None, tensor_cores: bool) -> str:
     return PASS if holds else FAIL
 
 
+def slurm_jobs(rows: pd.DataFrame) -> list[int]:
+    """The SLURM job ids that measured `rows`, ascending ([] where none ran under SLURM, or the rows
+    predate the column)."""
+    ids = pd.to_numeric(rows.get("slurm_job", pd.Series(dtype=float)), errors="coerce").dropna()
+    return sorted({int(i) for i in ids})
+
+
 def check(rows: pd.DataFrame, gpu: dict, stencils, tolerance: float) -> dict:
     """Every claim on the raw `rows` (measure.ROW_COLUMNS) of device `gpu`; `stencils` is
     config["stencil"]["kernels"], `tolerance` config["claims"]["match_tolerance"]."""
@@ -212,6 +219,7 @@ def check(rows: pd.DataFrame, gpu: dict, stencils, tolerance: float) -> dict:
     return {"paper": PAPER, "device_spec": gpu["name"], "tensor_cores": tensor_cores,
             "measured": {"device": sorted(set(rows["device"].dropna().astype(str))),
                          "host": sorted(set(rows["host"].dropna().astype(str))),
+                         "slurm_jobs": slurm_jobs(rows),
                          "date_first": str(rows["date"].min()), "date_last": str(rows["date"].max())},
             "matrix_source": "/".join(matrices) or "none", "surrogate": "surrogate" in matrices,
             "claims": claims}

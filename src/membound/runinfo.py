@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import platform
 import shutil
 import subprocess
@@ -41,13 +42,15 @@ def _cuda() -> dict:
 
 
 def describe(backend: str) -> dict:
-    """Run-info columns for `backend` ('cuda' or 'cpu'): device, driver, versions, clocks, host, date."""
+    """Run-info columns for `backend` ('cuda' or 'cpu'): device, driver, versions, clocks, host, the
+    SLURM job id (empty outside SLURM), date."""
     info = {"device": platform.processor() or platform.machine(), "vendor": "cpu", "driver": "",
             "runtime": f"numpy {np.__version__}", "cupy": "", "sm_clock_mhz": "", "mem_clock_mhz": "",
             "l2_bytes": ""}
     if backend == "cuda":
         info.update(_cuda())
     info.update({"numpy": np.__version__, "host": platform.node(),
+                 "slurm_job": os.environ.get("SLURM_JOB_ID", ""),
                  "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                  "membound": membound.__version__})
     return info

@@ -39,8 +39,9 @@ BACKEND = "cpu" if GPU["vendor"] == "cpu" else "cuda"  # amd: HIP; the harness s
 
 
 onstart:
-    # A GPU profile on a node without its device stops here, before any job runs.
-    if not REFERENCE:
+    # A GPU profile on a node without its device stops here, before any job runs; not where jobs
+    # go to a cluster (the login node has no GPU: the nodes that run the jobs have).
+    if not REFERENCE and workflow.local_exec:
         try:
             detect.require(GPU_NAME, GPU)
         except mbconfig.ConfigError as err:

@@ -1,0 +1,179 @@
+"""The workflow on a real SLURM (marker `slurm`): a one-node cluster on localhost (slurm_cluster.py)
+runs the cpu profile through the cluster overlay profiles/slurm, its site block set for that
+cluster, beside a local run of the same profile; then a job killed with scancel is rerun."""
+
+import collections
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from slurm_cluster import Cluster, ClusterError, missing_programs
+from test_workflow import REPO, SNAKEMAKE, copy_checkout
+
+pytestmark = pytest.mark.slurm
+
+OVERLAY = REPO / "profiles" / "slurm" / "config.v8+.yaml"
+WORKLOAD = ["--config", "matrices=[dc2]"]  # the cpu profile on one matrix: every rule, fewer jobs
+RESULTS = "results/cpu"
+
+
+def gpu_rules() -> set[str]:
+    """The rules of workflow/rules/*.smk that ask for a GPU (resource gpu=1)."""
+    rules = set()
+    for smk in (REPO / "workflow" / "rules").glob("*.smk"):
+        for block in re.split(r"^rule ", smk.read_text(), flags=re.MULTILINE)[1:]:
+            if re.search(r"^\s+gpu=1,", block, re.MULTILINE):
+                rules.add(block.split(":", 1)[0])
+    return rules
+
+
+def test_overlay_gives_every_gpu_rule_a_gpu_and_the_counters_the_whole_node():
+    overlay = yaml.safe_load(OVERLAY.read_text())
+    jobs = overlay["set-resources"]
+    assert overlay["executor"] == "slurm"
+    assert gpu_rules() | {"inventory"} <= set(jobs)  # inventory: the GPU node's, not the login node's
+    for rule, resources in jobs.items():
+        assert resources["gpu"] == 1 and resources["gpu_model"] and resources["runtime"], rule
+        assert ("--exclusive" in resources.get("slurm_extra", "")) == rule.startswith("counters_"), rule
+
+
+def site_overlay(folder: Path) -> Path:
+    """profiles/slurm with its site block set for the test cluster, as a user sets it for theirs:
+    partition `debug`, no account or QoS, and no GPU (the test node has none; the cpu profile needs none)."""
+    overlay = yaml.safe_load(OVERLAY.read_text())
+    for key in ("slurm-qos",):
+        overlay.pop(key)
+    overlay["slurm-no-account"] = True
+    overlay["slurm-init-seconds-before-status-checks"] = 2
+    overlay["default-resources"] = {**overlay["default-resources"], "slurm_partition": "debug", "mem_mb": 1000}
+    del overlay["default-resources"]["slurm_account"]
+    for resources in overlay["set-resources"].values():
+        resources.update(slurm_partition="debug", gpu=0, cpus_per_task=1, mem_mb=1000)
+        resources.pop("gpu_model", None)  # aliases (YAML anchors) share one mapping
+    folder.mkdir()
+    (folder / "config.v8+.yaml").write_text(yaml.safe_dump(overlay))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    if os.geteuid() != 0:
+        pytest.skip("the SLURM test needs root (slurmd runs jobs as their users)")
+    if missing := missing_programs():
+        pytest.skip(f"no {', '.join(missing)}: `make test` installs the SLURM packages where apt-get works as root")
+    cluster = Cluster()
+    try:
+        cluster.start()
+    except ClusterError as err:
+        cluster.stop()
+        pytest.skip(f"the SLURM daemons cannot start here: {err}")
+    yield cluster
+    cluster.stop()
+
+
+def fresh_copy(dest: Path) -> Path:
+    copy = copy_checkout(dest)
+    shutil.rmtree(copy / RESULTS, ignore_errors=True)
+    return copy
+
+
+@pytest.fixture(scope="module")
+def runs(cluster, tmp_path_factory):
+    """The cpu profile's `all` run locally and, at the same time, through SLURM, each in its own copy."""
+    base = tmp_path_factory.mktemp("slurm")
+    local, remote = fresh_copy(base / "local"), fresh_copy(base / "slurm")
+    overlay = site_overlay(base / "overlay")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(base), "PYTHONPATH": str(local / "src")}
+    slurm_env = {**cluster.env, "XDG_CONFIG_HOME": str(base), "PYTHONPATH": str(remote / "src")}
+    with subprocess.Popen([*SNAKEMAKE, "--profile", "profiles/cpu", "all", *WORKLOAD, "--cores", "1"], cwd=local,
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as local_run:
+        try:
+            run = subprocess.run([*SNAKEMAKE, "--profile", "profiles/cpu", "--profile", str(overlay), "all",
+                                  *WORKLOAD], cwd=remote, env=slurm_env, capture_output=True, text=True, timeout=900)
+            local_out = local_run.communicate(timeout=600)[0]
+        finally:
+            local_run.kill()
+    assert local_run.returncode == 0, local_out[-3000:]
+    assert run.returncode == 0, run.stderr[-5000:]
+    return {"local": local, "slurm": remote, "log": run.stderr, "overlay": overlay, "env": slurm_env}
+
+
+def submitted(log: str) -> collections.Counter:
+    """Rule -> jobs that Snakemake's log says it submitted to SLURM."""
+    return collections.Counter(re.findall(r"^rule (\w+):", log, re.MULTILINE))
+
+
+def sacct_jobs(cluster) -> list[dict]:
+    return [{"id": int(i), "state": s, "rule": c.removeprefix("rule_").split("_wildcards_")[0]}
+            for i, s, c in cluster.sacct("JobIdRaw", "State", "Comment")]
+
+
+def test_every_job_but_all_went_through_sbatch_and_completed(runs, cluster):
+    jobs = sacct_jobs(cluster)
+    assert {j["state"] for j in jobs} == {"COMPLETED"}
+    assert collections.Counter(j["rule"] for j in jobs) == submitted(runs["log"])
+    assert re.findall(r"^localrule (\w+):", runs["log"], re.MULTILINE) == ["all"]
+    assert {"bench_scale", "bench_spmv", "bench_stencil", "inventory", "manifest"} <= set(submitted(runs["log"]))
+
+
+def manifest(copy: Path) -> dict[str, str]:
+    lines = (copy / RESULTS / "ae" / "manifest.sha256").read_text().splitlines()
+    return {path: digest for digest, path in (line.split("  ", 1) for line in lines)}
+
+
+def test_outputs_match_the_local_run(runs, cluster):
+    local, remote = manifest(runs["local"]), manifest(runs["slurm"])
+    assert set(remote) == set(local)
+    # what does not depend on a timing or a date is the same byte for byte
+    same = [p for p in local if p.startswith("config/") or p.endswith(("matrices.csv", "table1_platforms.csv",
+                                                                        "bounds.csv", "table3_stencils.csv",
+                                                                        "fig2_roofline.csv"))]
+    assert len(same) >= 8
+    assert {p: remote[p] for p in same} == {p: local[p] for p in same}
+    for copy in (runs["local"], runs["slurm"]):
+        check = subprocess.run(["sha256sum", "--quiet", "-c", f"{RESULTS}/ae/manifest.sha256"], cwd=copy,
+                               capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout[-2000:]
+
+
+def test_appendix_names_the_executor_and_the_slurm_jobs_that_measured(runs, cluster):
+    bench = {j["id"] for j in sacct_jobs(cluster) if j["rule"].startswith("bench_")}
+    remote = (runs["slurm"] / RESULTS / "ae" / "appendix.md").read_text()
+    named = {int(i) for i in re.search(r"the benchmark jobs were SLURM jobs ([\d, ]+)\.", remote)[1].split(", ")}
+    assert named == bench
+    assert "Executor: local" in (runs["local"] / RESULTS / "ae" / "appendix.md").read_text()
+
+
+def test_a_job_killed_with_scancel_is_reported_with_its_log_and_rerun_next_time(runs, cluster):
+    args = [*SNAKEMAKE, "--profile", "profiles/cpu", "--profile", str(runs["overlay"]), f"{RESULTS}/raw/scale.csv",
+            *WORKLOAD]
+    done = max(j["id"] for j in sacct_jobs(cluster))
+    with subprocess.Popen([*args, "--forcerun", "bench_scale"], cwd=runs["slurm"], env=runs["env"],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as killed:
+        try:
+            deadline, victim = time.monotonic() + 120, None
+            while victim is None and time.monotonic() < deadline and killed.poll() is None:
+                victim = next((i for i, comment in cluster.queue().items() if comment == "rule_bench_scale"), None)
+                time.sleep(0.2)
+            assert victim is not None, killed.communicate()[0][-3000:] if killed.poll() is not None else "no job"
+            subprocess.run(["scancel", str(victim)], env=cluster.env, check=True)
+            out = killed.communicate(timeout=300)[0]
+        finally:
+            killed.kill()
+    assert killed.returncode != 0, out[-3000:]
+    assert f"SLURM-job '{victim}' failed" in out and f".snakemake/slurm_logs/rule_bench_scale/{victim}.log" in out
+    assert not (runs["slurm"] / RESULTS / "raw" / "scale.csv").exists()
+    rerun = subprocess.run(args, cwd=runs["slurm"], env=runs["env"], capture_output=True, text=True,
+                           timeout=300)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    states = {j["id"]: (j["rule"], j["state"]) for j in sacct_jobs(cluster) if j["id"] > done}
+    rule, state = states.pop(victim)
+    assert rule == "bench_scale" and state.startswith("CANCELLED")  # sacct: "CANCELLED by <uid>"
+    assert list(states.values()) == [("bench_scale", "COMPLETED")]
+    assert (runs["slurm"] / RESULTS / "raw" / "scale.csv").exists()
