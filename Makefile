@@ -9,14 +9,27 @@ VENV ?= $(HOME)/.cache/membound/venv-$(shell printf %s '$(CURDIR)' | cksum | cut
 endif
 PY := $(VENV)/bin/python
 
-.PHONY: run test install
+.PHONY: run test install slurm-packages
 run: install
 	@profile=$${PROFILE:-$$($(PY) -m membound.detect)} && $(PY) -m membound.profiles check "$$profile" && \
 	echo "make run: snakemake --profile profiles/$$profile all" && \
 	PATH="$(abspath $(VENV))/bin:$$PATH" snakemake --profile "profiles/$$profile" all
 
-test: $(VENV)/.installed
+test: $(VENV)/.installed slurm-packages
 	$(PY) -m pytest
+
+# The Debian packages of the SLURM test (tests/test_slurm.py: a one-node cluster on localhost).
+# Installed as root where apt-get works; otherwise that test skips and says why.
+SLURM_PROGRAMS := munged mariadbd slurmdbd slurmctld slurmd sbatch sacct
+SLURM_PACKAGES := munge mariadb-server-core slurmdbd slurmctld slurmd slurm-client
+slurm-packages:
+	@PATH="$$PATH:/usr/sbin"; for p in $(SLURM_PROGRAMS); do command -v $$p >/dev/null || missing=1; done; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing $(SLURM_PACKAGES) for the SLURM test"; \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+	    $(SLURM_PACKAGES)) >/dev/null || echo "apt-get could not install them: the SLURM test will skip"; \
+	else echo "no SLURM packages and no root apt-get: the SLURM test will skip"; fi
 
 # Links profiles/<name> into ${XDG_CONFIG_HOME:-~/.config}/snakemake/ (for `--profile <name>`) and
 # says where each name points; repairs links whose checkout is gone.
