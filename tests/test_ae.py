@@ -125,6 +125,17 @@ def test_appendix_says_surrogate_and_not_recorded():
     assert "--profile h100 all --forcerun bench_scale" in text and "--profile reference fig6" in text
 
 
+def test_appendix_names_the_slurm_jobs_that_measured_or_the_local_executor():
+    raw = rows(stencil_rows("2d5pt", "64x64", 3))
+    local = json.loads(claims.to_json(claims.check(raw, config.load_gpu("h100"), STENCILS, 0.05)))
+    assert "Executor: local" in ae.appendix(INVENTORY, local, ae.run_times("/x"), "h100", "h100", "results/h100")
+    raw["slurm_job"] = [17 + i % 2 for i in range(len(raw))]
+    raw.loc[0, "slurm_job"] = None                                   # a row from a run outside SLURM
+    remote = json.loads(claims.to_json(claims.check(raw, config.load_gpu("h100"), STENCILS, 0.05)))
+    text = ae.appendix(INVENTORY, remote, ae.run_times("/x"), "h100", "h100", "results/h100")
+    assert "Executor: SLURM (snakemake-executor-plugin-slurm" in text and "SLURM jobs 17, 18." in text
+
+
 @pytest.mark.skipif(shutil.which("sha256sum") is None, reason="no sha256sum here")
 def test_manifest_checks_with_sha256sum(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)                       # paths are relative to the repository root

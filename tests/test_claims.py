@@ -135,8 +135,8 @@ def test_json_is_strict_and_complete():
     c1 = data["claims"][0]
     assert set(c1) >= {"id", "text", "verdict", "holds", "numbers", "cases", "sources"}
     assert c1["numbers"]["alpha"] is None and c1["cases"][0]["problem"] == "n=1048576"
-    assert data["measured"] == {"device": ["GPU X"], "host": ["node1"], "date_first": "2026-01-02T03:04:05Z",
-                                "date_last": "2026-01-02T03:04:05Z"}
+    assert data["measured"] == {"device": ["GPU X"], "host": ["node1"], "slurm_jobs": [],
+                                "date_first": "2026-01-02T03:04:05Z", "date_last": "2026-01-02T03:04:05Z"}
     assert data["matrix_source"] == "none"
 
 

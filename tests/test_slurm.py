@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from slurm_cluster import Cluster, ClusterError, missing_programs
-from test_workflow import REPO, SNAKEMAKE, copy_checkout
+from test_workflow import REPO, SNAKEMAKE, copy_checkout, snakemake
 
 pytestmark = pytest.mark.slurm
 
@@ -43,13 +43,24 @@ def test_overlay_gives_every_gpu_rule_a_gpu_and_the_counters_the_whole_node():
         assert ("--exclusive" in resources.get("slurm_extra", "")) == rule.startswith("counters_"), rule
 
 
+def test_a_gpu_profile_with_the_overlay_submits_gpu_jobs_for_its_gpu_and_cpu_jobs_for_the_rest():
+    run = snakemake("--profile", "profiles/a100", "--profile", "profiles/slurm", "all", "-n")
+    assert run.returncode == 0, run.stderr[-3000:]
+    jobs = re.findall(r"^rule (\w+):\n(?:    .*\n)*?    resources: (.*)$", run.stdout, re.MULTILINE)
+    for rule, resources in jobs:
+        gpu = rule in gpu_rules() | {"inventory"}
+        assert ("gpu=1, gpu_model=a100" in resources and "slurm_partition=gpu" in resources) == gpu, rule
+        assert ("slurm_partition=cpu" in resources) == (not gpu), rule
+        assert ("slurm_extra=--exclusive" in resources) == rule.startswith("counters_"), rule
+    assert {rule for rule, _ in jobs} >= {"bench_spmv", "counters_spmv", "fig7", "surrogate_matrix", "inventory"}
+
+
 def site_overlay(folder: Path) -> Path:
     """profiles/slurm with its site block set for the test cluster, as a user sets it for theirs:
-    partition `debug`, no account or QoS, and no GPU (the test node has none; the cpu profile needs none)."""
+    partition `debug`, no account (the plugin then looks for one in sacct and goes on without) or QoS, and no GPU (the test node has none; the cpu profile needs none)."""
     overlay = yaml.safe_load(OVERLAY.read_text())
     for key in ("slurm-qos",):
         overlay.pop(key)
-    overlay["slurm-no-account"] = True
     overlay["slurm-init-seconds-before-status-checks"] = 2
     overlay["default-resources"] = {**overlay["default-resources"], "slurm_partition": "debug", "mem_mb": 1000}
     del overlay["default-resources"]["slurm_account"]
