@@ -8,7 +8,8 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 CONDA_NAMES = {"matplotlib": "matplotlib-base"}   # conda-forge's name for the same library
-NOT_IN_ENV = {"snakemake"}                         # the environment runs inside snakemake
+# the environment runs inside snakemake, whose executor plugins run in snakemake's own environment
+NOT_IN_ENV = {"snakemake", "snakemake-executor-plugin-slurm", "snakemake-executor-plugin-slurm-jobstep"}
 
 
 def test_conda_env_matches_pyproject_dependencies():
