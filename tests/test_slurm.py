@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -100,8 +101,10 @@ def runs(cluster, tmp_path_factory):
     base = tmp_path_factory.mktemp("slurm")
     local, remote = fresh_copy(base / "local"), fresh_copy(base / "slurm")
     overlay = site_overlay(base / "overlay")
-    env = {**os.environ, "XDG_CONFIG_HOME": str(base), "PYTHONPATH": str(local / "src")}
-    slurm_env = {**cluster.env, "XDG_CONFIG_HOME": str(base), "PYTHONPATH": str(remote / "src")}
+    # the shell rules run `python`: this interpreter's, on the node too (sbatch --export=ALL)
+    common = {**cluster.env, "XDG_CONFIG_HOME": str(base),
+              "PATH": os.pathsep.join([str(Path(sys.executable).parent), cluster.env["PATH"]])}
+    env, slurm_env = {**common, "PYTHONPATH": str(local / "src")}, {**common, "PYTHONPATH": str(remote / "src")}
     with subprocess.Popen([*SNAKEMAKE, "--profile", "profiles/cpu", "all", *WORKLOAD, "--cores", "1"], cwd=local,
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as local_run:
         try:
