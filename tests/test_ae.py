@@ -134,6 +134,7 @@ def test_appendix_names_the_slurm_jobs_that_measured_or_the_local_executor():
     remote = json.loads(claims.to_json(claims.check(raw, config.load_gpu("h100"), STENCILS, 0.05)))
     text = ae.appendix(INVENTORY, remote, ae.run_times("/x"), "h100", "h100", "results/h100")
     assert "Executor: SLURM (snakemake-executor-plugin-slurm" in text and "SLURM jobs 17, 18." in text
+    assert "`snakemake --profile h100 --profile slurm all`" in text
 
 
 @pytest.mark.skipif(shutil.which("sha256sum") is None, reason="no sha256sum here")

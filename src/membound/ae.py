@@ -102,7 +102,9 @@ make test    # runs the test suite
 
 With the venv active, `snakemake --profile {gpu} all` measures and renders everything on a node with
 this device (profiles: a100, gh200, h100, h200, mi250x, cpu; a GPU profile stops at once on a node
-without its GPU). Rerun one figure from the raw data already measured, e.g. Figure 6:
+without its GPU). From a SLURM login node, `snakemake --profile {gpu} --profile slurm all` submits
+the jobs through the cluster overlay `profiles/slurm` (its SITE block set for the cluster; README.md,
+"On a cluster"). Rerun one figure from the raw data already measured, e.g. Figure 6:
 `snakemake --profile {profile} fig6 --forcerun fig6` (targets before `--forcerun`). Re-measure one
 part: `snakemake --profile {gpu} all --forcerun bench_scale`. `snakemake --profile reference all`
 renders every table, figure and claim from the committed raw results of the reference H100 run
