@@ -50,11 +50,14 @@ ROW_COLUMNS = [
 
 def with_later_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """Raw rows written before a column existed, completed: `rep` 0 (one repetition), and
-    `t_launch_median_s` = `t_median_s` (those runs timed every launch alone). Other rows unchanged."""
+    `t_launch_median_s` = `t_median_s` (those runs timed every launch alone), `slurm_job` empty (not
+    recorded). Other rows unchanged."""
     if "rep" not in frame:
         frame = frame.assign(rep=0)
     if "t_launch_median_s" not in frame and "t_median_s" in frame:
         frame = frame.assign(t_launch_median_s=frame["t_median_s"])
+    if "slurm_job" not in frame:
+        frame = frame.assign(slurm_job=None)
     return frame
 
 
