@@ -35,7 +35,8 @@ rule claims:
         "../../envs/membound.yaml"
     params:
         stencils=config["stencil"]["kernels"],
-        tolerance=config["claims"]["match_tolerance"],
+        margin=config["claims"]["margin"],
+        dram_fraction=config["claims"]["dram_fraction"],
     script:
         "../../scripts/claims.py"
 
