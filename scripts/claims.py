@@ -5,8 +5,10 @@ sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
 from pathlib import Path
 
 from membound import claims, config, wqi
+from membound.counters import ncu
 
 gpu = config.load_gpu(Path(snakemake.input.gpu).stem)
+counters = ncu.read_rows(snakemake.input.get("counters", []))
 result = claims.check(wqi.read_rows(snakemake.input.bench), gpu, snakemake.params.stencils,
-                      snakemake.params.margin, snakemake.params.dram_fraction)
+                      snakemake.params.margin, snakemake.params.dram_fraction, counters)
 claims.write(result, snakemake.output.json, snakemake.output.md)

@@ -132,6 +132,18 @@ def test_c1_decided_by_dram_bound_twin_pairs_only():
         1 + (67 / 34 - 1) / (1 + 67 / 34 * (34 / 3.35) * 16))               # eq. 22 at I = 1/16
 
 
+def test_c1_excludes_a_twin_whose_dram_bytes_differ_from_its_siblings():
+    rows = frame(scale(N_BIG, T_DRAM, T_DRAM, t_twin=T_DRAM), scale(2**27, T_DRAM / 2, T_DRAM / 2, t_twin=T_DRAM / 2))
+    dram = {("tensor_core", 28): 4.0e9, ("tensor_core_twin", 28): 4.04e9,     # +1%: a twin
+            ("tensor_core", 27): 2.0e9, ("tensor_core_twin", 27): 2.1e9}      # +5%: not a twin
+    counters = pd.DataFrame([{"tag": measure.launch_tag("scale", i, f"n={2**k}"), "part": "main", "dram_bytes": b}
+                             for (i, k), b in dram.items()])
+    c1 = claims.check(rows, H100, STENCILS, MARGIN, FRACTION, counters)["claims"][0]
+    assert c1["pairs"] == [f"scale n={N_BIG}"] and c1["numbers"]["twin_traffic_measured"] == 2
+    assert c1["numbers"]["excluded"] == {"scale n=134217728": "not a twin: +5.0% DRAM bytes of its sibling's"}
+    assert c1["cases"].set_index("problem").loc[f"n={N_BIG}", "twin_dram_ratio"] == pytest.approx(1.01)
+
+
 def test_c1_contradicted_by_one_pair_beyond_the_bound_beyond_noise():
     t_twin = 0.0125         # stencil s0, 10^9 points, 2 launches of 16 B per point: 2.56 TB/s, DRAM-bound
     rows = frame(*[scale(N_BIG, T_DRAM, T_DRAM, rep=r, t_twin=T_DRAM) for r in range(3)],

@@ -7,7 +7,9 @@ A pair is one problem timed on two sides in one repetition (`rep`; rows without 
 - C1 compares each tensor-core implementation `<impl>` with its CUDA-core twin `<impl>_twin` (the
   same layout, memory accesses and launch shape, FMAs for MMAs), on the pairs that are memory-bound
   in practice: working set larger than the L2 and the twin's achieved DRAM bandwidth (analytical Q
-  over its time) at least `dram_fraction` of the spec's. The other pairs are listed with the reason.
+  over its time) at least `dram_fraction` of the spec's; where counters were measured, the twin must
+  also move its sibling's DRAM bytes to within TWIN_DRAM (else it is not a twin). The other pairs
+  are listed with the reason.
 
 Each claim's estimate is the geometric mean of its ratios (t_TC/t_CC, or the speedup t_CC/t_TC for
 C1), over problems of the per-problem geometric mean over repetitions; the 95% interval is a
@@ -29,7 +31,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from membound import model, outputs
+from membound import measure, model, outputs
 from membound.analytical import analytical
 from membound.families import FAMILIES
 from membound.model import MB, size_mb
@@ -40,6 +42,7 @@ WORSE = [SUPPORTED, LEVEL, INCONCLUSIVE, CONTRADICTED]   # a claim of several pa
 CC_ROLE = {f.name: f.cc_role for f in FAMILIES.values()}   # each kernel's CUDA-core side
 TC_ROLE = {f.name: f.tc_role for f in FAMILIES.values()}   # and its tensor-core side
 TWIN = "_twin"                       # the CUDA-core twin of tensor-core implementation <impl> is <impl>_twin
+TWIN_DRAM = 0.02                     # a twin's DRAM bytes within 2% of its sibling's (issue 15's criterion)
 RESAMPLES, SEED, LEVEL_95 = 4000, 20250325, 95.0
 SURROGATE = ("**SURROGATE MATRICES.** The SpMV rows were measured on labelled surrogate stand-ins (the rows "
              "and nnz of each SuiteSparse matrix times spmv.surrogate_scale, a structure of its family), not "
@@ -208,28 +211,45 @@ def _claim(cid: str, est: dict, reference: float, side: str, margin: float, used
 # ------------------------------------------------------------------------------------ the claims
 
 
+def twin_traffic(p: pd.DataFrame, counters: pd.DataFrame | None) -> pd.Series:
+    """Per twin pair: the twin's DRAM bytes over its sibling's, from the counter rows (ncu.COLUMNS,
+    main kernels) of the same problem; NaN where either was not measured."""
+    if counters is None or counters.empty:
+        return pd.Series(math.nan, index=p.index)
+    dram = counters[counters["part"] == "main"].drop_duplicates("tag").set_index("tag")["dram_bytes"]
+    tag = lambda impl: [measure.launch_tag(k, i, q) for k, i, q in zip(p["kernel"], impl, p["problem"])]
+    return pd.Series(dram.reindex(tag(p["cc_impl"])).to_numpy() / dram.reindex(tag(p["tc_impl"])).to_numpy(),
+                     index=p.index)
+
+
 def _excluded(p: pd.DataFrame, gpu: dict, dram_fraction: float) -> pd.Series:
-    """Why each twin pair does not test eq. 23 ('' where it does): unequal depth, compute-bound by
-    eq. 4, working set within the L2, or the twin's DRAM bandwidth (its problem's median over
-    repetitions) below `dram_fraction` of the spec's B."""
+    """Why each twin pair does not test eq. 23 ('' where it does): unequal depth, DRAM bytes more
+    than TWIN_DRAM from the sibling's (where measured), compute-bound by eq. 4, working set within
+    the L2, or the twin's DRAM bandwidth (its problem's median over repetitions) below
+    `dram_fraction` of the spec's B."""
     bw = gpu["memory_bandwidth_TBs"]
     dram = p.groupby(["kernel", "problem"])["cc_dram_TBs"].transform("median")
     return pd.Series([
         "unequal depth" if not same else
+        f"not a twin: {100 * (r - 1):+.1f}% DRAM bytes of its sibling's" if abs(r - 1) > TWIN_DRAM else
         "compute-bound (eq. 4)" if bound == "compute" else
         f"fits in L2 ({ws:.3g} <= {gpu['l2_MB']:g} MB)" if ws <= gpu["l2_MB"] else
         f"not DRAM-bound: {100 * d / bw:.0f}% of B" if d < dram_fraction * bw else ""
-        for same, bound, ws, d in zip(p["equal_depth"], p["bound"], p["working_set_MB"], dram)], index=p.index, dtype=object)
+        for same, r, bound, ws, d in zip(p["equal_depth"], p["twin_dram_ratio"], p["bound"], p["working_set_MB"], dram)],
+        index=p.index, dtype=object)
 
 
-def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: float, missing: list[str]) -> dict:
+def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: float, missing: list[str],
+                  counters: pd.DataFrame | None = None) -> dict:
     """C1: the tensor-core speedup over the CUDA-core twin (same traffic, FMAs for MMAs) stays below
-    eq. 23's bound 2 - 2/(1 + alpha), alpha = P_TC/P_CC, on the pairs that are DRAM-bound in practice."""
+    eq. 23's bound 2 - 2/(1 + alpha), alpha = P_TC/P_CC, on the pairs that are DRAM-bound in
+    practice; `counters` (ncu rows, optional) check that each twin moves its sibling's bytes."""
     tensor = has_tensor_cores(gpu)
     alpha = gpu["fp64_matrix_TFLOPs"] / gpu["fp64_vector_TFLOPs"] if tensor else math.nan
     bound = model.tc_upper_bound(alpha) if tensor else math.nan
     balance = model.machine_balance(gpu["fp64_vector_TFLOPs"], gpu["memory_bandwidth_TBs"])
-    p = twins.assign(excluded=_excluded(twins, gpu, dram_fraction))
+    p = twins.assign(twin_dram_ratio=twin_traffic(twins, counters))
+    p = p.assign(excluded=_excluded(p, gpu, dram_fraction))
     used = p[p["excluded"] == ""]
     est = _estimate(used, "speedup", bound, margin, "below")
     each = _per_problem(used, "speedup", bound, margin, "below")
@@ -237,7 +257,8 @@ def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: 
         est["verdict"] = CONTRADICTED              # one pair beyond the bound beyond noise contradicts it
     cases = (p.groupby(["kernel", "problem"], sort=False)
              .agg(tc_impl=("tc_impl", "first"), cc_impl=("cc_impl", "first"), working_set_MB=("working_set_MB", "first"),
-                  I=("I", "first"), cc_dram_TBs=("cc_dram_TBs", "median"), excluded=("excluded", "first"))
+                  I=("I", "first"), cc_dram_TBs=("cc_dram_TBs", "median"), twin_dram_ratio=("twin_dram_ratio", "first"),
+                  excluded=("excluded", "first"))
              .reset_index())
     cases["eq22_bound"] = [model.tc_speedup_bound(alpha, balance, i) if tensor else math.nan for i in cases["I"]]
     cases["eq23_bound"] = bound
@@ -249,7 +270,8 @@ def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: 
                "max_speedup": float(each["estimate"].max()) if len(each) else math.nan,
                "exceeding": list(each.loc[each["verdict"] == CONTRADICTED, "problem"]),
                "excluded": {f"{k} {q}": why for k, q, why in zip(cases["kernel"], cases["problem"], cases["excluded"]) if why},
-               "missing_twins": missing}
+               "missing_twins": missing, "twin_dram_tolerance": TWIN_DRAM,
+               "twin_traffic_measured": int(cases["twin_dram_ratio"].notna().sum())}
     summary = (f"speedup over the CUDA-core twin {interval_text(est)} over {numbers['deciding_pairs']} DRAM-bound twin pairs "
                f"(max {numbers['max_speedup']:.3g})" if len(used) else "no twin pair is DRAM-bound beyond the L2")
     summary += (f"; eq. 23 bound {bound:.3f} (alpha = {alpha:.3g})" if tensor else "; bound undefined: no FP64 tensor-core peak")
@@ -267,7 +289,8 @@ def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: 
                          "memory accesses and launch shape, FMAs for MMAs) below 2 - 2/(1 + alpha), alpha = P_TC/P_CC "
                          f"of the spec, on the pairs with a working set larger than the L2 whose twin reaches at least "
                          f"{100 * dram_fraction:g}% of the spec's DRAM bandwidth (analytical Q / time; "
-                         "claims.dram_fraction); any such pair's interval beyond the bound contradicts it")
+                         f"claims.dram_fraction) and, where counters were measured, moves its sibling's DRAM bytes "
+                         f"to within {100 * TWIN_DRAM:g}%; any such pair's interval beyond the bound contradicts it")
     if not tensor:
         record["on_these_timings"] = NO_DATA
     return record
@@ -359,13 +382,15 @@ def missing_twins(rows: pd.DataFrame) -> list[str]:
     return [f"{k} {i}" for k, i in zip(tc["kernel"], tc["impl"]) if f"{i}{TWIN}" not in impls]
 
 
-def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction: float) -> dict:
+def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction: float,
+          counters: pd.DataFrame | None = None) -> dict:
     """Every claim on the raw `rows` (measure.ROW_COLUMNS, optionally `rep`) of device `gpu`;
     `stencils` is config["stencil"]["kernels"], `margin` config["claims"]["margin"] and
-    `dram_fraction` config["claims"]["dram_fraction"]."""
+    `dram_fraction` config["claims"]["dram_fraction"]; `counters` the run's ncu rows, if measured."""
     p = pairs(rows, gpu, stencils)
     tensor_cores = has_tensor_cores(gpu)
-    claims = [speedup_bound(pairs(rows, gpu, stencils, twins=True), gpu, margin, dram_fraction, missing_twins(rows)),
+    twins = pairs(rows, gpu, stencils, twins=True)
+    claims = [speedup_bound(twins, gpu, margin, dram_fraction, missing_twins(rows), counters),
               scale_l2(p, gpu, margin), spmv_l2(p, gpu, margin), stencils_generally(p, margin)]
     if not tensor_cores:
         for c in claims:

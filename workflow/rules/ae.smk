@@ -26,6 +26,7 @@ rule claims:
         bench=rules.wqi.input.bench,
         gpu=GPU_FILE,
         code=code("scripts/claims.py"),
+        **({"counters": COUNTER_INPUTS["counters"]} if COUNTER_INPUTS else {}),   # C1: twins' DRAM bytes
     output:
         md=report(f"{RESULTS}/claims.md", caption="../report/claims.rst", category="Claims"),
         json=f"{RESULTS}/claims.json",

@@ -221,6 +221,11 @@ def summarize(launches: pd.DataFrame, mma_shape=(8, 8, 4), clock_control="base",
     return grouped[COLUMNS]
 
 
+def read_rows(paths) -> pd.DataFrame | None:
+    """The counter rows (COLUMNS) of the CSVs `paths` that `main` wrote, one frame; None without paths."""
+    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True) if paths else None
+
+
 # ------------------------------------------------------------------------------------ running
 
 

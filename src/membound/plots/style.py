@@ -32,8 +32,9 @@ def times(speedup: float) -> str:
 
 
 def interval(estimate: float, low: float, high: float) -> str:
-    """An estimate and its 95% interval as '0.99x [0.98, 1.00]' ('n/a' when the estimate is NaN)."""
-    return "n/a" if math.isnan(estimate) else f"{estimate:.2f}x [{low:.2f}, {high:.2f}]"
+    """An estimate and its 95% interval as '0.995x [0.992, 0.998]', three significant digits as in
+    claims.md ('n/a' when the estimate is NaN)."""
+    return "n/a" if math.isnan(estimate) else f"{estimate:.3g}x [{low:.3g}, {high:.3g}]"
 
 
 def shades(pairs) -> dict:
