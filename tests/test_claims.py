@@ -3,14 +3,17 @@ LEVEL, CONTRADICTED, INCONCLUSIVE), C1 on twin pairs only with its filters, N/A 
 cores, NO DATA, the surrogate label, reproducible intervals and strict JSON."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from membound import claims, config, measure
 from membound.matrices.table2 import size_mb
 
+FIX = Path(__file__).parent / "fixtures" / "claims"
 H100 = config.load_gpu("h100")       # alpha = 67/34, eq. 23 bound 1.327; L2 50 MB; B 3.35 TB/s
 CPU = config.load_gpu("cpu")         # no FP64 matrix unit
 STENCILS = {f"s{i}": {"shape": "star", "dims": 2, "radius": 1, "depth": 3} for i in range(8)}   # I = 15/8
@@ -136,12 +139,31 @@ def test_c1_excludes_a_twin_whose_dram_bytes_differ_from_its_siblings():
     rows = frame(scale(N_BIG, T_DRAM, T_DRAM, t_twin=T_DRAM), scale(2**27, T_DRAM / 2, T_DRAM / 2, t_twin=T_DRAM / 2))
     dram = {("tensor_core", 28): 4.0e9, ("tensor_core_twin", 28): 4.04e9,     # +1%: a twin
             ("tensor_core", 27): 2.0e9, ("tensor_core_twin", 27): 2.1e9}      # +5%: not a twin
-    counters = pd.DataFrame([{"tag": measure.launch_tag("scale", i, f"n={2**k}"), "part": "main", "dram_bytes": b}
-                             for (i, k), b in dram.items()])
+    counters = pd.DataFrame([{"tag": measure.launch_tag("scale", i, f"n={2**k}"), "part": "main", "dram_bytes": b,
+                              "flops": 2**k} for (i, k), b in dram.items()])
     c1 = claims.check(rows, H100, STENCILS, MARGIN, FRACTION, counters)["claims"][0]
     assert c1["pairs"] == [f"scale n={N_BIG}"] and c1["numbers"]["twin_traffic_measured"] == 2
     assert c1["numbers"]["excluded"] == {"scale n=134217728": "not a twin: +5.0% DRAM bytes of its sibling's"}
-    assert c1["cases"].set_index("problem").loc[f"n={N_BIG}", "twin_dram_ratio"] == pytest.approx(1.01)
+    case = c1["cases"].set_index("problem").loc[f"n={N_BIG}"]
+    assert case["twin_dram_ratio"] == pytest.approx(1.01) and case["I_achieved"] == pytest.approx(2**28 / 4.04e9)
+
+
+def test_h100_twin_measurements_support_c1_and_level_c2_beyond_half_the_l2():
+    """Rows measured on an H100 (tests/fixtures/claims/README.md): 5 repetitions of SCALE with its
+    twin and of three stencils, and the ncu counters of SCALE and its twin."""
+    rows = pd.read_csv(FIX / "h100_repeats.csv", keep_default_na=False, na_values=[""])
+    counters = pd.read_csv(FIX / "h100_scale_twin_counters.csv")
+    stencils = yaml.safe_load((Path(__file__).parents[1] / "config" / "config.yaml").read_text())["stencil"]["kernels"]
+    result = claims.check(rows, H100, stencils, MARGIN, FRACTION, counters)
+    c = {x["id"]: x for x in result["claims"]}
+    assert result["measured"]["repetitions"] == 5
+    c1 = c["C1"]
+    assert c1["verdict"] == "SUPPORTED" and c1["pairs"] == [f"scale n=2^{k}" for k in range(22, 29)]
+    assert c1["numbers"]["missing_twins"] == ["stencil tc"] and c1["ci_high"] < 1.02
+    assert (c1["cases"]["twin_dram_ratio"].dropna() - 1).abs().max() < 0.01     # the twin's traffic: within 1%
+    parts = c["C2"]["numbers"]
+    assert parts["beyond_half_L2"]["verdict"] == "LEVEL" and parts["beyond_half_L2"]["n"] == 35
+    assert c["C4"]["numbers"]["tensor_cores_faster"] == ["2d49pt"]
 
 
 def test_c1_contradicted_by_one_pair_beyond_the_bound_beyond_noise():
@@ -153,6 +175,13 @@ def test_c1_contradicted_by_one_pair_beyond_the_bound_beyond_noise():
     assert c1["numbers"]["deciding_pairs"] == 2 and c1["ci_low"] < c1["reference"]   # the pooled interval alone: not beyond
     assert c1["verdict"] == "CONTRADICTED" and c1["numbers"]["exceeding"] == ["s0"]
     assert c1["numbers"]["max_speedup"] == pytest.approx(1.5, rel=2e-3)
+
+
+def test_c1_lists_pairs_faster_than_eq22_allows_beyond_the_margin():
+    rows = frame(*[scale(N_BIG, T_DRAM, T_DRAM / 1.1, rep=r, t_twin=T_DRAM * (1 + 0.001 * r)) for r in range(2)])
+    c1 = check(rows)[1]["C1"]
+    assert c1["verdict"] == "SUPPORTED"                                      # 1.1 is below eq. 23's 1.327...
+    assert c1["numbers"]["above_eq22_beyond_margin"] == [f"scale n={N_BIG}"]  # ...but far above eq. 22's 1.003 at I = 1/16
 
 
 def test_c1_without_twins_is_no_data_and_names_what_is_missing():

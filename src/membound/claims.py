@@ -211,15 +211,19 @@ def _claim(cid: str, est: dict, reference: float, side: str, margin: float, used
 # ------------------------------------------------------------------------------------ the claims
 
 
-def twin_traffic(p: pd.DataFrame, counters: pd.DataFrame | None) -> pd.Series:
-    """Per twin pair: the twin's DRAM bytes over its sibling's, from the counter rows (ncu.COLUMNS,
-    main kernels) of the same problem; NaN where either was not measured."""
+def twin_counters(p: pd.DataFrame, counters: pd.DataFrame | None) -> pd.DataFrame:
+    """Per twin pair, from the counter rows (ncu.COLUMNS, main kernels) of the same problem: the
+    twin's DRAM bytes over its sibling's and the twin's achieved I (FLOPs / DRAM bytes); NaN where
+    not measured."""
+    out = pd.DataFrame({"twin_dram_ratio": math.nan, "I_achieved": math.nan}, index=p.index)
     if counters is None or counters.empty:
-        return pd.Series(math.nan, index=p.index)
-    dram = counters[counters["part"] == "main"].drop_duplicates("tag").set_index("tag")["dram_bytes"]
+        return out
+    main = counters[counters["part"] == "main"].drop_duplicates("tag").set_index("tag")
     tag = lambda impl: [measure.launch_tag(k, i, q) for k, i, q in zip(p["kernel"], impl, p["problem"])]
-    return pd.Series(dram.reindex(tag(p["cc_impl"])).to_numpy() / dram.reindex(tag(p["tc_impl"])).to_numpy(),
-                     index=p.index)
+    twin, sibling = main.reindex(tag(p["cc_impl"])), main.reindex(tag(p["tc_impl"]))
+    out["twin_dram_ratio"] = twin["dram_bytes"].to_numpy() / sibling["dram_bytes"].to_numpy()
+    out["I_achieved"] = twin["flops"].to_numpy() / twin["dram_bytes"].to_numpy()
+    return out
 
 
 def _excluded(p: pd.DataFrame, gpu: dict, dram_fraction: float) -> pd.Series:
@@ -239,6 +243,14 @@ def _excluded(p: pd.DataFrame, gpu: dict, dram_fraction: float) -> pd.Series:
         index=p.index, dtype=object)
 
 
+def _above_eq22(cases: pd.DataFrame, margin: float) -> list[str]:
+    """Deciding pairs whose interval lies above eq. 22's bound (with the achieved I where measured,
+    else the analytical I) times 1 + margin: faster than arithmetic alone can make them."""
+    bound = cases["eq22_bound_achieved_I"].fillna(cases["eq22_bound"])
+    above = (cases["excluded"] == "") & (cases["ci_low"] > bound * (1 + margin))
+    return [f"{k} {q}" for k, q in zip(cases.loc[above, "kernel"], cases.loc[above, "problem"])]
+
+
 def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: float, missing: list[str],
                   counters: pd.DataFrame | None = None) -> dict:
     """C1: the tensor-core speedup over the CUDA-core twin (same traffic, FMAs for MMAs) stays below
@@ -248,7 +260,7 @@ def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: 
     alpha = gpu["fp64_matrix_TFLOPs"] / gpu["fp64_vector_TFLOPs"] if tensor else math.nan
     bound = model.tc_upper_bound(alpha) if tensor else math.nan
     balance = model.machine_balance(gpu["fp64_vector_TFLOPs"], gpu["memory_bandwidth_TBs"])
-    p = twins.assign(twin_dram_ratio=twin_traffic(twins, counters))
+    p = pd.concat([twins, twin_counters(twins, counters)], axis=1)
     p = p.assign(excluded=_excluded(p, gpu, dram_fraction))
     used = p[p["excluded"] == ""]
     est = _estimate(used, "speedup", bound, margin, "below")
@@ -257,10 +269,11 @@ def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: 
         est["verdict"] = CONTRADICTED              # one pair beyond the bound beyond noise contradicts it
     cases = (p.groupby(["kernel", "problem"], sort=False)
              .agg(tc_impl=("tc_impl", "first"), cc_impl=("cc_impl", "first"), working_set_MB=("working_set_MB", "first"),
-                  I=("I", "first"), cc_dram_TBs=("cc_dram_TBs", "median"), twin_dram_ratio=("twin_dram_ratio", "first"),
-                  excluded=("excluded", "first"))
+                  I=("I", "first"), I_achieved=("I_achieved", "first"), cc_dram_TBs=("cc_dram_TBs", "median"),
+                  twin_dram_ratio=("twin_dram_ratio", "first"), excluded=("excluded", "first"))
              .reset_index())
-    cases["eq22_bound"] = [model.tc_speedup_bound(alpha, balance, i) if tensor else math.nan for i in cases["I"]]
+    eq22 = lambda col: [model.tc_speedup_bound(alpha, balance, i) if tensor else math.nan for i in cases[col]]
+    cases["eq22_bound"], cases["eq22_bound_achieved_I"] = eq22("I"), eq22("I_achieved")
     cases["eq23_bound"] = bound
     speed = _per_problem(p, "speedup", bound, margin, "below").drop(columns=["problems"])
     cases = cases.merge(speed.rename(columns={"estimate": "speedup", "n": "reps"}), on=["kernel", "problem"])
@@ -271,6 +284,7 @@ def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: 
                "exceeding": list(each.loc[each["verdict"] == CONTRADICTED, "problem"]),
                "excluded": {f"{k} {q}": why for k, q, why in zip(cases["kernel"], cases["problem"], cases["excluded"]) if why},
                "missing_twins": missing, "twin_dram_tolerance": TWIN_DRAM,
+               "above_eq22_beyond_margin": _above_eq22(cases, margin),
                "twin_traffic_measured": int(cases["twin_dram_ratio"].notna().sum())}
     summary = (f"speedup over the CUDA-core twin {interval_text(est)} over {numbers['deciding_pairs']} DRAM-bound twin pairs "
                f"(max {numbers['max_speedup']:.3g})" if len(used) else "no twin pair is DRAM-bound beyond the L2")
