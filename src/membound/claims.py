@@ -68,8 +68,8 @@ def _with_rep(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _sides(rows: pd.DataFrame, twins: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The CUDA-core and tensor-core rows of the algorithm pairs, or of the twin pairs (`twins`), with
-    `sibling`: the tensor-core impl each CUDA-core row is compared with (None: by role)."""
+    """The CUDA-core and tensor-core rows of the algorithm pairs (by role), or of the twin pairs
+    (`twins`: each twin row gets `sibling`, the tensor-core impl it is compared with)."""
     impl = rows["impl"].astype(str)
     twin = (rows["unit"] == "cuda_core") & impl.str.endswith(TWIN)
     if twins:
