@@ -5,8 +5,7 @@
 
 rule table3:
     input:
-        raw=raw("stencil"),
-        code=code("scripts/table3.py"),
+        [f"{RESULTS}/raw/stencil/{s}.csv" for s in config["stencil"]["kernels"]],
     output:
         csv=report(f"{RESULTS}/tables/table3_stencils.csv", caption="../report/table3.rst", category="Tables"),
         md=f"{RESULTS}/tables/table3_stencils.md",
@@ -23,10 +22,9 @@ rule table3:
 
 rule claims:
     input:
+        **({"counters": COUNTER_INPUTS["counters"]} if COUNTER_INPUTS else {}),  # C1: twins' DRAM bytes
         bench=rules.wqi.input.bench,
         gpu=GPU_FILE,
-        code=code("scripts/claims.py"),
-        **({"counters": COUNTER_INPUTS["counters"]} if COUNTER_INPUTS else {}),   # C1: twins' DRAM bytes
     output:
         md=report(f"{RESULTS}/claims.md", caption="../report/claims.rst", category="Claims"),
         json=f"{RESULTS}/claims.json",
@@ -50,7 +48,6 @@ rule ae:
         # the reference profile takes the committed inventory, where its raw results have one
         **({"inventory": INVENTORY} if not REFERENCE or Path(INVENTORY).exists() else {}),
         claims=rules.claims.output.json,
-        code=code("scripts/ae.py"),
         after_every_measurement=[rules.wqi.output.csv, rules.table2.output.csv],  # so every benchmark file exists
     output:
         report(f"{RESULTS}/ae/appendix.md", caption="../report/appendix.rst", category="Artifact evaluation"),
@@ -60,7 +57,6 @@ rule ae:
         "../../envs/membound.yaml"
     params:
         benchmarks=f"{RESULTS}/raw/benchmarks",  # Snakemake benchmark: files of the measurement rules
-        families=[f for f in FAMILY if raw(f)],  # the kernel families this run has rows of
         profile="reference" if REFERENCE else GPU_NAME,
         gpu=GPU_NAME,
     script:
