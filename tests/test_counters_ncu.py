@@ -67,6 +67,7 @@ def test_without_the_ops_counter_each_kernels_own_dmma_shape_counts():
 def test_dmma_shapes():
     assert ncu.dmma_shape("scale_tensor_core", None) == ((8, 8, 4), "its source's mma.sync")
     assert {s for s in ncu.own_shapes().values() if s} <= {(8, 8, 4), (16, 8, 4), (16, 8, 8), (16, 8, 16)}   # PTX f64
+    assert ncu.own_shapes()["stencil_tc"] == (8, 8, 4)              # its mma.sync is in a header (stencil_mma.cuh)
     assert ncu.dmma_shape("sm90_xmma_gemm_f64f64_tensor16x8x16_kernel", None)[0] == (16, 8, 16)
     assert ncu.dmma_shape("anything", (8, 8, 4)) == ((8, 8, 4), "the spec's mma_shape, assumed")
 

@@ -149,15 +149,17 @@ def parse_launches(source) -> pd.DataFrame:
 KERNEL = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")
 MMA_F64 = re.compile(r"mma\.sync\.aligned\.m(\d+)n(\d+)k(\d+)\.[a-z.]*f64")   # PTX FP64 MMA in our sources
 LIBRARY_SHAPE = re.compile(r"tensor(\d+)x(\d+)x(\d+)")        # cuBLAS/CUTLASS names: ..._tensor16x8x8_...
+INCLUDE = re.compile(r'^#include "([\w.]+\.cuh)"$', re.MULTILINE)  # a source's local headers
 
 
 @cache
 def own_shapes() -> dict[str, tuple[int, int, int] | None]:
     """Each kernel that membound's own CUDA sources define (src/membound/kernels/*.cu) -> the FP64
-    MMA shape its source file uses (None where it uses none or several)."""
+    MMA shape its source file (with its headers) uses (None where it uses none or several)."""
     out = {}
     for cu in KERNELS.glob("*.cu"):
         text = cu.read_text()
+        text += "".join((KERNELS / h).read_text() for h in INCLUDE.findall(text))
         shapes = {tuple(map(int, s)) for s in MMA_F64.findall(text)}
         out.update({name: next(iter(shapes)) if len(shapes) == 1 else None for name in KERNEL.findall(text)})
     return out
