@@ -231,13 +231,13 @@ def test_compare_draws_every_gpus_roofline_on_one_plot_and_one_claims_table(tmp_
     assert len(fig.axes) == 1
     labels = fig.axes[0].get_legend_handles_labels()[1]
     assert sum("H200" in label for label in labels) == 2 and sum("A100" in label for label in labels) == 2
-    for name, verdict in (("h100", "PASS"), ("reference/h200", "FAIL")):
+    for name, verdict in (("h100", "SUPPORTED"), ("reference/h200", "CONTRADICTED")):
         (tmp_path / name).mkdir(parents=True)
         claims = {"device_spec": f"spec of {name}", "matrix_source": "surrogate",
                   "claims": [{"id": "C1", "title": "bound", "verdict": verdict, "estimate": 1.1}]}
         (tmp_path / name / "claims.json").write_text(json.dumps(claims))
     table = compare.claims_table(compare.found(str(tmp_path), "claims.json"))
-    assert table[["claim", "verdict", "estimate"]].values.tolist() == [["C1", "PASS", 1.1], ["C1", "FAIL", 1.1]]
+    assert table[["claim", "verdict", "estimate"]].values.tolist() == [["C1", "SUPPORTED", 1.1], ["C1", "CONTRADICTED", 1.1]]
 
 
 def test_a_truncated_raw_csv_is_one_line_naming_the_file_and_its_missing_columns(tmp_path):

@@ -25,6 +25,7 @@ rule claims:
         **({"counters": COUNTER_INPUTS["counters"]} if COUNTER_INPUTS else {}),  # C1: twins' DRAM bytes
         bench=rules.wqi.input.bench,
         gpu=GPU_FILE,
+        code=code("scripts/claims.py"),
     output:
         md=report(f"{RESULTS}/claims.md", caption="../report/claims.rst", category="Claims"),
         json=f"{RESULTS}/claims.json",

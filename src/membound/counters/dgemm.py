@@ -15,6 +15,7 @@ import pandas as pd
 
 from membound import measure
 from membound.counters import ncu
+from membound.measure import guarded, write_result
 
 SHAPES = ("2048x2048x2048", "4096x1024x512")
 TOL = 1e-12
