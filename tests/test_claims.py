@@ -56,7 +56,7 @@ def stencil(name, t_cc, t_tc, depth=3, depth_tc=None, rep=0, t_twin=None, n=10**
 
 
 def frame(*groups):
-    return pd.DataFrame([r for g in groups for r in g]).reindex(columns=[*measure.ROW_COLUMNS, "rep"])
+    return pd.DataFrame([r for g in groups for r in g]).reindex(columns=measure.ROW_COLUMNS)
 
 
 def check(rows, gpu=H100, margin=MARGIN):
