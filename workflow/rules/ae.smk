@@ -5,7 +5,8 @@
 
 rule table3:
     input:
-        [f"{RESULTS}/raw/stencil/{s}.csv" for s in config["stencil"]["kernels"]],
+        raw=raw("stencil"),
+        code=code("scripts/table3.py"),
     output:
         csv=report(f"{RESULTS}/tables/table3_stencils.csv", caption="../report/table3.rst", category="Tables"),
         md=f"{RESULTS}/tables/table3_stencils.md",
@@ -49,6 +50,7 @@ rule ae:
         # the reference profile takes the committed inventory, where its raw results have one
         **({"inventory": INVENTORY} if not REFERENCE or Path(INVENTORY).exists() else {}),
         claims=rules.claims.output.json,
+        code=code("scripts/ae.py"),
         after_every_measurement=[rules.wqi.output.csv, rules.table2.output.csv],  # so every benchmark file exists
     output:
         report(f"{RESULTS}/ae/appendix.md", caption="../report/appendix.rst", category="Artifact evaluation"),
@@ -58,6 +60,7 @@ rule ae:
         "../../envs/membound.yaml"
     params:
         benchmarks=f"{RESULTS}/raw/benchmarks",  # Snakemake benchmark: files of the measurement rules
+        families=[f for f in FAMILY if raw(f)],  # the kernel families this run has rows of
         profile="reference" if REFERENCE else GPU_NAME,
         gpu=GPU_NAME,
     script:
