@@ -1,6 +1,6 @@
 """What the paper's figures share besides their look: reading raw rows, the caption line, and the
-geometric-mean speedup of CUDA cores over tensor cores on either side of a cache-size split, with
-the bootstrap interval of the claims (membound.claims: the same pairs, the same numbers).
+geometric-mean speedup of CUDA cores over tensor cores on either side of a cache-size split
+(Figures 6 and 7 take theirs, with the claims' intervals, from plots/paired.py).
 
 Rows are always told apart by `unit` (cuda_core | tensor_core) and `role`, never by `impl`, so
 GPU and CPU-profile results plot alike.
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from membound import claims, config
+from membound import config
 from membound.measure import ROW_COLUMNS, geomean, with_later_columns
 from membound.outputs import save_figure, write_csv
 
@@ -46,36 +46,11 @@ def with_speedups(rows: pd.DataFrame, key: str, side: str) -> pd.DataFrame:
     """`rows` (one per problem `key` and unit) with `speedup`, t_TC / t_CC of the row's problem (the
     speedup of CUDA cores over tensor cores, from median times), and `geomean_speedup`, the geometric
     mean of the speedups of all problems on the same side of the boolean column `side` (no interval:
-    Figures 6 and 7 use with_intervals, the claims' numbers)."""
+    Figures 6 and 7 use paired.with_intervals, the claims' numbers)."""
     t = rows.pivot_table(index=key, columns="unit", values="t_median_s").reindex(columns=list(UNITS))
     out = rows.assign(speedup=rows[key].map(t["tensor_core"] / t["cuda_core"]))
     per_side = out.drop_duplicates(key).groupby(side)["speedup"].agg(geomean)
     return out.assign(geomean_speedup=out[side].map(per_side))
-
-
-def paper_sides(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows of the paper's two sides (claims.CC_ROLE on CUDA cores, claims.TC_ROLE on tensor
-    cores; CUDA-core twins aside), one per problem and implementation: median time and value over
-    the repetitions."""
-    role = rows["role"].where(rows["unit"] == "cuda_core").eq(rows["kernel"].map(claims.CC_ROLE)) | \
-        rows["role"].where(rows["unit"] == "tensor_core").eq(rows["kernel"].map(claims.TC_ROLE))
-    keys = ["problem", "unit", "role", "impl"]
-    firsts = {c: "first" for c in rows.columns if c not in keys}
-    return rows[role].groupby(keys, sort=False, as_index=False).agg({**firsts, "t_median_s": "median", "value": "median"})
-
-
-def with_intervals(rows: pd.DataFrame, gpu: dict, side: str) -> pd.DataFrame:
-    """paper_sides(`rows`) (one kernel) with `speedup`, t_TC / t_CC of the row's problem (the speedup
-    of CUDA cores over tensor cores: geometric mean over repetitions of median times), and, for
-    the problems on the same side of the boolean column `side`, `geomean_speedup` with its 95%
-    interval `ci_low`..`ci_high` (claims.interval: the numbers of claims C2 and C3)."""
-    p = claims.pairs(rows, gpu, None)
-    flag = p["problem"].map(rows.drop_duplicates("problem").set_index("problem")[side])
-    stats = {f: claims.interval(p[flag == f], "ratio") for f in (False, True)}
-    out = paper_sides(rows)
-    out = out.assign(speedup=out["problem"].map(p.groupby("problem")["ratio"].agg(geomean)))
-    return out.assign(**{col: out[side].map({f: s[key] for f, s in stats.items()})
-                         for col, key in (("geomean_speedup", "estimate"), ("ci_low", "ci_low"), ("ci_high", "ci_high"))})
 
 
 def caption(gpu_name: str, rows: pd.DataFrame | None = None, spec: str | None = None) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from membound import model
-from membound.plots import common, style
+from membound.plots import common, paired, style
 
 WIDTHS, HEIGHT = (5.2, 5.2), 3.6
 CASES = {"overlapped": ("Figure 3: fully overlapped (eq. 17)", model.overlapped_time),
@@ -36,7 +36,7 @@ def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     """The plotted numbers: per case and measured unit (the paper's two sides, medians over
     repetitions) at the largest size, the model's T_mem, T_cmp and T_others, the equation's total
     T_model and the measured time (seconds)."""
-    rows = common.paper_sides(raw[raw["kernel"] == "scale"])
+    rows = paired.paper_sides(raw[raw["kernel"] == "scale"])
     n, n_small = int(rows["n"].max()), int(rows["n"].min())
     w, q = model.scale_wq(n)
     t_mem = q / (gpu["memory_bandwidth_TBs"] * 1e12)

@@ -1,7 +1,7 @@
 """Figure 7: SpMV on CUDA cores (the cuSPARSE role) and tensor cores (the DASP role): (a) effective
 GFLOP/s per matrix in D1..D21 order, (b) the geometric-mean speedup of CUDA cores over tensor cores
 (t_TC / t_CC) over the matrices larger and smaller than the L2 (size as Table 2 counts it), with
-its 95% interval (claim C3's). Twins and repetitions: see common.paper_sides."""
+its 95% interval (claim C3's). Twins and repetitions: see paired.paper_sides."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pandas as pd
 from matplotlib.patches import Patch
 
 from membound.model import size_mb
-from membound.plots import common, style
+from membound.plots import common, paired, style
 
 TITLE = "Figure 7: SpMV (FP64, CSR)"
 WIDTHS, HEIGHT = (8.5, 2.6), 4.2
@@ -25,7 +25,7 @@ def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     out = rows.assign(size_MB=size_mb(rows["rows"], rows["cols"], rows["nnz"]), L2_MB=gpu["l2_MB"], gpu=gpu["name"])
     out = out.assign(larger_than_L2=out["size_MB"] > out["L2_MB"],
                      order=out["code"].str[1:].astype(int))
-    out = common.with_intervals(out, gpu, "larger_than_L2")
+    out = paired.with_intervals(out, gpu, "larger_than_L2")
     return out.sort_values(["order", "unit"])[COLUMNS].reset_index(drop=True)
 
 
