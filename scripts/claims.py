@@ -1,12 +1,14 @@
-"""Rule claims: paper 000's claims checked on the measured raw rows (PASS/FAIL/N/A/NO DATA)."""
+"""Rule claims: paper 000's claims checked on the measured raw rows, each with a bootstrap interval and a verdict."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
 from pathlib import Path
 
 from membound import claims, config, wqi
+from membound.counters import ncu
 
 gpu = config.load_gpu(Path(snakemake.input.gpu).stem)
+counters = ncu.read_rows(snakemake.input.get("counters", []))
 result = claims.check(wqi.read_rows(snakemake.input.bench), gpu, snakemake.params.stencils,
-                      snakemake.params.tolerance)
+                      snakemake.params.margin, snakemake.params.dram_fraction, counters)
 claims.write(result, snakemake.output.json, snakemake.output.md)

@@ -99,7 +99,7 @@ INVENTORY = {
 
 
 def test_appendix_has_inventory_commands_times_and_verdicts(tmp_path):
-    result = claims.check(rows(stencil_rows("2d5pt", "64x64", 3, t_tc=0.5)), config.load_gpu("h100"), STENCILS, 0.05)
+    result = claims.check(rows(stencil_rows("2d5pt", "64x64", 3, t_tc=0.5)), config.load_gpu("h100"), STENCILS, 0.02, 0.6)
     result = json.loads(claims.to_json(result))                      # as rule ae reads it
     (tmp_path / "bench_stencil-2d5pt.tsv").write_text("s\n3725\n")
     text = ae.appendix(INVENTORY, result, ae.run_times(tmp_path), "h100", "h100", "results/h100")
@@ -108,13 +108,13 @@ def test_appendix_has_inventory_commands_times_and_verdicts(tmp_path):
     assert "abc123 (dirty: tracked files modified)" in text and "CUDA 12.4 / 12.4 (CuPy 13.3.0)" in text
     assert "make run" in text and "snakemake --profile h100 all" in text and "--profile reference all" in text
     assert re.search(r"\| stencils +\| +1 \| 1:02:05 +\|", text) and re.search(r"\| SCALE +\| +0 \| not recorded \|", text)
-    assert "| C4      | Sec. 5.4, Figure 8 | FAIL" in text and "SURROGATE" not in text
+    assert re.search(r"\| C4 +\| Sec. 5.4, Figure 8 +\| CONTRADICTED +\| 0.5 \[0.5, 0.5\]", text) and "SURROGATE" not in text
     assert "sha256sum -c results/h100/ae/manifest.sha256" in text
 
 
 def test_appendix_says_surrogate_and_not_recorded():
     raw = rows(stencil_rows("2d5pt", "64x64", 3), spmv_rows("dc2", "surrogate"))
-    result = json.loads(claims.to_json(claims.check(raw, config.load_gpu("cpu"), STENCILS, 0.05)))
+    result = json.loads(claims.to_json(claims.check(raw, config.load_gpu("cpu"), STENCILS, 0.02, 0.6)))
     text = ae.appendix({**INVENTORY, "gpus": {"status": "absent", "why": "nvidia-smi not found or failed"}},
                        result, ae.run_times("/nonexistent"), "cpu", "cpu", "results/cpu")
     assert "SURROGATE MATRICES" in text and "NO TENSOR CORES" in text

@@ -33,6 +33,13 @@ def test_dgemm_counter_is_one_flop_per_unit_and_2048_per_dmma():
     assert check["ok"].all() and len(check) == 2
     assert (check["flops_per_op_unit"] == 1.0).all()
     assert (check["flops_per_dmma"] == 2048).all()                 # cuBLAS sm90 kernels use m16n8k8 DMMA
+    assert (check["dmma_shape"] == "m16n8k8").all() and (check["flops_per_dmma_shape"] == 2048).all()
+
+
+def test_dgemm_check_fails_when_the_dmma_shape_is_wrong():
+    counters = ncu.summarize(ncu.parse_launches(FIX / "dgemm_h100_raw.csv"))
+    counters["dmma_inst"] = counters["dmma_inst"] * 4                 # as if each DMMA were an m8n8k4
+    assert not dgemm.check_counter(pd.read_csv(FIX / "dgemm_h100_rows.csv"), counters)["ok"].any()
 
 
 def test_dgemm_check_fails_on_a_wrong_counter():
@@ -42,11 +49,55 @@ def test_dgemm_check_fails_on_a_wrong_counter():
     assert not check["ok"].any()
 
 
-def test_without_the_ops_counter_dmma_instructions_times_the_mma_shape():
+def test_without_the_ops_counter_each_kernels_own_dmma_shape_counts():
     launches = ncu.parse_launches(FIX / "scale_h100_raw.csv")
     launches["tensor_fp64_ops"] = float("nan")                     # as on a GPU without the counter
-    tc = ncu.summarize(launches, mma_shape=(8, 8, 4)).set_index("impl").loc["tensor_core"]
-    assert tc["flops_tensor"] == 512 * N // 32 and "DMMA" in tc["tensor_flops_from"]
+    tc = ncu.summarize(launches, mma_shape=(16, 8, 16)).set_index("impl").loc["tensor_core"]
+    assert tc["flops_tensor"] == 512 * N // 32                     # scale.cu's m8n8k4, not the fallback
+    assert tc["tensor_flops_from"] == "DMMA instructions x 512 (m8n8k4, its source's mma.sync)"
+    gemm = ncu.parse_launches(FIX / "dgemm_h100_raw.csv")
+    ops = gemm["tensor_fp64_ops"].copy()
+    gemm["tensor_fp64_ops"] = float("nan")
+    rows = ncu.summarize(gemm, mma_shape=(8, 8, 4))
+    assert rows["flops_tensor"].tolist() == ops.tolist()           # cuBLAS's tensor16x8x8: 2048 per DMMA
+    unknown = ncu.summarize(gemm.assign(kernel_name="some_library_kernel"), mma_shape=None)
+    assert unknown["flops_tensor"].isna().all() and "unknown shape" in unknown["tensor_flops_from"].iloc[0]
+
+
+def test_dmma_shapes():
+    assert ncu.dmma_shape("scale_tensor_core", None) == ((8, 8, 4), "its source's mma.sync")
+    assert {s for s in ncu.own_shapes().values() if s} <= {(8, 8, 4), (16, 8, 4), (16, 8, 8), (16, 8, 16)}   # PTX f64
+    assert ncu.own_shapes()["stencil_tc"] == (8, 8, 4)              # its mma.sync is in a header (stencil_mma.cuh)
+    assert ncu.dmma_shape("sm90_xmma_gemm_f64f64_tensor16x8x16_kernel", None)[0] == (16, 8, 16)
+    assert ncu.dmma_shape("anything", (8, 8, 4)) == ((8, 8, 4), "the spec's mma_shape, assumed")
+
+
+def test_default_long_csv_with_preamble_reads_as_the_raw_page():
+    """ncu's default `--csv` (one row per metric), as captured on the H100 with the program's own
+    output and ==PROF== lines before it: the same rows, and the twin's DRAM bytes within 2% of its
+    tensor-core sibling's."""
+    text = (FIX / "scale_h100_long.csv").read_text()
+    assert text.startswith("==PROF==") and '"Metric Name"' in text
+    s = ncu.summarize(ncu.parse_launches(FIX / "scale_h100_long.csv")).set_index("impl")
+    assert list(s.index) == ["cuda_core", "tensor_core", "tensor_core_twin"] and (s["part"] == "main").all()
+    assert s.loc["cuda_core", "flops"] == N == s.loc["tensor_core_twin", "flops"]
+    assert s.loc["tensor_core", "flops_tensor"] == 16 * N
+    assert abs(s.loc["tensor_core_twin", "dram_bytes"] / s.loc["tensor_core", "dram_bytes"] - 1) < 0.02
+    assert abs(s.loc["cuda_core", "dram_bytes"] / N - 16) / 16 < 0.05
+    assert s.loc["cuda_core", "time_s"] == pytest.approx(1.41664e-3)
+
+
+def test_scaled_units_are_converted_and_unknown_ones_name_the_fix():
+    text = (FIX / "scale_h100_long.csv").read_text()
+    base = ncu.parse_launches(text).set_index("impl")
+    scaled = text.replace('"dram__bytes_read.sum","byte","2,147,533,568"', '"dram__bytes_read.sum","Mbyte","2,147.533568"')
+    scaled = scaled.replace('"gpu__time_duration.sum","ns","1,416,640"', '"gpu__time_duration.sum","usecond","1,416.64"')
+    assert scaled != text
+    got = ncu.parse_launches(scaled).set_index("impl")
+    assert got.loc["cuda_core", "dram_read"] == pytest.approx(base.loc["cuda_core", "dram_read"])
+    assert got.loc["cuda_core", "time_ns"] == pytest.approx(1416640)
+    with pytest.raises(ncu.CounterError, match="--page raw --print-units base"):
+        ncu.parse_launches(text.replace('"dram__bytes_read.sum","byte"', '"dram__bytes_read.sum","furlong"'))
 
 
 def test_helper_kernels_are_their_own_rows():

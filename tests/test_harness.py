@@ -55,7 +55,7 @@ def test_rows_written_before_rep_and_graph_timing_read_as_rep_0_timed_per_launch
 def test_impls_select_by_backend_and_reject_unknown_units():
     from membound.kernels import scale, stencil
 
-    assert [i.name for i in harness.select(scale.IMPLS, "cpu")] == ["numpy", "numpy_mma"]
+    assert [i.name for i in harness.select(scale.IMPLS, "cpu")] == ["numpy", "numpy_mma", "numpy_mma_twin"]
     assert len(harness.select(stencil.IMPLS, "cuda")) == len(stencil.IMPLS)
     with pytest.raises(ValueError, match="unit"):
         harness.Impl("scale", "x", "vector", "STREAM")

@@ -10,7 +10,7 @@ from membound.kernels import harness, scale
 RAGGED = [1, 31, 1000, 4097, 3 * scale.CHUNK + 77]
 
 
-@pytest.mark.parametrize("impl", ["numpy", "numpy_mma"])
+@pytest.mark.parametrize("impl", ["numpy", "numpy_mma", "numpy_mma_twin"])
 @pytest.mark.parametrize("n", RAGGED)
 def test_cpu_impls_match_numpy(impl, n):
     rng = np.random.default_rng(n)
@@ -31,10 +31,13 @@ def test_cli_cpu_writes_checked_rows(tmp_path):
                 "--out", str(out)])
     frame = pd.read_csv(out)
     assert list(frame.columns) == measure.ROW_COLUMNS
-    assert sorted(set(frame.impl)) == ["numpy", "numpy_mma"]
+    assert sorted(set(frame.impl)) == ["numpy", "numpy_mma", "numpy_mma_twin"]
     assert list(frame.problem.unique()) == ["n=2^10", "n=2^11", "n=2^12"]
     assert (frame.rel_err <= scale.TOL).all() and (frame.value > 0).all() and (frame.reps == 3).all()
-    assert (frame.metric == "GB/s").all() and (frame.role == "STREAM").all()
+    assert (frame.metric == "GB/s").all()
+    assert dict(zip(frame.impl, frame.role)) == {"numpy": "STREAM", "numpy_mma": "STREAM", "numpy_mma_twin": "STREAM twin"}
+    assert dict(zip(frame.impl, frame.unit)) == {"numpy": "cuda_core", "numpy_mma": "tensor_core",
+                                                 "numpy_mma_twin": "cuda_core"}
     mma = frame[frame.impl == "numpy_mma"]
     assert (mma.unit == "tensor_core").all() and mma.note.str.contains("emulated on CPU").all()
     row = frame.iloc[0]
@@ -71,7 +74,7 @@ def test_problem_label():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("impl", ["cuda_core", "tensor_core"])
+@pytest.mark.parametrize("impl", ["cuda_core", "tensor_core", "tensor_core_twin"])
 @pytest.mark.parametrize("n", RAGGED + [2**14, 2**20 + 3])
 def test_gpu_impls_match_numpy(impl, n):
     import cupy as cp

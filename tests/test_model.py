@@ -61,7 +61,15 @@ def test_eq13_temporal_blocking_multiplies_work():
 
 
 def test_eq14_gh200_2d5pt_needs_depth_above_15_98():
-    assert m.depth_for_compute_bound(0.625, 9.99) == pytest.approx(15.984)
+    assert m.depth_for_compute_bound(0.625, 9.99) == pytest.approx(15.984)     # the paper's B = 9.99
+
+
+def test_eq14_with_table1s_gh200_balance():
+    """Paper 000 Table 1 gives the GH200 34.0 TFLOP/s and 4.00 TB/s: B = 8.5, so t > 13.6, not the
+    15.98 of eq. 14's text (which uses B = 9.99; config/gpus/gh200.yaml's note says so)."""
+    balance = m.machine_balance(GH200["cc"], GH200["bw"])
+    assert balance == pytest.approx(8.5)
+    assert m.depth_for_compute_bound(0.625, balance) == pytest.approx(13.6)
 
 
 def test_eq15_16_time_ratio_is_balance_over_intensity():
@@ -160,6 +168,7 @@ def test_paper002_table2_analytical_cells(case, radius, t, d, s, alpha, c, mem, 
     (2, 1, 7, 4, 15 / 32, (10, 161), 3),  # case 3
     (2, 7, 1, 4, 15 / 32, (10, 161), 3),  # case 4
     (3, 1, 3, 8, 0.5, (5, 10), 4),        # case 5
+    (3, 1, 7, 4, 0.47, (10, 161), 4),     # case 6 (SPIDER, S = 0.47 as its I_TC = 1795.21 implies)
 ])
 def test_paper002_table3_scenarios(dims, radius, t, d, s, ridges, expected):
     bw = 1.94e12
@@ -172,6 +181,12 @@ def test_paper002_table3_case5_intensities():
     k, a = 27, m.fusion_redundancy("box", 3, 1, 3)
     assert m.stencil_cc(k, 3)[2] == pytest.approx(10.13, abs=0.0051)
     assert m.stencil_tc(k, 3, a, 0.5)[2] == pytest.approx(85.75)
+
+
+def test_paper002_table3_case6_intensities():
+    k, a = 27, m.fusion_redundancy("box", 3, 1, 7)
+    assert m.stencil_cc(k, 7, d=4)[2] == pytest.approx(47.25)
+    assert m.stencil_tc(k, 7, a, 0.47, d=4)[2] == pytest.approx(1795.21, abs=0.005)
 
 
 def test_eq14_scenario1_speedup_is_one():

@@ -12,6 +12,13 @@ def test_table1_takes_the_papers_values_for_a100_and_gh200():
     assert t.loc["gh200", ["memory_bandwidth_TBs", "fp64_cuda_core_TFLOPs", "fp64_tensor_core_TFLOPs", "l2_MB"]].tolist() == [4.0, 34.0, 67.0, 50]
     assert t.loc["a100", "tc_scale_ceiling_TFLOPs"] == pytest.approx(2.4375)
     assert t.loc["a100", "this_profile"] and not t.loc["h100", "this_profile"]
+    assert t.loc["a100", "paper_cuda_version"] == "12.1" and t.loc["gh200", "paper_cuda_version"] == "12.6"
+    assert t.loc["a100", "device"] == "NVIDIA A100 80GB PCIe" and "PCIe" in t.loc["a100", "notes"]
+    assert t.loc["h100", "paper_cuda_version"] == ""
+
+
+def test_h200_l2_is_the_60_mib_the_device_reports():
+    assert config.load_gpu("h200")["l2_MB"] * 2**20 == 62_914_560
 
 
 def test_every_spec_names_a_source_for_every_number():

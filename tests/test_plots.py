@@ -68,6 +68,28 @@ def test_scale_geomean_splits_at_half_the_l2():
     assert (d["half_L2_MB"] == 0.5).all() and d.loc[d["n"] == 2**16, "input_MB"].eq(0.5).all()
 
 
+def test_figures_6_and_7_show_the_claims_intervals_over_repetitions_without_twins():
+    from membound import claims
+
+    reps = [scale_rows({n: s * (1 + 0.01 * r) for n, s in SCALE_SPEEDUPS.items()}).assign(rep=r) for r in range(3)]
+    twin = reps[0][reps[0]["unit"] == "cuda_core"].assign(impl="tc_twin", role="STREAM twin", t_median_s=9.0)
+    rows = pd.concat([*reps, twin], ignore_index=True)
+    d = fig6.data(rows, L2_1MB)
+    assert len(d) == 2 * len(SCALE_SPEEDUPS) and set(d["impl"]) == {"cc", "tc"}        # medians; no twin
+    c2 = {c["id"]: c for c in claims.check(rows, L2_1MB, {}, 0.02, 0.6)["claims"]}["C2"]["numbers"]
+    for larger, part in ((False, "within_half_L2"), (True, "beyond_half_L2")):
+        got = d[d["larger_than_half_L2"] == larger].iloc[0]
+        want = c2[part]
+        assert (got["geomean_speedup"], got["ci_low"], got["ci_high"]) == (want["estimate"], want["ci_low"],
+                                                                          want["ci_high"])
+        assert got["ci_low"] < got["geomean_speedup"] < got["ci_high"]
+    sp = spmv_rows({"D1": (200_000, 2.0, "real"), "D2": (210_000, 3.0, "real"), "D3": (65_000, 1.0, "real")})
+    d7 = fig7.data(sp, L2_1MB).set_index("code")
+    c3 = {c["id"]: c for c in claims.check(sp, L2_1MB, {}, 0.02, 0.6)["claims"]}["C3"]
+    assert d7.loc["D1", ["geomean_speedup", "ci_low", "ci_high"]].iloc[0].tolist() == [c3["estimate"], c3["ci_low"],
+                                                                                      c3["ci_high"]]
+
+
 def test_geomean_ignores_missing_speedups():
     assert common.geomean([2.0, 8.0, math.nan]) == pytest.approx(4.0)
     assert math.isnan(common.geomean([]))
@@ -103,34 +125,27 @@ def test_caption_of_an_analytical_figure_names_the_spec():
         "GPU: NVIDIA H100; analytical, from config/gpus/h100.yaml"
 
 
-def test_breakdown_follows_eq_17_and_18_at_the_largest_size():
+def test_breakdown_follows_eq_17_and_18_with_the_sec_5_1_tensor_rate_and_a_defined_t_others():
     gpu = config.load_gpu("h100")
     n = 2**24
     t_mem, t_cmp = 16 * n / 3.35e12, n / 34e12
-    rows = scale_rows({2**20: 1.0, n: 1.1}, t_cc=1.2 * t_mem)
+    rows = scale_rows({2**14: 1.5, 2**20: 1.0, n: 1.1}, t_cc=1.2 * t_mem)
+    rows.loc[rows["n"] == 2**14, "t_median_s"] = [1e-5, 1.5e-5]                    # launch cost, cc and tc
     d = fig3_4.data(rows, gpu).set_index(["case", "unit"])
     assert (d["n"] == n).all() and list(d["T_mem_s"]) == pytest.approx([t_mem] * 4)
     assert d.loc[("overlapped", "cuda_core"), "T_cmp_s"] == pytest.approx(t_cmp)
-    assert d.loc[("overlapped", "tensor_core"), "T_cmp_s"] == pytest.approx(t_cmp * 34 / 67)   # / alpha
+    assert d.loc[("overlapped", "tensor_core"), "T_cmp_s"] == pytest.approx(n / (67e12 / 8))   # 1/8 of the MMA
+    assert d.loc[("overlapped", "cuda_core"), "T_others_s"] == 1e-5 and (d["n_others"] == 2**14).all()
+    assert d.loc[("unoverlapped", "tensor_core"), "T_others_s"] == 1.5e-5
     for (case, _), r in d.iterrows():
         equation = model.overlapped_time if case == "overlapped" else model.unoverlapped_time
         assert r["T_model_s"] == pytest.approx(equation(r["T_mem_s"], r["T_cmp_s"], r["T_others_s"]))
-        assert r["T_model_s"] == pytest.approx(r["T_measured_s"]) and not r["others_clipped"]
-    assert d.loc[("unoverlapped", "cuda_core"), "T_others_s"] == pytest.approx(0.2 * t_mem - t_cmp)
-    assert d.loc[("overlapped", "cuda_core"), "T_others_s"] == pytest.approx(1.2 * t_mem)
+    assert d.loc[("unoverlapped", "tensor_core"), "T_measured_s"] == pytest.approx(1.1 * 1.2 * t_mem)
 
 
-def test_breakdown_clips_t_others_at_zero_below_the_model():
-    gpu = config.load_gpu("h100")
-    n = 2**24
-    d = fig3_4.data(scale_rows({n: 1.0}, t_cc=0.5 * 16 * n / 3.35e12), gpu)
-    assert (d["T_others_s"] == 0).all() and d["others_clipped"].all()
-    assert (d["T_model_s"] > d["T_measured_s"]).all()
-
-
-def test_breakdown_without_a_matrix_unit_uses_alpha_one():
-    assert fig3_4.alpha(config.load_gpu("cpu")) == 1.0
-    assert fig3_4.alpha(config.load_gpu("h100")) == pytest.approx(67 / 34)
+def test_breakdown_without_a_matrix_unit_uses_p_cc():
+    assert fig3_4.compute_rate(config.load_gpu("cpu"), "tensor_core") == pytest.approx(0.08e12)
+    assert fig3_4.compute_rate(config.load_gpu("h100"), "tensor_core") == pytest.approx(67e12 / 8)
 
 
 def test_roofline_has_a_ceiling_per_unit_and_every_kernel():
@@ -216,13 +231,13 @@ def test_compare_draws_every_gpus_roofline_on_one_plot_and_one_claims_table(tmp_
     assert len(fig.axes) == 1
     labels = fig.axes[0].get_legend_handles_labels()[1]
     assert sum("H200" in label for label in labels) == 2 and sum("A100" in label for label in labels) == 2
-    for name, verdict in (("h100", "PASS"), ("reference/h200", "FAIL")):
+    for name, verdict in (("h100", "SUPPORTED"), ("reference/h200", "CONTRADICTED")):
         (tmp_path / name).mkdir(parents=True)
         claims = {"device_spec": f"spec of {name}", "matrix_source": "surrogate",
                   "claims": [{"id": "C1", "title": "bound", "verdict": verdict, "estimate": 1.1}]}
         (tmp_path / name / "claims.json").write_text(json.dumps(claims))
     table = compare.claims_table(compare.found(str(tmp_path), "claims.json"))
-    assert table[["claim", "verdict", "estimate"]].values.tolist() == [["C1", "PASS", 1.1], ["C1", "FAIL", 1.1]]
+    assert table[["claim", "verdict", "estimate"]].values.tolist() == [["C1", "SUPPORTED", 1.1], ["C1", "CONTRADICTED", 1.1]]
 
 
 def test_a_truncated_raw_csv_is_one_line_naming_the_file_and_its_missing_columns(tmp_path):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from membound import families
-from membound.claims import SURROGATE
+from membound.claims import SURROGATE, interval_text
 from membound.inventory import ABSENT
 from membound.outputs import sha256
 
@@ -80,7 +80,8 @@ def appendix(inv: dict | None, claims: dict, times: pd.DataFrame, profile: str, 
                  if claims["surrogate"] else "")
     no_tc = ("\n\n**NO TENSOR CORES** on this device: the tensor-core paths are emulated, so every verdict is "
              "N/A; this run checks that the workflow works, not the paper." if not claims["tensor_cores"] else "")
-    verdicts = pd.DataFrame([{"claim": c["id"], "paper": c["where"], "verdict": c["verdict"], "numbers": c["summary"]}
+    verdicts = pd.DataFrame([{"claim": c["id"], "paper": c["where"], "verdict": c["verdict"],
+                              "estimate [95% CI]": interval_text(c), "numbers": c["summary"]}
                              for c in claims["claims"]])
     recorded = times["seconds"].notna().any()
     return f"""# Artifact appendix: membound on {claims['device_spec']} (profile `{profile}`)

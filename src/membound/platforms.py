@@ -15,7 +15,8 @@ TERA = 1e12
 def table1(gpus: Mapping[str, dict], current: str) -> pd.DataFrame:
     """One row per device: the paper's Table 1 metrics, machine balances (eq. 1) and the
     tensor-core SCALE ceiling (Sec. 5.1), each from config/gpus/<name>.yaml; `current` marks this
-    profile's device."""
+    profile's device. `paper_cuda_version` is Table 1's CUDA version row (the paper's devices only;
+    this workflow's runtime is in the raw rows), `notes` the spec's note."""
     rows = []
     for key, g in gpus.items():
         bw, cc, tc = g["memory_bandwidth_TBs"], g["fp64_vector_TFLOPs"], g["fp64_matrix_TFLOPs"]
@@ -26,6 +27,7 @@ def table1(gpus: Mapping[str, dict], current: str) -> pd.DataFrame:
             "balance_tensor_core": model.machine_balance(tc, bw) if tc else math.nan,
             "tc_scale_ceiling_TFLOPs": model.tc_scale_ceiling(tc, tuple(g["mma_shape"])) if tc else math.nan,
             "fp64_mma_shape": "m{}n{}k{}".format(*g["mma_shape"]), "profiler": g["profiler"],
+            "paper_cuda_version": g.get("cuda_version", ""), "notes": g.get("note", ""),
         })
     return pd.DataFrame(rows)
 

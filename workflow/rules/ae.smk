@@ -23,6 +23,7 @@ rule table3:
 
 rule claims:
     input:
+        **({"counters": COUNTER_INPUTS["counters"]} if COUNTER_INPUTS else {}),  # C1: twins' DRAM bytes
         bench=rules.wqi.input.bench,
         gpu=GPU_FILE,
         code=code("scripts/claims.py"),
@@ -35,7 +36,8 @@ rule claims:
         "../../envs/membound.yaml"
     params:
         stencils=config["stencil"]["kernels"],
-        tolerance=config["claims"]["match_tolerance"],
+        margin=config["claims"]["margin"],
+        dram_fraction=config["claims"]["dram_fraction"],
     script:
         "../../scripts/claims.py"
 

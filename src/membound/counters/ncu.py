@@ -1,5 +1,11 @@
 """Nsight Compute (ncu): run a benchmark CLI under ncu on its NVTX-tagged launches only, and turn
-ncu's raw CSV into one row per (launch tag, kernel name).
+ncu's CSV into one row per (launch tag, kernel name).
+
+Two CSV layouts are read, after any preamble (==PROF== lines, the program's own output): the raw
+page the workflow writes (`--csv --page raw`, one column per metric, a units row), and ncu's
+default long layout (`ncu --csv`, one row per metric: Section Name, Metric Name, Metric Unit,
+Metric Value), so that a user's own export (captured with --nvtx) can be read. Values in scaled
+units (Kbyte, usecond, ...) are converted to bytes, nanoseconds and counts.
 
 Only kernels inside a push/pop range named "membound:<kernel>:<impl>:<problem>"
 (measure.launch_tag) are profiled, with a minimal metric list (METRICS) and a bounded launch count.
@@ -7,7 +13,8 @@ Achieved work and traffic per row:
 - FP64 FLOPs = dadd + dmul + 2 dfma thread instructions + FP64 tensor-path FLOPs;
 - FP64 tensor-path FLOPs = sm__ops_path_tensor_src_fp64.sum, one unit = one FLOP (checked on the H100
   with cuBLAS DGEMMs, docs/counters.md); on a GPU without that counter, DMMA warp instructions x
-  2 m n k of the GPU spec's mma_shape (exact where the GPU has one FP64 MMA shape, as the A100);
+  2 m n k of each kernel's own instruction shape (dmma_shape: m8n8k4 = 512 FLOPs, m16n8k4 = 1024,
+  m16n8k8 = 2048, m16n8k16 = 4096), never one factor for all;
 - DRAM bytes read + written, L2 (lts__t_bytes) and L1 (l1tex__t_bytes) bytes; time gpu__time_duration.
 
 Launches of one kernel name inside one tag are summed (a stencil's timed call is steps/depth
@@ -66,15 +73,55 @@ class CounterError(RuntimeError):
 # ------------------------------------------------------------------------------------ parsing
 
 
+UNITS = {"": 1, "byte": 1, "inst": 1, "ns": 1, "nsecond": 1, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6,
+         "s": 1e9, "second": 1e9}                        # to bytes, counts and nanoseconds (gpu__time_duration)
+PREFIX = {"K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+LONG = ["Metric Name", "Metric Unit", "Metric Value"]   # ncu's default CSV: one row per metric
+RAW_EXPORT = "ncu --import REPORT.ncu-rep --csv --page raw --print-units base"
+
+
+def _factor(unit: str, metric: str) -> float:
+    """The factor from `unit` (ncu's, e.g. 'Mbyte', 'usecond', 'inst') to bytes, counts or ns."""
+    unit = unit.strip()
+    if unit in UNITS:
+        return UNITS[unit]
+    if unit[:1] in PREFIX and unit[1:] in UNITS and unit[1:]:
+        return PREFIX[unit[0]] * UNITS[unit[1:]]
+    raise CounterError(f"ncu CSV: metric {metric} in unit '{unit}', which membound cannot convert; "
+                       f"export the report again with `{RAW_EXPORT}`")
+
+
+def _scaled(values: pd.Series, units: pd.Series, metric: str) -> pd.Series:
+    """`values` (ncu's text, thousands separators allowed, 'n/a' empty) times their units' factors."""
+    numbers = pd.to_numeric(values.str.replace(",", "", regex=False).replace({"": "nan", "n/a": "nan"}),
+                            errors="coerce")
+    factors = [_factor(u, metric) for u in units]
+    return numbers * factors
+
+
 def _read_raw(source) -> pd.DataFrame:
-    """ncu's `--csv --page raw --print-units base` output (path or text) without its units row."""
+    """ncu's CSV (path or text), raw page or long layout, after any preamble: one row per launch,
+    one column per metric, values in bytes, counts and ns (as floats)."""
     text = Path(source).read_text() if not isinstance(source, str) or "\n" not in source else source
-    frame = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
-    return frame[frame["ID"].str.strip() != ""]
-
-
-def _number(series: pd.Series) -> pd.Series:
-    return pd.to_numeric(series.str.replace(",", "", regex=False).replace("", "nan"), errors="raise")
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith('"ID",')), None)
+    if start is None:
+        raise CounterError('ncu CSV: no header line starting "ID", (export with --csv)')
+    body = "\n".join(line for line in lines[start:] if line.startswith('"'))
+    frame = pd.read_csv(io.StringIO(body), dtype=str, keep_default_na=False)
+    if set(LONG) <= set(frame.columns):
+        ids = [c for c in frame.columns if c not in (*LONG, "Section Name")]
+        frame = frame.assign(_value=0.0)
+        for metric, rows in frame.groupby("Metric Name"):
+            frame.loc[rows.index, "_value"] = _scaled(rows["Metric Value"], rows["Metric Unit"], metric)
+        wide = frame.set_index([*ids, "Metric Name"])["_value"].unstack("Metric Name")
+        return wide.reset_index().rename_axis(columns=None)
+    units = frame[frame["ID"].str.strip() == ""].iloc[:1]
+    frame = frame[frame["ID"].str.strip() != ""].copy()
+    for metric in set(METRICS) & set(frame.columns):
+        unit = units[metric].iloc[0] if len(units) else ""
+        frame[metric] = _scaled(frame[metric], pd.Series([unit] * len(frame), index=frame.index), metric)
+    return frame
 
 
 def parse_launches(source) -> pd.DataFrame:
@@ -84,7 +131,8 @@ def parse_launches(source) -> pd.DataFrame:
     nvtx = [c for c in raw.columns if "Push/Pop_Range" in c]
     if not nvtx:
         raise CounterError("ncu CSV has no NVTX push/pop column: profile with --nvtx (membound.counters.ncu does)")
-    out = pd.DataFrame({"id": raw["ID"].astype(int), "kernel_name": raw["Kernel Name"]})
+    out = pd.DataFrame({"id": raw["ID"].astype(int), "kernel_name": raw["Kernel Name"]}).reset_index(drop=True)
+    raw = raw.reset_index(drop=True)
     tags = [TAG.findall(text) for text in raw[nvtx[0]]]
     if not all(tags):
         bad = raw["Kernel Name"][[not t for t in tags]].iloc[0]
@@ -94,31 +142,72 @@ def parse_launches(source) -> pd.DataFrame:
     out["tag"] = [f"membound:{k}:{i}:{p}" for k, i, p in innermost]
     out["kernel"], out["impl"], out["problem"] = zip(*innermost)
     for metric, column in METRICS.items():
-        out[column] = _number(raw[metric]) if metric in raw.columns else float("nan")
+        out[column] = raw[metric].astype(float) if metric in raw.columns else float("nan")
     return out
 
 
+KERNEL = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")
+MMA_F64 = re.compile(r"mma\.sync\.aligned\.m(\d+)n(\d+)k(\d+)\.[a-z.]*f64")   # PTX FP64 MMA in our sources
+LIBRARY_SHAPE = re.compile(r"tensor(\d+)x(\d+)x(\d+)")        # cuBLAS/CUTLASS names: ..._tensor16x8x8_...
+INCLUDE = re.compile(r'^#include "([\w.]+\.cuh)"$', re.MULTILINE)  # a source's local headers
+
+
 @cache
+def own_shapes() -> dict[str, tuple[int, int, int] | None]:
+    """Each kernel that membound's own CUDA sources define (src/membound/kernels/*.cu) -> the FP64
+    MMA shape its source file (with its headers) uses (None where it uses none or several)."""
+    out = {}
+    for cu in KERNELS.glob("*.cu"):
+        text = cu.read_text()
+        text += "".join((KERNELS / h).read_text() for h in INCLUDE.findall(text))
+        shapes = {tuple(map(int, s)) for s in MMA_F64.findall(text)}
+        out.update({name: next(iter(shapes)) if len(shapes) == 1 else None for name in KERNEL.findall(text)})
+    return out
+
+
 def own_kernels() -> frozenset[str]:
-    """Names of the kernels that membound's own CUDA sources define (src/membound/kernels/*.cu)."""
-    pattern = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")
-    return frozenset(name for cu in KERNELS.glob("*.cu") for name in pattern.findall(cu.read_text()))
+    """Names of the kernels that membound's own CUDA sources define."""
+    return frozenset(own_shapes())
+
+
+def dmma_shape(kernel_name: str, fallback) -> tuple[tuple[int, int, int] | None, str]:
+    """The FP64 MMA shape (m, n, k) of one DMMA instruction of `kernel_name` and where it comes from:
+    our own source's mma.sync, a library kernel's name (tensorMxNxK), else `fallback` (the spec's
+    mma_shape: exact only on a GPU with one FP64 MMA shape, as the A100's m8n8k4; None: unknown)."""
+    if own_shapes().get(kernel_name):
+        return own_shapes()[kernel_name], "its source's mma.sync"
+    if match := LIBRARY_SHAPE.search(kernel_name):
+        return tuple(map(int, match.groups())), "its name"
+    return (tuple(fallback), "the spec's mma_shape, assumed") if fallback else (None, "unknown")
+
+
+def tensor_flops(launches: pd.DataFrame, mma_shape) -> tuple[pd.Series, list[str]]:
+    """Per launch: FP64 tensor-path FLOPs (the ops counter, else DMMA instructions x 2 m n k of the
+    kernel's own shape, dmma_shape) and where they come from."""
+    has_ops = launches["tensor_fp64_ops"].notna()
+    shapes = [dmma_shape(name, mma_shape) for name in launches["kernel_name"]]
+    per = pd.Series([2 * m * n * k if s else float("nan") for s, _ in shapes for m, n, k in [s or (0, 0, 0)]],
+                    index=launches.index)
+    from_dmma = (launches["dmma_inst"] * per).where(launches["dmma_inst"] != 0, 0.0)
+    how = ["sm__ops_path_tensor_src_fp64 (1 FLOP per unit)" if ok else
+           f"DMMA instructions x {2 * s[0] * s[1] * s[2]} (m{s[0]}n{s[1]}k{s[2]}, {why})" if s else
+           f"DMMA instructions of unknown shape ({why}): not counted"
+           for ok, (s, why) in zip(has_ops, shapes)]
+    return launches["tensor_fp64_ops"].where(has_ops, from_dmma), how
 
 
 def summarize(launches: pd.DataFrame, mma_shape=(8, 8, 4), clock_control="base", cache_control="all") -> pd.DataFrame:
-    """Per (tag, kernel name): launches summed, FP64 FLOPs and bytes, part main | helper (COLUMNS)."""
-    sums = [c for c in METRICS.values()]
+    """Per (tag, kernel name): launches summed, FP64 FLOPs and bytes, part main | helper (COLUMNS).
+    `mma_shape`: the FP64 MMA shape assumed for a kernel whose own shape is unknown (dmma_shape)."""
+    sums = [*METRICS.values(), "flops_tensor"]
     launches = launches.copy()
+    launches["flops_tensor"], launches["tensor_flops_from"] = tensor_flops(launches, mma_shape)
     own = launches["kernel_name"].isin(own_kernels())
     joined = launches[own].groupby("tag")["kernel_name"].agg(lambda s: " + ".join(sorted(set(s))))
     launches.loc[own, "kernel_name"] = launches.loc[own, "tag"].map(joined)
     grouped = (launches.groupby(["tag", "kernel", "impl", "problem", "kernel_name"], sort=False)
-               .agg(launches=("id", "size"), **{c: (c, lambda s: s.sum(min_count=1)) for c in sums}).reset_index())
-    m, n, k = mma_shape
-    has_ops = grouped["tensor_fp64_ops"].notna()
-    grouped["flops_tensor"] = grouped["tensor_fp64_ops"].where(has_ops, grouped["dmma_inst"] * 2 * m * n * k)
-    grouped["tensor_flops_from"] = ["sm__ops_path_tensor_src_fp64 (1 FLOP per unit)" if ok
-                                    else f"DMMA instructions x {2 * m * n * k} (m{m}n{n}k{k})" for ok in has_ops]
+               .agg(launches=("id", "size"), **{c: (c, lambda s: s.sum(min_count=1)) for c in sums},
+                    tensor_flops_from=("tensor_flops_from", lambda s: "; ".join(dict.fromkeys(s)))).reset_index())
     grouped["flops_cuda_core"] = grouped["dadd"] + grouped["dmul"] + 2 * grouped["dfma"]
     grouped["flops"] = grouped["flops_cuda_core"] + grouped["flops_tensor"]
     grouped["dram_bytes"] = grouped["dram_read"] + grouped["dram_write"]
@@ -132,6 +221,11 @@ def summarize(launches: pd.DataFrame, mma_shape=(8, 8, 4), clock_control="base",
     grouped.loc[dup[dup].index, "part"] = "helper"      # a tie: the first kernel name stays main
     grouped["profiler"], grouped["clock_control"], grouped["cache_control"] = "ncu", clock_control, cache_control
     return grouped[COLUMNS]
+
+
+def read_rows(paths) -> pd.DataFrame | None:
+    """The counter rows (COLUMNS) of the CSVs `paths` that `main` wrote, one frame; None without paths."""
+    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True) if paths else None
 
 
 # ------------------------------------------------------------------------------------ running
@@ -197,7 +291,8 @@ def main(argv=None):
                                      usage="%(prog)s --out F.csv [options] -- python -m membound.kernels.X ... --counters")
     parser.add_argument("--out", required=True, help="counter CSV (one row per launch tag and kernel name)")
     parser.add_argument("--mma-shape", type=int, nargs=3, default=[8, 8, 4], metavar=("M", "N", "K"),
-                        help="FP64 MMA shape, used only where ncu lacks the FP64 tensor-path op counter")
+                        help="FP64 MMA shape assumed where ncu lacks the FP64 tensor-path op counter and a "
+                             "kernel's own shape is unknown (exact on a GPU with one FP64 shape, as the A100)")
     parser.add_argument("--clock-control", default="base", choices=["base", "none", "reset"])
     parser.add_argument("--cache-control", default="all", choices=["all", "none"])
     parser.add_argument("--launch-count", type=int, default=1000, help="at most this many launches are profiled")

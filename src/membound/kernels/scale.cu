@@ -1,5 +1,7 @@
-// STREAM SCALE, a = q b in FP64, on CUDA cores (scale_cuda_core) and FP64 tensor cores
-// (scale_tensor_core, mma.sync m8n8k4, sm_80 and later). Both kernels share one memory path:
+// STREAM SCALE, a = q b in FP64, on CUDA cores (scale_cuda_core), FP64 tensor cores
+// (scale_tensor_core, mma.sync m8n8k4, sm_80 and later) and the tensor-core kernel's CUDA-core twin
+// (scale_tensor_core_twin: the same template, so the same loads, stores and launch shape, with the
+// MMA replaced by a scalar multiply; claim C1 compares the two). All kernels share one memory path:
 // warps walk the array in chunks of CHUNK elements (grid-stride; scale.py launches one chunk per
 // warp); each lane issues SCALE_UNROLL independent 16-byte (double2) loads, coalesced across the
 // warp (512 bytes per warp load), before the first use. The last n % CHUNK elements (any n) are
@@ -23,6 +25,8 @@ struct CudaCore {
     __device__ explicit CudaCore(double q_, int) : q(q_) {}
     __device__ double operator()(double x) const { return q * x; }
 };
+
+using TensorCoreTwin = CudaCore;  // the tensor-core kernel's arithmetic on CUDA cores: one multiply per element
 
 #if !defined(__HIPCC_RTC__) && !defined(__HIP_PLATFORM_AMD__) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800)
 #define SCALE_HAS_FP64_MMA 1
@@ -70,6 +74,11 @@ __device__ __forceinline__ void scale(double* __restrict__ a, const double* __re
 extern "C" __global__ void scale_cuda_core(double* __restrict__ a, const double* __restrict__ b, double q,
                                            long long n) {
     scale<CudaCore>(a, b, q, n);
+}
+
+extern "C" __global__ void scale_tensor_core_twin(double* __restrict__ a, const double* __restrict__ b, double q,
+                                                long long n) {
+    scale<TensorCoreTwin>(a, b, q, n);
 }
 
 #ifdef SCALE_HAS_FP64_MMA

@@ -6,6 +6,10 @@ Implementations (impl: unit):
   on stderr, on HIP and older GPUs); scale.cu explains the operand layout.
 - cpu: numpy (cuda_core) and numpy_mma (tensor_core, emulated on CPU): the same A = B(qI) with numpy
   matmul of b's 8x4 tiles by the 4x8 operand q E that the GPU kernel feeds the MMA.
+- twins (role "STREAM twin", unit cuda_core): tensor_core_twin, scale.cu's tensor-core template with
+  the MMA replaced by a scalar multiply (same loads, stores and launch shape; skipped with its
+  sibling), and numpy_mma_twin, the emulation's tiles multiplied elementwise. Claim C1 compares each
+  with its tensor-core sibling.
 
 Sizes n = 2^k elements. Every case draws a fresh random b and q, poisons a with NaN; the harness
 (kernels/harness.py) runs it once and checks a against numpy's q * b (all elements) before it is
@@ -28,8 +32,10 @@ from membound.kernels.harness import Case, Impl, run_jobs, select
 
 IMPLS = (Impl("scale", "cuda_core", "cuda_core", "STREAM", "cuda"),
          Impl("scale", "tensor_core", "tensor_core", "STREAM", "cuda"),
+         Impl("scale", "tensor_core_twin", "cuda_core", "STREAM twin", "cuda", needs_mma=True),
          Impl("scale", "numpy", "cuda_core", "STREAM", "cpu"),
-         Impl("scale", "numpy_mma", "tensor_core", "STREAM", "cpu"))
+         Impl("scale", "numpy_mma", "tensor_core", "STREAM", "cpu"),
+         Impl("scale", "numpy_mma_twin", "cuda_core", "STREAM twin", "cpu"))
 BYTES_PER_ELEMENT = 2 * 8     # b read once, a written once (FP64)
 TOL = 1e-14                   # one rounding of q*b; the MMA adds only exact zeros
 UNROLL = 2                    # scale.cu: double2 loads in flight per lane (2, 4 measured alike)
@@ -43,13 +49,16 @@ E = np.repeat(np.eye(4), 2, axis=1)  # 4x8: the identity with every column doubl
 
 
 def cpu_runner(impl: str, a: np.ndarray, b: np.ndarray, q: float):
-    """A no-argument callable that writes q * b into a with numpy (impl numpy | numpy_mma)."""
+    """A no-argument callable that writes q * b into a with numpy (impl numpy | numpy_mma | numpy_mma_twin)."""
     if impl == "numpy":
         return lambda: np.multiply(b, q, out=a)
-    if impl != "numpy_mma":
-        raise ValueError(f"unknown cpu impl '{impl}' (numpy | numpy_mma)")
     n = b.size
     full = n - n % TILE
+    if impl == "numpy_mma_twin":  # the emulation's 8x4 tiles, multiplied elementwise
+        return lambda: (np.multiply(b[:full].reshape(-1, 8, 4), q, out=a[:full].reshape(-1, 8, 4)),
+                        np.multiply(b[full:], q, out=a[full:]))
+    if impl != "numpy_mma":
+        raise ValueError(f"unknown cpu impl '{impl}' (numpy | numpy_mma | numpy_mma_twin)")
     op = q * E
     d = np.empty((full // TILE, 8, 8))
 

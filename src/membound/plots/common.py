@@ -1,5 +1,6 @@
 """What the paper's figures share besides their look: reading raw rows, the caption line, and the
-geometric-mean speedup of CUDA cores over tensor cores on either side of a cache-size split.
+geometric-mean speedup of CUDA cores over tensor cores on either side of a cache-size split
+(Figures 6 and 7 take theirs, with the claims' intervals, from plots/paired.py).
 
 Rows are always told apart by `unit` (cuda_core | tensor_core) and `role`, never by `impl`, so
 GPU and CPU-profile results plot alike.
@@ -44,7 +45,8 @@ def read_raw(paths) -> pd.DataFrame:
 def with_speedups(rows: pd.DataFrame, key: str, side: str) -> pd.DataFrame:
     """`rows` (one per problem `key` and unit) with `speedup`, t_TC / t_CC of the row's problem (the
     speedup of CUDA cores over tensor cores, from median times), and `geomean_speedup`, the geometric
-    mean of the speedups of all problems on the same side of the boolean column `side`."""
+    mean of the speedups of all problems on the same side of the boolean column `side` (no interval:
+    Figures 6 and 7 use paired.with_intervals, the claims' numbers)."""
     t = rows.pivot_table(index=key, columns="unit", values="t_median_s").reindex(columns=list(UNITS))
     out = rows.assign(speedup=rows[key].map(t["tensor_core"] / t["cuda_core"]))
     per_side = out.drop_duplicates(key).groupby(side)["speedup"].agg(geomean)

@@ -1,6 +1,7 @@
 """Figure 7: SpMV on CUDA cores (the cuSPARSE role) and tensor cores (the DASP role): (a) effective
 GFLOP/s per matrix in D1..D21 order, (b) the geometric-mean speedup of CUDA cores over tensor cores
-(t_TC / t_CC) over the matrices larger and smaller than the L2 (size as Table 2 counts it)."""
+(t_TC / t_CC) over the matrices larger and smaller than the L2 (size as Table 2 counts it), with
+its 95% interval (claim C3's). Twins and repetitions: see paired.paper_sides."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ import pandas as pd
 from matplotlib.patches import Patch
 
 from membound.model import size_mb
-from membound.plots import common, style
+from membound.plots import common, paired, style
 
 TITLE = "Figure 7: SpMV (FP64, CSR)"
 WIDTHS, HEIGHT = (8.5, 2.6), 4.2
 COLUMNS = ["code", "problem", "rows", "cols", "nnz", "size_MB", "L2_MB", "larger_than_L2", "unit", "role",
-           "impl", "metric", "value", "t_median_s", "speedup", "geomean_speedup", *common.KEEP]
+           "impl", "metric", "value", "t_median_s", "speedup", "geomean_speedup", "ci_low", "ci_high", *common.KEEP]
 
 
 def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
@@ -24,7 +25,7 @@ def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     out = rows.assign(size_MB=size_mb(rows["rows"], rows["cols"], rows["nnz"]), L2_MB=gpu["l2_MB"], gpu=gpu["name"])
     out = out.assign(larger_than_L2=out["size_MB"] > out["L2_MB"],
                      order=out["code"].str[1:].astype(int))
-    out = common.with_speedups(out, "problem", "larger_than_L2")
+    out = paired.with_intervals(out, gpu, "larger_than_L2")
     return out.sort_values(["order", "unit"])[COLUMNS].reset_index(drop=True)
 
 
@@ -58,15 +59,17 @@ def _geomeans(ax, matrices: pd.DataFrame) -> None:
     """(b): the geometric mean of t_TC / t_CC over the matrices larger and smaller than the L2."""
     l2 = matrices["L2_MB"].iloc[0]
     sides = {True: f"> L2 ({l2:g} MB)", False: f"≤ L2 ({l2:g} MB)"}
-    geomeans, labels = [], []
+    stats, labels = [], []
     for larger, label in sides.items():
         side = matrices[matrices["larger_than_L2"] == larger]
-        geomeans.append(side["geomean_speedup"].max())
+        stats.append(side[["geomean_speedup", "ci_low", "ci_high"]].max().to_numpy(float))
         labels.append(f"{label}\n{len(side)} matrices")
-    bars = ax.bar(labels, geomeans, 0.6, color="0.45")
-    ax.bar_label(bars, [style.times(g) for g in geomeans], label_type="center", color="white")
+    g, lo, hi = np.array(stats).T
+    bars = ax.bar(labels, g, 0.6, color="0.45", yerr=[g - lo, hi - g], capsize=4, ecolor="0.1")
+    ax.bar_label(bars, [style.interval(*s).replace(" [", "\n[") for s in stats], label_type="center", color="white",
+                 fontsize=7)
     ax.axhline(1, color="0.3", lw=1, ls="--")
-    ax.set(ylabel="t_TC / t_CC (> 1: CUDA cores faster)", ylim=(0, np.nanmax([*geomeans, 1]) * 1.2))
+    ax.set(ylabel="t_TC / t_CC, 95% CI (> 1: CUDA cores faster)", ylim=(0, np.nanmax([*hi, 1]) * 1.2))
     ax.grid(axis="x", visible=False)
     ax.set_title("(b) GEOMEAN of t_TC / t_CC", fontsize=9, loc="left", pad=24)
 

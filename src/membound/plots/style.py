@@ -31,6 +31,12 @@ def times(speedup: float) -> str:
     return "n/a" if math.isnan(speedup) else f"{speedup:.2f}x"
 
 
+def interval(estimate: float, low: float, high: float) -> str:
+    """An estimate and its 95% interval as '0.995x [0.992, 0.998]', three significant digits as in
+    claims.md ('n/a' when the estimate is NaN)."""
+    return "n/a" if math.isnan(estimate) else f"{estimate:.3g}x [{low:.3g}, {high:.3g}]"
+
+
 def shades(pairs) -> dict:
     """A colour per (unit, role) pair: shades of the unit's colour map, darkest first."""
     out = {}
@@ -70,8 +76,8 @@ def bar_yscale(ax, values) -> None:
 def size_sweep(ax, data: pd.DataFrame, x: str, side: str, split: float, xlabel: str, split_label: str) -> None:
     """One line per (unit, role) of `value` against the size column `x` (MB, log2 axis), a dashed line
     at `split` MB and, either side of it (boolean column `side`), the geometric-mean CUDA-core speedup
-    t_TC/t_CC (column geomean_speedup); `split_label` names the compared size and the split, e.g.
-    ("input", "L2/2")."""
+    t_TC/t_CC (column geomean_speedup, with its 95% interval where `data` has ci_low and ci_high);
+    `split_label` names the compared size and the split, e.g. ("input", "L2/2")."""
     for (unit, role), g in data.groupby(["unit", "role"]):
         ax.plot(g[x], g["value"], "o-", ms=3, color=UNIT_COLOR[unit],
                 label=series_label(unit, role, "/".join(g["impl"].unique())))
@@ -81,9 +87,10 @@ def size_sweep(ax, data: pd.DataFrame, x: str, side: str, split: float, xlabel: 
     ax.set_ylim(top=data["value"].max() * 10)
     what, where = split_label
     for larger, (ha, sign) in {False: ("right", "≤"), True: ("left", ">")}.items():
-        g = data.loc[data[side] == larger, "geomean_speedup"]
-        text = (f"{what} {sign} {where} = {split:g} MB\nCUDA-core speedup t_TC/t_CC\nGEOMEAN "
-                + times(g.iloc[0] if len(g) else float("nan")))
+        g = data[data[side] == larger]
+        text = f"{what} {sign} {where} = {split:g} MB\nCUDA-core speedup t_TC/t_CC\nGEOMEAN " + (
+            "n/a" if g.empty else interval(*g[["geomean_speedup", "ci_low", "ci_high"]].iloc[0]) if "ci_low" in g
+            else times(g["geomean_speedup"].iloc[0]))
         ax.text(split * (0.9 if ha == "right" else 1.1), data["value"].max() * 6, text, ha=ha, va="top", fontsize=8)
     legend_above(ax)
 

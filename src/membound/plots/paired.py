@@ -1,0 +1,37 @@
+"""The paper's two sides of a figure as the claims pair them (membound.claims: the CUDA-core
+baseline role against the tensor-core role, twins aside), medians over repetitions, and the
+claims' geometric means with their bootstrap intervals, so that Figures 6 and 7 print the numbers
+of claims C2 and C3. Kept apart from plots/common.py: it imports the claims and through them the
+model, which the other figures do not need (their rerun triggers stay narrow)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from membound import claims
+from membound.measure import geomean
+
+
+def paper_sides(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the paper's two sides (claims.CC_ROLE on CUDA cores, claims.TC_ROLE on tensor
+    cores; CUDA-core twins aside), one per problem and implementation: median time and value over
+    the repetitions."""
+    role = rows["role"].where(rows["unit"] == "cuda_core").eq(rows["kernel"].map(claims.CC_ROLE)) | \
+        rows["role"].where(rows["unit"] == "tensor_core").eq(rows["kernel"].map(claims.TC_ROLE))
+    keys = ["problem", "unit", "role", "impl"]
+    firsts = {c: "first" for c in rows.columns if c not in keys}
+    return rows[role].groupby(keys, sort=False, as_index=False).agg({**firsts, "t_median_s": "median", "value": "median"})
+
+
+def with_intervals(rows: pd.DataFrame, gpu: dict, side: str) -> pd.DataFrame:
+    """paper_sides(`rows`) (one kernel) with `speedup`, t_TC / t_CC of the row's problem (the speedup
+    of CUDA cores over tensor cores: geometric mean over repetitions of median times), and, for
+    the problems on the same side of the boolean column `side`, `geomean_speedup` with its 95%
+    interval `ci_low`..`ci_high` (claims.interval: the numbers of claims C2 and C3)."""
+    p = claims.pairs(rows, gpu, None)
+    flag = p["problem"].map(rows.drop_duplicates("problem").set_index("problem")[side])
+    stats = {f: claims.interval(p[flag == f], "ratio") for f in (False, True)}
+    out = paper_sides(rows)
+    out = out.assign(speedup=out["problem"].map(p.groupby("problem")["ratio"].agg(geomean)))
+    return out.assign(**{col: out[side].map({f: s[key] for f, s in stats.items()})
+                         for col, key in (("geomean_speedup", "estimate"), ("ci_low", "ci_low"), ("ci_high", "ci_high"))})
