@@ -127,11 +127,11 @@ def test_appendix_says_surrogate_and_not_recorded():
 
 def test_appendix_names_the_slurm_jobs_that_measured_or_the_local_executor():
     raw = rows(stencil_rows("2d5pt", "64x64", 3))
-    local = json.loads(claims.to_json(claims.check(raw, config.load_gpu("h100"), STENCILS, 0.05)))
+    local = json.loads(claims.to_json(claims.check(raw, config.load_gpu("h100"), STENCILS, 0.02, 0.6)))
     assert "Executor: local" in ae.appendix(INVENTORY, local, ae.run_times("/x"), "h100", "h100", "results/h100")
     raw["slurm_job"] = [17 + i % 2 for i in range(len(raw))]
     raw.loc[0, "slurm_job"] = None                                   # a row from a run outside SLURM
-    remote = json.loads(claims.to_json(claims.check(raw, config.load_gpu("h100"), STENCILS, 0.05)))
+    remote = json.loads(claims.to_json(claims.check(raw, config.load_gpu("h100"), STENCILS, 0.02, 0.6)))
     text = ae.appendix(INVENTORY, remote, ae.run_times("/x"), "h100", "h100", "results/h100")
     assert "Executor: SLURM (snakemake-executor-plugin-slurm" in text and "SLURM jobs 17, 18." in text
     assert "`snakemake --profile h100 --profile slurm all`" in text
