@@ -73,3 +73,11 @@ def test_stencil_counter_rows_from_the_h100():
     assert (t["dQ_pct"].abs() < 5).all()
     assert t.loc["cc_naive", "dW_pct"] == 0 and t.loc["tc", "dW_pct"] == pytest.approx(0, abs=1e-9)
     assert t.loc["cc_tb", "dW_pct"] > 0                              # halo recomputed by temporal blocking
+
+
+def test_repetitions_of_a_case_give_one_row(tmp_path):
+    rows = pd.read_csv(FIX / "scale_h100_rows.csv")
+    for rep in (0, 1):
+        rows.assign(rep=rep, t_median_s=rows["t_median_s"] * (1 + rep)).to_csv(tmp_path / f"r{rep}.csv", index=False)
+    bench = wqi.read_rows([tmp_path / "r1.csv", tmp_path / "r0.csv"])
+    assert len(bench) == len(rows) and (bench["rep"] == 0).all()

@@ -22,8 +22,9 @@ plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "legend.fontsize": 8,
 
 
 def series_label(unit: str, role: str, impl: str) -> str:
-    """Legend label of one (unit, role) series, naming the implementation that played the role."""
-    return f"{UNIT_LABEL[unit]}: {role} [{impl}]"
+    """Legend label of one (unit, role) series: the implementation that ran and the paper's baseline whose
+    role it plays (membound's own kernels, not the published codes, except where the impl is a library)."""
+    return f"{UNIT_LABEL[unit]}: {impl} ({role} role)"
 
 
 def times(speedup: float) -> str:

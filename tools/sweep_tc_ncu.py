@@ -1,4 +1,4 @@
-"""Summarise scripts/sweep_tc.py --profile's ncu CSV (--page raw): per case (kernels after each
+"""Summarise tools/sweep_tc.py --profile's ncu CSV (--page raw): per case (kernels after each
 `marker` launch), DRAM bytes, time, registers and the main stall reasons, summed or maxed over its kernels."""
 import io
 import json

@@ -1,10 +1,10 @@
 """Developer sweep (not a workflow rule) for the tensor-core SpMV and stencils and their CUDA-core twins
 (issues 14 and 15): every variant is checked against scipy before it is timed; prints compact tables.
 
-    python scripts/sweep_tc.py OUTDIR            # surrogates > L2 (in /tmp/mats), SpMV and stencil variants
-    python scripts/sweep_tc.py OUTDIR --matrices # only the surrogates
-    python scripts/sweep_tc.py OUTDIR --profile  # (run under ncu) one checked launch set per ncu case
-    python scripts/sweep_tc_ncu.py NCU.csv OUTDIR/ncu_cases.json SUMMARY.csv   # then summarise
+    python tools/sweep_tc.py OUTDIR            # surrogates > L2 (in /tmp/mats), SpMV and stencil variants
+    python tools/sweep_tc.py OUTDIR --matrices # only the surrogates
+    python tools/sweep_tc.py OUTDIR --profile  # (run under ncu) one checked launch set per ncu case
+    python tools/sweep_tc_ncu.py NCU.csv OUTDIR/ncu_cases.json SUMMARY.csv   # then summarise
 """
 import json
 import sys
