@@ -25,12 +25,9 @@ MD_COLUMNS = ["kernel", "impl", "problem", "part", "W_exec_per_item", "Q_per_ite
 
 
 def read_rows(paths) -> pd.DataFrame:
-    """Benchmark rows (measure.ROW_COLUMNS) of every CSV in `paths`, one per case (kernel, impl,
-    problem: its first repetition, since the counters run each case once), with their launch tag."""
+    """Benchmark rows (measure.ROW_COLUMNS) of every CSV in `paths`, with their launch tag."""
     frames = [pd.read_csv(p, keep_default_na=False, na_values=[""]) for p in paths]
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=measure.ROW_COLUMNS)
-    if "rep" in rows:
-        rows = rows.sort_values("rep", kind="stable").drop_duplicates(["kernel", "impl", "problem"])
     rows["tag"] = [measure.launch_tag(k, i, p) for k, i, p in zip(rows["kernel"], rows["impl"], rows["problem"])]
     return rows
 
@@ -57,7 +54,10 @@ def _achieved(c: pd.Series, items: float, a: dict) -> dict:
 
 def table(bench: pd.DataFrame, counters: pd.DataFrame | None, gpu: dict, stencils, why_not: str = "") -> pd.DataFrame:
     """wqi rows: each benchmark row with analytical and achieved W, Q, I (the achieved side "not
-    measured" where `counters` is None or has no row of its tag), then its helper kernels' rows."""
+    measured" where `counters` is None or has no row of its tag), then its helper kernels' rows. One
+    row per case (kernel, impl, problem): its first repetition, since the counters run each case once."""
+    if "rep" in bench:
+        bench = bench.sort_values("rep", kind="stable").drop_duplicates(["kernel", "impl", "problem"])
     out = []
     for _, row in bench.iterrows():
         a = analytical(row, gpu, stencils)

@@ -8,9 +8,11 @@ FAMILY = families.FAMILIES
 # Independent repetitions of every benchmark job (raw/<stem>.csv, then <stem>.rep<r>.csv). The
 # reference profile renders what is committed: repetitions beyond the first where their files exist.
 REPEATS = config["repeats"]
-# SpMV rows of the matrices the run benchmarks (reference: those whose raw CSV is committed).
+# SpMV rows of the matrices the run benchmarks (reference: those with a committed raw CSV of any repetition).
 SPMV_MATRICES = (
-    [m for m in MATRICES if Path(FAMILY["spmv"].raw(RESULTS, m["name"])).exists()] if REFERENCE else MATRICES
+    [m for m in MATRICES if any(os.path.exists(FAMILY["spmv"].raw(RESULTS, m["name"], r)) for r in range(REPEATS))]
+    if REFERENCE
+    else MATRICES
 )
 
 
