@@ -99,7 +99,6 @@ FAMILIES = {f.name: f for f in (   # in the order of the raw rows every table re
     Family("spmv", "SpMV", "spmv*.cu*", True, "cuSPARSE", "DASP", _spmv_wq),
     Family("gemv", "GEMV", "gemv*.cu*", False, "cuBLAS", "DMMA", _gemv_wq),
 )}
-CC_ROLES = {f.name: f.cc_role for f in FAMILIES.values()}
 
 
 def cases(family: str, config: Mapping, matrices) -> list[str | None]:
