@@ -2,11 +2,13 @@
 recorded as absent, never an error."""
 
 import json
+import shutil
+import subprocess
 import sys
 
 import pytest
 
-from membound import inventory
+from membound import inventory, runinfo
 
 SMI = ("0, NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB, 1980 MHz, 2619 MHz, 1755 MHz, 2619 MHz, 700.00 W\n"
        "1, NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB, 1980 MHz, 2619 MHz, 345 MHz, 2619 MHz, 700.00 W\n")
@@ -75,3 +77,43 @@ def test_run_answers_none_for_a_missing_or_failing_command():
 def test_package_versions():
     assert inventory.version("pandas") != "absent"
     assert inventory.version("no_such_package_xyz") == "absent"
+
+
+def _git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+    return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    """A git checkout with one commit of code (src/x.py) and a README."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "x.py").write_text("x = 1\n")
+    (tmp_path / "README.md").write_text("r\n")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    return tmp_path, _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "code")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git here")
+def test_row_commit_names_the_checkout_and_its_uncommitted_changes(checkout, tmp_path_factory):
+    repo, sha = checkout
+    assert runinfo.commit.__wrapped__(repo) == sha
+    (repo / "src" / "x.py").write_text("x = 2\n")
+    assert runinfo.commit.__wrapped__(repo) == sha + "+dirty"
+    assert runinfo.commit.__wrapped__(tmp_path_factory.mktemp("bare")) == ""
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="no git here")
+def test_provenance_says_whether_the_code_changed_since_the_rows_commit(checkout):
+    repo, sha = checkout
+    commit = ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam"]
+    (repo / "README.md").write_text("results\n")
+    _git(repo, *commit, "docs only")
+    assert f"Measured at commit {sha}; this checkout's code (Snakefile" in inventory.provenance([sha], repo)
+    (repo / "src" / "x.py").write_text("x = 2\n")
+    _git(repo, *commit, "code")
+    assert inventory.provenance([sha], repo) == f"Measured at commit {sha}; 1 code file(s) changed since: src/x.py."
+    assert "uncommitted changes" in inventory.provenance([sha + "+dirty"], repo)
+    assert "history lacks" in inventory.provenance(["0" * 40], repo)
+    assert "code that measured is unknown" in inventory.provenance([], repo)

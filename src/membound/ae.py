@@ -9,7 +9,7 @@ import pandas as pd
 
 from membound import families
 from membound.claims import SURROGATE, interval_text
-from membound.inventory import ABSENT
+from membound.inventory import ABSENT, provenance
 from membound.outputs import sha256
 
 # Snakemake rule name (prefix) -> the part of the run its benchmark file times.
@@ -72,9 +72,11 @@ def inventory_table(inv: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["item", "value"])
 
 
-def appendix(inv: dict | None, claims: dict, times: pd.DataFrame, profile: str, gpu: str, results: str) -> str:
+def appendix(inv: dict | None, claims: dict, times: pd.DataFrame, profile: str, gpu: str, results: str,
+             repo=".") -> str:
     """The artifact appendix as Markdown (see the module docstring) of a run of `profile` for device
-    profile `gpu` (they differ for the reference profile); `inv` None: no inventory recorded."""
+    profile `gpu` (they differ for the reference profile) from the checkout `repo`; `inv` None: no
+    inventory recorded."""
     m = claims["measured"]
     surrogate = (f"\n\n{SURROGATE} `--config matrix_source=real` measures the paper's matrices."
                  if claims["surrogate"] else "")
@@ -121,7 +123,8 @@ jobs run one at a time on the device (resource `gpu=1`). Matrix downloads depend
 ## Expected results
 
 Measured on {', '.join(m['device'])} ({', '.join(m['host'])}), {m['date_first']} to {m['date_last']};
-SpMV matrices: {claims['matrix_source']}. {executor(m.get('slurm_jobs', []))}{surrogate}{no_tc}
+SpMV matrices: {claims['matrix_source']}. {executor(m.get('slurm_jobs', []))}
+Code: membound {', '.join(m.get('membound', [])) or 'unrecorded'}. {provenance(m.get('commit', []), repo)}{surrogate}{no_tc}
 
 {verdicts.to_markdown(index=False)}
 

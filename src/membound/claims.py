@@ -422,6 +422,8 @@ def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction:
                          "host": sorted(set(rows["host"].dropna().astype(str))),
                          "slurm_jobs": slurm_jobs(rows),
                          "date_first": str(rows["date"].min()), "date_last": str(rows["date"].max()),
+                         **{col: sorted(set(rows.get(col, pd.Series(dtype=str)).dropna().astype(str)))
+                            for col in ("membound", "commit")},
                          "repetitions": int(_with_rep(rows)["rep"].nunique()) if len(rows) else 0},
             "statistics": {"interval": f"{LEVEL_95:g}% percentile bootstrap over problems and repetitions",
                            "resamples": RESAMPLES, "seed": SEED, "margin": margin, "dram_fraction": dram_fraction},
@@ -468,7 +470,8 @@ def markdown(result: dict) -> str:
     m, st = result["measured"], result["statistics"]
     head = (f"# Claims of paper 000 checked on {result['device_spec']}\n\n"
             f"Measured on {', '.join(m['device'])} ({', '.join(m['host'])}), {m['date_first']} to "
-            f"{m['date_last']}, {m['repetitions']} repetition(s); SpMV matrices: {result['matrix_source']}. "
+            f"{m['date_last']}, {m['repetitions']} repetition(s), membound {', '.join(m.get('membound', [])) or '?'} at "
+            f"commit {', '.join(m.get('commit', [])) or 'unrecorded'}; SpMV matrices: {result['matrix_source']}. "
             "Ratio = t_TC/t_CC and speedup = t_CC/t_TC of median times (ratio > 1: CUDA cores faster). Estimates are "
             f"geometric means with a {st['interval']} ({st['resamples']} resamples, seed {st['seed']}); LEVEL: the "
             f"interval lies within +-{100 * st['margin']:g}% of the reference (claims.margin).\n\n")

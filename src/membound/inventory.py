@@ -138,6 +138,29 @@ def git(repo) -> dict:
     return {"status": PRESENT, "commit": head.strip(), "dirty": None if status is None else bool(status.strip())}
 
 
+CODE = ("Snakefile", "workflow", "src", "scripts", "config", "profiles", "envs", "pyproject.toml")
+
+
+def provenance(commits: list[str], repo) -> str:
+    """Whether the code at `repo` is the code that measured: one sentence per recorded row commit
+    (runinfo.commit), naming the code files (CODE) changed between that commit and HEAD."""
+    if not commits:
+        return "The raw rows name no git commit (they predate the column): the code that measured is unknown."
+    out = []
+    for c in commits:
+        sha = c.removesuffix("+dirty")
+        if sha != c:
+            out.append(f"Measured at commit {sha} with uncommitted changes: no commit holds that code.")
+        elif run(["git", "-C", str(repo), "cat-file", "-e", f"{sha}^{{commit}}"]) is None:
+            out.append(f"Measured at commit {sha}, which this checkout's history lacks.")
+        else:
+            changed = (run(["git", "-C", str(repo), "diff", "--name-only", sha, "HEAD", "--", *CODE]) or "").split()
+            out.append(f"Measured at commit {sha}; " + (
+                f"{len(changed)} code file(s) changed since: {', '.join(changed[:5])}{' ...' * (len(changed) > 5)}."
+                if changed else f"this checkout's code ({', '.join(CODE)}) is the same."))
+    return " ".join(out)
+
+
 def collect(repo) -> dict:
     """The whole inventory of this machine, for the workflow checkout at `repo`."""
     return {

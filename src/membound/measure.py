@@ -44,7 +44,7 @@ ROW_COLUMNS = [
     "rel_err",       # ||out - ref|| / ||ref|| of the checked output
     "note",          # anything a reader must know (e.g. what the timed region holds)
     "device", "vendor", "driver", "runtime", "cupy", "numpy", "sm_clock_mhz", "mem_clock_mhz",
-    "l2_bytes", "host", "slurm_job", "date", "membound",
+    "l2_bytes", "host", "slurm_job", "date", "membound", "commit",
 ]
 
 

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import platform
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 
 import membound
+from membound import inventory
+
+REPO = Path(membound.__file__).resolve().parents[2]  # the checkout: src/membound/__init__.py
 
 
 def _nvidia_smi() -> dict:
@@ -41,9 +46,17 @@ def _cuda() -> dict:
     return info
 
 
+@functools.cache
+def commit(repo: Path = REPO) -> str:
+    """The git commit of the workflow checkout `repo`, '+dirty' appended where tracked files differ
+    from it ('' outside a git checkout): the code that measured a row."""
+    git = inventory.git(repo)
+    return "" if git["status"] != inventory.PRESENT else git["commit"] + ("+dirty" if git["dirty"] else "")
+
+
 def describe(backend: str) -> dict:
     """Run-info columns for `backend` ('cuda' or 'cpu'): device, driver, versions, clocks, host, the
-    SLURM job id (empty outside SLURM), date."""
+    SLURM job id (empty outside SLURM), date, membound version and git commit."""
     info = {"device": platform.processor() or platform.machine(), "vendor": "cpu", "driver": "",
             "runtime": f"numpy {np.__version__}", "cupy": "", "sm_clock_mhz": "", "mem_clock_mhz": "",
             "l2_bytes": ""}
@@ -52,7 +65,7 @@ def describe(backend: str) -> dict:
     info.update({"numpy": np.__version__, "host": platform.node(),
                  "slurm_job": os.environ.get("SLURM_JOB_ID", ""),
                  "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-                 "membound": membound.__version__})
+                 "membound": membound.__version__, "commit": commit()})
     return info
 
 

@@ -85,6 +85,8 @@ def claims_table(paths: list[str]) -> pd.DataFrame:
         for claim in result["claims"]:
             numbers = {k: claim[k] for k in ("estimate", "ci_low", "ci_high", "n") if k in claim}
             rows.append({"claim": claim["id"], "profile": label(path), "device": result["device_spec"],
-                         "matrices": result.get("matrix_source", ""), "verdict": claim["verdict"], **numbers,
+                         "matrices": result.get("matrix_source", ""),
+                         "commit": ", ".join(result.get("measured", {}).get("commit", [])) or "unrecorded",
+                         "verdict": claim["verdict"], **numbers,
                          "title": claim["title"]})
     return pd.DataFrame(rows).sort_values(["claim", "profile"], kind="stable", ignore_index=True)
