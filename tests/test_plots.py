@@ -13,7 +13,7 @@ from membound import config, model
 from membound.matrices import table2
 from membound.measure import ROW_COLUMNS
 from membound.outputs import save_figure, write_csv
-from membound.plots import common, compare, fig2, fig3_4, fig6, fig7, fig8
+from membound.plots import common, compare, fig2, fig3_4, fig6, fig7, fig8, gemv
 
 L2_1MB = {**config.load_gpu("h100"), "name": "test GPU", "l2_MB": 1}
 STENCILS = {"stencil": {"kernels": {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3}}}}
@@ -206,6 +206,17 @@ def test_stencil_rows_keep_their_order_and_depths():
     assert list(d.loc[d["problem"] == "2d5pt", "label"]) == ["Brick t=1", "EBISU t=3", "ConvStencil t=3"]
 
 
+def test_stencil_and_gemv_bars_are_the_median_over_repetitions():
+    reps = [stencil_rows().assign(rep=r, value=lambda d, r=r: d["value"] * (2, 5, 1)[r]) for r in range(3)]
+    d = fig8.data(pd.concat(reps, ignore_index=True), L2_1MB)
+    assert len(d) == len(stencil_rows()) and list(d["value"][:3]) == [6.0, 8.0, 4.0]   # medians, not the last
+    gemv_rep = [{"kernel": "gemv", "impl": "cublas_dgemv", "unit": "cuda_core", "role": "cuBLAS", "rows": 512,
+                 "cols": 512, "t_median_s": t, "metric": "GB/s", "value": 2.0 / t, "rep": r}
+                for r, t in enumerate((1.0, 4.0, 2.0))]
+    g = gemv.data(raw(gemv_rep), L2_1MB)
+    assert len(g) == 1 and (g["t_median_s"].iloc[0], g["value"].iloc[0]) == (2.0, 1.0)
+
+
 def test_spmv_figure_without_rows_says_so(tmp_path):
     empty = fig7.data(common.read_raw([]), L2_1MB)
     assert empty.empty
@@ -220,6 +231,14 @@ def test_compare_stacks_every_profile_that_has_the_csv(tmp_path):
     assert [compare.label(str(p).replace(str(tmp_path), "results")) for p in found] == ["a100", "h100", "reference/h100"]
     fig = compare.figure(fig6, [(str(p), pd.read_csv(p)) for p in found])
     assert len(fig.axes) == 3
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for ax, path in zip(fig.axes, found):                 # each row names its GPU, clear of every legend
+        assert ax.get_xlabel().endswith(f"{path}: {pd.read_csv(path)['gpu'].iloc[0]}")
+        for other in fig.axes:
+            if other.get_legend():
+                assert not overlaps(ax.xaxis.label.get_window_extent(renderer),
+                                    other.get_legend().get_window_extent(renderer))
     save_figure(fig, tmp_path / "c.pdf", tmp_path / "c.png")
     with pytest.raises(ValueError, match="no plotted-data CSVs"):
         compare.figure(fig7, [])

@@ -110,8 +110,8 @@ the jobs through the cluster overlay `profiles/slurm` (its SITE block set for th
 "On a cluster"). Rerun one figure from the raw data already measured, e.g. Figure 6:
 `snakemake --profile {profile} fig6 --forcerun fig6` (targets before `--forcerun`). Re-measure one
 part: `snakemake --profile {gpu} all --forcerun bench_scale`. `snakemake --profile reference all`
-renders every table, figure and claim from the committed raw results of the reference H100 run
-(`results/reference/h100/raw/`) on any machine, GPU or not.
+renders every table, figure and claim from the committed raw results of the reference runs
+(`results/reference/<gpu>/raw/`, one per GPU) on any machine, GPU or not.
 
 ## Expected run time
 

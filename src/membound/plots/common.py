@@ -42,6 +42,13 @@ def read_raw(paths) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ROW_COLUMNS)
 
 
+def medians(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """One row per case `keys` (in order of appearance): the median time and value over its
+    repetitions, the first of every other column."""
+    firsts = {c: "first" for c in rows.columns if c not in keys}
+    return rows.groupby(keys, sort=False, as_index=False).agg({**firsts, "t_median_s": "median", "value": "median"})
+
+
 def with_speedups(rows: pd.DataFrame, key: str, side: str) -> pd.DataFrame:
     """`rows` (one per problem `key` and unit) with `speedup`, t_TC / t_CC of the row's problem (the
     speedup of CUDA cores over tensor cores, from median times), and `geomean_speedup`, the geometric

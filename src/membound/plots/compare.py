@@ -41,7 +41,8 @@ def figure(module, panels: list[tuple[str, pd.DataFrame]]):
     fig, axes = style.panels(len(panels), module.WIDTHS, module.HEIGHT)
     for row, (name, data) in zip(axes, panels):
         module.draw(row, data)
-        row[0].set_title(f"{name}: {data['gpu'].iloc[0]}", loc="left", pad=22, fontsize=9)
+        # the row's GPU under its first panel, as the paper's subcaptions (the legends are above)
+        row[0].set_xlabel(f"{row[0].get_xlabel()}\n{name}: {data['gpu'].iloc[0]}")
     fig.suptitle(module.TITLE)
     style.footer(fig, "\n".join(f"{name}: {_caption(data)}" for name, data in panels))
     return fig

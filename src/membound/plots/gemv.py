@@ -17,8 +17,8 @@ COLUMNS = ["n", "matrix_MB", "unit", "role", "impl", "metric", "value", "t_media
 
 def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     """The plotted numbers: one row per size and unit (GB/s), with the per-size speedup and the
-    geometric mean of its side of the L2."""
-    rows = raw[raw["kernel"] == "gemv"]
+    geometric mean of its side of the L2; medians over repetitions."""
+    rows = common.medians(raw[raw["kernel"] == "gemv"], ["rows", "cols", "unit", "role", "impl"])
     out = rows.assign(n=rows["rows"].astype(int), matrix_MB=8 * rows["rows"] * rows["cols"] / MB,
                       l2_MB=gpu["l2_MB"], gpu=gpu["name"])
     out = common.with_speedups(out.assign(larger_than_L2=out["matrix_MB"] > out["l2_MB"]), "n", "larger_than_L2")

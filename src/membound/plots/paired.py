@@ -10,6 +10,7 @@ import pandas as pd
 
 from membound import claims
 from membound.measure import geomean
+from membound.plots import common
 
 
 def paper_sides(rows: pd.DataFrame) -> pd.DataFrame:
@@ -18,9 +19,7 @@ def paper_sides(rows: pd.DataFrame) -> pd.DataFrame:
     the repetitions."""
     role = rows["role"].where(rows["unit"] == "cuda_core").eq(rows["kernel"].map(claims.CC_ROLE)) | \
         rows["role"].where(rows["unit"] == "tensor_core").eq(rows["kernel"].map(claims.TC_ROLE))
-    keys = ["problem", "unit", "role", "impl"]
-    firsts = {c: "first" for c in rows.columns if c not in keys}
-    return rows[role].groupby(keys, sort=False, as_index=False).agg({**firsts, "t_median_s": "median", "value": "median"})
+    return common.medians(rows[role], ["problem", "unit", "role", "impl"])
 
 
 def with_intervals(rows: pd.DataFrame, gpu: dict, side: str) -> pd.DataFrame:
