@@ -142,8 +142,9 @@ CODE = ("Snakefile", "workflow", "src", "scripts", "config", "profiles", "envs",
 
 
 def provenance(commits: list[str], repo) -> str:
-    """Whether the code at `repo` is the code that measured: one sentence per recorded row commit
-    (runinfo.commit), naming the code files (CODE) changed between that commit and HEAD."""
+    """Which code measured: one sentence per recorded row commit (runinfo.commit), and the command
+    that lists the code files (CODE) changed since (a command, not its output: the text would go
+    stale with the next commit)."""
     if not commits:
         return "The raw rows name no git commit (they predate the column): the code that measured is unknown."
     out = []
@@ -154,10 +155,8 @@ def provenance(commits: list[str], repo) -> str:
         elif run(["git", "-C", str(repo), "cat-file", "-e", f"{sha}^{{commit}}"]) is None:
             out.append(f"Measured at commit {sha}, which this checkout's history lacks.")
         else:
-            changed = (run(["git", "-C", str(repo), "diff", "--name-only", sha, "HEAD", "--", *CODE]) or "").split()
-            out.append(f"Measured at commit {sha}; " + (
-                f"{len(changed)} code file(s) changed since: {', '.join(changed[:5])}{' ...' * (len(changed) > 5)}."
-                if changed else f"this checkout's code ({', '.join(CODE)}) is the same."))
+            out.append(f"Measured at commit {sha}; `git diff --stat {sha[:7]} -- {' '.join(CODE)}` lists the code "
+                       "changed since.")
     return " ".join(out)
 
 
