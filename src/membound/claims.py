@@ -470,7 +470,7 @@ def markdown(result: dict) -> str:
     m, st = result["measured"], result["statistics"]
     head = (f"# Claims of paper 000 checked on {result['device_spec']}\n\n"
             f"Measured on {', '.join(m['device'])} ({', '.join(m['host'])}), {m['date_first']} to "
-            f"{m['date_last']}, {m['repetitions']} repetition(s), membound {', '.join(m.get('membound', [])) or '?'} at "
+            f"{m['date_last']}, {m['repetitions']} repetition(s), membound {', '.join(m.get('membound', [])) or 'unrecorded'} at "
             f"commit {', '.join(m.get('commit', [])) or 'unrecorded'}; SpMV matrices: {result['matrix_source']}. "
             "Ratio = t_TC/t_CC and speedup = t_CC/t_TC of median times (ratio > 1: CUDA cores faster). Estimates are "
             f"geometric means with a {st['interval']} ({st['resamples']} resamples, seed {st['seed']}); LEVEL: the "
