@@ -55,7 +55,7 @@ def test_rows_written_before_rep_and_graph_timing_read_as_rep_0_timed_per_launch
 def test_impls_select_by_backend_and_reject_unknown_units():
     from membound.kernels import scale, stencil
 
-    assert [i.name for i in harness.select(scale.IMPLS, "cpu")] == ["numpy", "numpy_mma", "numpy_mma_twin"]
+    assert [i.name for i, _ in harness.select(scale.IMPLS, "cpu")] == ["numpy", "numpy_mma", "numpy_mma_twin"]
     assert len(harness.select(stencil.IMPLS, "cuda")) == len(stencil.IMPLS)
     with pytest.raises(ValueError, match="unit"):
         harness.Impl("scale", "x", "vector", "STREAM")
@@ -105,7 +105,7 @@ def test_gpu_short_kernel_is_graph_timed_and_long_is_not():
 
     from membound.kernels import scale
 
-    impl = harness.select(scale.IMPLS, "cuda")[0]
+    impl = harness.select(scale.IMPLS, "cuda")[0][0]
     rng = np.random.default_rng(1)
     short = harness.measure(impl, lambda: scale.prepare(impl, "cuda", 2**14, rng), "cuda", 2, 5)
     assert "CUDA graph" in short["note"] and short["t_median_s"] < short["t_launch_median_s"]

@@ -112,8 +112,13 @@ def cases(family: str, config: Mapping, matrices) -> list[str | None]:
 
 
 def cli_args(family: str, config: Mapping, case: str | None = None, counters: bool = False) -> str:
-    """The benchmark CLI's problem arguments of `case` from the config (SpMV: its --matrix is the
-    rule's input, not here). Counter runs of SCALE cover config ncu.scale_log2_min..max."""
+    """The benchmark CLI's problem arguments of `case` from the config, with its --precisions (SpMV:
+    its --matrix is the rule's input, not here). Counter runs of SCALE cover config
+    ncu.scale_log2_min..max."""
+    return f"{_problem_args(family, config, case, counters)} --precisions {' '.join(config['precisions'])}".strip()
+
+
+def _problem_args(family: str, config: Mapping, case: str | None, counters: bool) -> str:
     if family == "scale":
         block, key = ("ncu", "scale_log2_") if counters else ("scale", "log2_")
         lo, hi = config[block][key + "min"], config[block][key + "max"]

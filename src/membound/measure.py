@@ -29,6 +29,8 @@ ROW_COLUMNS = [
     "impl",          # implementation, e.g. cuda_core, tensor_core, cusparse_csr, dasp_tc, numpy
     "unit",          # cuda_core | tensor_core: the unit the paper compares (emulated on the CPU)
     "role",          # the paper's baseline this plays (STREAM, cuSPARSE, DASP, Brick, EBISU, ConvStencil)
+    "precision",     # fp64 | fp32 | fp16: the storage format (membound.precision; tensor cores: f64, tf32, f16 MMA)
+    "sparsity",      # dense | 2:4 (sparse tensor cores)
     "problem",       # n=2^k | matrix name | stencil name
     "code",          # D1..D21 for matrices, else empty
     "source",        # real | surrogate | synthetic
@@ -51,7 +53,11 @@ ROW_COLUMNS = [
 def with_later_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """Raw rows written before a column existed, completed: `rep` 0 (one repetition), and
     `t_launch_median_s` = `t_median_s` (those runs timed every launch alone), `slurm_job` empty (not
-    recorded). Other rows unchanged."""
+    recorded), `precision` fp64 and `sparsity` dense (all there was). Other rows unchanged."""
+    if "precision" not in frame:
+        frame = frame.assign(precision="fp64")
+    if "sparsity" not in frame:
+        frame = frame.assign(sparsity="dense")
     if "rep" not in frame:
         frame = frame.assign(rep=0)
     if "t_launch_median_s" not in frame and "t_median_s" in frame:

@@ -20,9 +20,11 @@ rule bench_spmv:
         gpu=1,
     params:
         backend=BACKEND,
+        args=families.cli_args("spmv", config),
         rep=lambda wc: families.rep_index(wc.rep),
         warmup=config["spmv"]["warmup"],
         reps=config["spmv"]["reps"],
     shell:
-        "python -m membound.kernels.spmv --backend {params.backend} --matrix {input.matrix} --rep {params.rep}"
+        "python -m membound.kernels.spmv --backend {params.backend} --matrix {input.matrix} {params.args}"
+        " --rep {params.rep}"
         " --warmup {params.warmup} --reps {params.reps} --out {output} > {log} 2>&1"

@@ -47,9 +47,11 @@ rule counters_spmv:
         gpu=1,
     params:
         ncu=NCU,
+        args=families.cli_args("spmv", config),
     shell:
         "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
-        " -- python -m membound.kernels.spmv --backend cuda --matrix {input.csr} --warmup 0 --reps 1 --counters"
+        " -- python -m membound.kernels.spmv --backend cuda --matrix {input.csr} {params.args} --warmup 0 --reps 1"
+        " --counters"
         " --out {output.rows} > {log} 2>&1"
 
 

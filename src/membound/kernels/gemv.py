@@ -129,7 +129,7 @@ def main(argv=None):
                      "warmup >= 0 and reps >= 1")
     rng = np.random.default_rng()
     jobs = [(impl, partial(prepare, impl, args.backend, n, rng)) for n in args.sizes
-            for impl in select(IMPLS, args.backend)]
+            for impl, _ in select(IMPLS, args.backend, args.precisions)]
     run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:10.1f} GB/s")
 
 

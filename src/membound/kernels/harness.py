@@ -1,10 +1,11 @@
 """The one lifecycle of a benchmark case, shared by every kernel family.
 
-An implementation is an `Impl` (family, name, unit, role, backend) in its family module's IMPLS; a
-family provides, per case and implementation, a `prepare()` returning a `Case`: the timed callable,
-how to read the checked values from its result, and their reference. `measure` owns the rest:
+An implementation is an `Impl` (family, name, unit, role, backend, precisions) in its family module's
+IMPLS; a family provides, per case, implementation and precision, a `prepare()` returning a `Case`:
+the timed callable, how to read the checked values from its result, their reference and tolerance
+(membound.precision). `measure` owns the rest:
 
-1. skip policy: a tensor-core implementation on a device without FP64 MMA is not run (`skip_reason`);
+1. skip policy: a tensor-core implementation on a device without mma.sync is not run (`skip_reason`);
 2. check: one run, its output against the reference, before any time is kept (measure.check);
 3. warm-up and timing (measure.time_kernel: per launch, and for short kernels a CUDA graph);
 4. a second check of the output left by the timed runs;
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from membound import runinfo
+from membound.precision import PRECISIONS, SPARSITIES
 from membound.measure import check, launch_tag, nvtx_range, stats, time_kernel, write_result
 
 UNITS = ("cuda_core", "tensor_core")
@@ -32,23 +34,39 @@ UNITS = ("cuda_core", "tensor_core")
 @dataclass(frozen=True)
 class Impl:
     """One implementation: its family, name (the rows' `impl`), unit, the paper role it plays, the
-    backend it runs on (None: both, the same algorithm on CUDA and the CPU), and whether it is built
-    from a source that needs FP64 mma.sync although it runs on CUDA cores (a twin)."""
+    backend it runs on (None: both, the same algorithm on CUDA and the CPU), whether it is built
+    from a source that needs mma.sync although it runs on CUDA cores (a twin), the precisions it
+    runs in (membound.precision) and its sparsity (dense, or 2:4 for sparse tensor cores)."""
     family: str
     name: str
     unit: str
     role: str
     backend: str | None = None
     needs_mma: bool = False
+    precisions: tuple[str, ...] = ("fp64",)
+    sparsity: str = "dense"
 
     def __post_init__(self):
         if self.unit not in UNITS or self.backend not in (None, "cuda", "cpu"):
             raise ValueError(f"{self.family} impl '{self.name}': unit must be one of {UNITS}, backend cuda|cpu|None")
+        if not set(self.precisions) <= set(PRECISIONS) or self.sparsity not in SPARSITIES:
+            raise ValueError(f"{self.family} impl '{self.name}': precisions from {PRECISIONS}, sparsity one of "
+                             f"{SPARSITIES}")
 
 
-def select(impls: Iterable[Impl], backend: str) -> list[Impl]:
-    """The implementations of `impls` that run on `backend`."""
-    return [i for i in impls if i.backend in (None, backend)]
+def select(impls: Iterable[Impl], backend: str, precisions: Iterable[str] = ("fp64",)) -> list[tuple[Impl, str]]:
+    """(impl, precision) of every implementation of `impls` that runs on `backend`, in each of
+    `precisions` it has, precision by precision; a note on stderr names each requested precision
+    that an implementation of this backend lacks."""
+    impls = [i for i in impls if i.backend in (None, backend)]
+    chosen = []
+    for p in precisions:
+        lacking = [i.name for i in impls if p not in i.precisions]
+        if lacking:
+            print(f"note: {impls[0].family if impls else ''} {p}: not implemented by {', '.join(lacking)}",
+                  file=sys.stderr)
+        chosen += [(i, p) for i in impls if p in i.precisions]
+    return chosen
 
 
 @dataclass
@@ -60,6 +78,7 @@ class Case:
     reference: what output must equal within `tol`. what: names the case in a failed check.
     row: the problem columns (problem, n, work_items, ...). work: metric units per call (bytes,
     flops, stencil updates), so that value = work / t_median / 1e9. notes: for the row's `note`.
+    precision: the storage format it ran in (membound.precision), the rows' `precision`.
     """
     run: Callable[[], Any]
     output: Callable[[Any], np.ndarray]
@@ -70,20 +89,21 @@ class Case:
     work: float
     metric: str
     notes: list[str] = field(default_factory=list)
+    precision: str = "fp64"
 
 
 def skip_reason(impl: Impl, backend: str) -> str | None:
     """Why `impl` cannot run here (a tensor-core impl, or a twin built from its source, on a device
-    without FP64 mma.sync), or None."""
+    without the mma.sync of every precision: FP64 DMMA, TF32 and FP16 m16n8k*, all from sm_80), or None."""
     if backend != "cuda" or not (impl.unit == "tensor_core" or impl.needs_mma):
         return None
     import cupy as cp
 
     if cp.cuda.runtime.is_hip:
-        return "HIP: no mma.sync; the FP64 tensor-core kernels are NVIDIA-only"
+        return "HIP: no mma.sync; the tensor-core kernels are NVIDIA-only"
     cc = cp.cuda.Device().compute_capability
     if int(cc) // 10 < 8:
-        return f"compute capability {cc}: FP64 mma.sync needs sm_80 or later"
+        return f"compute capability {cc}: FP64, TF32 and FP16 m16n8k16 mma.sync need sm_80 or later"
     return None
 
 
@@ -106,7 +126,8 @@ def measure(impl: Impl, prepare: Callable[[], Case], backend: str, warmup: int, 
             timing = time_kernel(case.run, backend, warmup, reps)
         err = max(err, check(case.output(case.run()), case.reference, case.tol, case.what + " (after timing)"))
     st = stats(timing.seconds)
-    return {"kernel": impl.family, "impl": impl.name, "unit": impl.unit, "role": impl.role, "code": "",
+    return {"kernel": impl.family, "impl": impl.name, "unit": impl.unit, "role": impl.role,
+            "precision": case.precision, "sparsity": impl.sparsity, "code": "",
             "source": "synthetic", **case.row, "warmup": warmup, **st, "t_launch_median_s": timing.launch_median,
             "metric": case.metric, "value": case.work / st["t_median_s"] / 1e9, "rel_err": err,
             "note": "; ".join(notes + ([timing.note] if timing.note else [])), "rep": rep}

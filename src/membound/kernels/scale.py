@@ -141,7 +141,7 @@ def main(argv=None):
     rng = np.random.default_rng()
     l2_bytes = runinfo.describe(args.backend)["l2_bytes"] or None
     jobs = [(impl, partial(prepare, impl, args.backend, 2**k, rng, l2_bytes))
-            for k in range(args.log2_min, args.log2_max + 1) for impl in select(IMPLS, args.backend)]
+            for k in range(args.log2_min, args.log2_max + 1) for impl, _ in select(IMPLS, args.backend, args.precisions)]
     run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:10.1f} GB/s")
 
 

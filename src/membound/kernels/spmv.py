@@ -263,7 +263,8 @@ def _device_csr(matrix: sp.csr_matrix, name: str):
                           f"indices) does not fit in the GPU's free memory ({err}); use a smaller matrix") from None
 
 
-def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generator) -> list[tuple]:
+def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generator,
+         precisions=("fp64",)) -> list[tuple]:
     """(impl, prepare) of every impl on one matrix, for harness.measure; the plan and the device CSR
     are made once, shared by the impls."""
     name = meta["name"]
@@ -292,7 +293,7 @@ def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generat
                          "cols": cols, "nnz": matrix.nnz, "work_items": matrix.nnz, "mma": p.mma if tc else None},
                     work=2 * matrix.nnz, metric="GFLOP/s", notes=notes)
 
-    return [(impl, partial(prepare, impl)) for impl in select(IMPLS, backend)]
+    return [(impl, partial(prepare, impl)) for impl, _ in select(IMPLS, backend, precisions)]
 
 
 # ------------------------------------------------------------------------------------ CLI
@@ -319,7 +320,7 @@ def main(argv=None):
         matrix, meta = load_matrix(args.matrix)
     except ValueError as err:
         parser.error(str(err))
-    run_jobs(args.backend, jobs(args.backend, matrix, meta, np.random.default_rng()), args.out, args.warmup,
+    run_jobs(args.backend, jobs(args.backend, matrix, meta, np.random.default_rng(), args.precisions), args.out, args.warmup,
              args.reps, args.counters, args.rep, "{value:9.2f} GFLOP/s  err {rel_err:.1e}")
 
 

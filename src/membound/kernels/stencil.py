@@ -37,7 +37,7 @@ import scipy.ndimage
 from membound import measure
 from membound.geometry import MMA_K, MMA_M, MMA_N, fuse, fused_support, support, tc_rows, tc_sparsity  # noqa: F401
 from membound.kernels import arg_parser, load_module
-from membound.kernels.harness import Case, Impl, run_jobs
+from membound.kernels.harness import Case, Impl, run_jobs, select
 from membound.measure import guarded
 
 IMPLS = (Impl("stencil", "cc_naive", "cuda_core", "Brick"), Impl("stencil", "cc_tb", "cuda_core", "EBISU"),
@@ -372,7 +372,8 @@ def main(argv=None):
     if args.steps < 1 or args.steps % args.depth:
         raise SystemExit(f"error: --steps {args.steps} must be a positive multiple of --depth {args.depth}")
     rng = np.random.default_rng()
-    jobs = [(impl, partial(prepare, impl, st, domain, args.steps, args.backend, rng)) for impl in IMPLS]
+    jobs = [(impl, partial(prepare, impl, st, domain, args.steps, args.backend, rng))
+            for impl, _ in select(IMPLS, args.backend, args.precisions)]
     run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:9.2f} GStencil/s")
 
 

@@ -1,0 +1,96 @@
+"""The precision axis: the number formats a case can run in, and the error bounds its check uses.
+
+A case's `precision` names its storage format (the rows' column): fp64, fp32 or fp16. On CUDA cores
+it computes in that format, except that fp16 sums accumulate in fp32 (a policy of every membound
+kernel); on tensor cores its MMA takes operands in the format's tensor-core type (f64, tf32, f16)
+and accumulates in fp64 (f64) or fp32 (tf32, f16).
+
+Checks (docs/precision.md): inputs are drawn in float64 and rounded to the storage format
+(`quantize`), and the reference is computed in float64 from the rounded values, so that it differs
+from the kernel only by the kernel's own rounding. Its tolerance is an a-priori bound, not a guess:
+for outputs y_i = sum over at most n terms a_ik x_k, with operands rounded to the tensor-core type
+(relative error u_op each), products and sums in an accumulator of unit roundoff u_acc (any order of
+summation) and the result rounded to storage (u_st), componentwise (Higham, Accuracy and Stability of
+Numerical Algorithms, 2nd ed., eq. 3.5 and Lemma 3.1)
+
+    |y_hat - y| <= e |A||x| + u_st (|y| + e |A||x|),   e = (1 + u_op)^2 (1 + gamma_n(u_acc)) - 1,
+
+so that ||y_hat - y|| / ||y|| <= e (1 + u_st) R + u_st with R = || |A||x| || / ||A x|| from the data;
+the float64 reference's own error, gamma_n(2^-53) R, is added. Tensor-core accumulation is taken as
+truncating (u_acc = 2^-23 for the fp32 accumulator; Fasi et al., "Numerical behavior of NVIDIA
+tensor cores", PeerJ CS 2021), DMMA as IEEE fp64.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+U64 = 2.0**-53
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str          # the rows' `precision`
+    bytes: int         # element size D (paper 000 eq. 5-13)
+    numpy: str         # numpy dtype of storage
+    ctype: str         # CUDA C type of storage
+    u: float           # unit roundoff of storage (round to nearest)
+    acc_u: float       # unit roundoff of the CUDA-core accumulator (fp16: fp32 accumulation)
+    tc_type: str       # the tensor-core operand type (PTX): f64 | tf32 | f16
+    tc_operand_u: float  # relative error of rounding a storage value to tc_type (0: exact)
+    tc_acc_u: float    # unit roundoff of the tensor-core accumulator (truncating fp32: 2^-23)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.dtype(self.numpy)
+
+
+FORMATS = {f.name: f for f in (
+    Format("fp64", 8, "float64", "double", U64, U64, "f64", 0.0, U64),
+    Format("fp32", 4, "float32", "float", 2.0**-24, 2.0**-24, "tf32", 2.0**-11, 2.0**-23),
+    Format("fp16", 2, "float16", "__half", 2.0**-11, 2.0**-24, "f16", 0.0, 2.0**-23),
+)}
+PRECISIONS = tuple(FORMATS)
+SPARSITIES = ("dense", "2:4")   # the rows' `sparsity`: dense MMA, or 2:4-structured sparse MMA (mma.sp)
+
+
+def fmt(name: str) -> Format:
+    """The Format of precision `name`, or ValueError naming the valid ones."""
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise ValueError(f"unknown precision '{name}': use one of {', '.join(PRECISIONS)}") from None
+
+
+def quantize(values, precision: str) -> np.ndarray:
+    """`values` (float64) rounded to the storage format of `precision`, as an array of that dtype.
+    ValueError where a finite value falls outside the format's range (it would become inf)."""
+    f = fmt(precision)
+    values = np.asarray(values, dtype=np.float64)
+    big = np.finfo(f.dtype).max
+    if values.size and np.nanmax(np.abs(values)) > big:
+        raise ValueError(f"values up to {np.nanmax(np.abs(values)):.3g} exceed {precision}'s largest finite "
+                         f"value {float(big):.5g}")
+    return values.astype(f.dtype)
+
+
+def gamma(n: int, u: float) -> float:
+    """gamma_n = n u / (1 - n u), the bound of n roundings (Higham, Lemma 3.1); inf when n u >= 1."""
+    nu = n * u
+    return nu / (1 - nu) if nu < 1 else float("inf")
+
+
+def dot_tolerance(precision: str, unit: str, terms: int, ref, abs_ref) -> float:
+    """The relative 2-norm error bound of outputs that each sum at most `terms` products (module
+    docstring), for `unit` cuda_core or tensor_core in `precision`; `ref` is the float64 result
+    A x and `abs_ref` the float64 |A| |x| of the same (rounded) inputs."""
+    f = fmt(precision)
+    tc = unit == "tensor_core"
+    u_op, u_acc = (f.tc_operand_u, f.tc_acc_u) if tc else (0.0, f.acc_u)
+    e = (1 + u_op) ** 2 * (1 + gamma(max(terms, 1), u_acc)) - 1
+    ref, abs_ref = np.asarray(ref, dtype=np.float64).ravel(), np.asarray(abs_ref, dtype=np.float64).ravel()
+    norm = np.linalg.norm(ref)
+    r = np.linalg.norm(abs_ref) / norm if norm > 0 else 1.0
+    return float(e * (1 + f.u) * r + f.u + gamma(max(terms, 1), U64) * r)

@@ -1,0 +1,59 @@
+"""The precision axis: formats, rounding of inputs, and the a-priori error bounds of the checks."""
+
+import numpy as np
+import pytest
+
+from membound import precision
+from membound.kernels import harness
+
+
+def test_formats_name_their_sizes_and_roundoffs():
+    f = precision.FORMATS
+    assert [f[p].bytes for p in ("fp64", "fp32", "fp16")] == [8, 4, 2]
+    assert f["fp32"].tc_type == "tf32" and f["fp32"].tc_operand_u == 2.0**-11   # 10 stored mantissa bits
+    assert f["fp16"].u == 2.0**-11 and f["fp16"].acc_u == 2.0**-24              # fp16 sums accumulate in fp32
+    with pytest.raises(ValueError, match="fp64, fp32, fp16"):
+        precision.fmt("fp8")
+
+
+def test_quantize_rounds_and_refuses_values_beyond_the_range():
+    assert precision.quantize([1 + 2**-12], "fp16")[0] == 1.0
+    assert precision.quantize([1 + 2**-12], "fp32").dtype == np.float32
+    with pytest.raises(ValueError, match="exceed fp16"):
+        precision.quantize([7e4], "fp16")
+
+
+def test_gamma_is_higham_lemma_3_1():
+    assert precision.gamma(10, 2.0**-24) == pytest.approx(10 * 2.0**-24 / (1 - 10 * 2.0**-24))
+    assert precision.gamma(2**24, 2.0**-24) == float("inf")
+
+
+def test_the_bound_of_one_product_in_tf32_is_two_operand_roundings():
+    ref = np.array([3.0, -4.0])
+    tol = precision.dot_tolerance("fp32", "tensor_core", 1, ref, np.abs(ref))
+    e = (1 + 2.0**-11) ** 2 * (1 + precision.gamma(1, 2.0**-23)) - 1
+    assert tol == pytest.approx(e * (1 + 2.0**-24) + 2.0**-24 + precision.gamma(1, 2.0**-53))
+
+
+@pytest.mark.parametrize("p", ["fp32", "fp16"])
+def test_float32_sums_stay_inside_the_bound_and_a_wrong_sum_does_not(p):
+    rng = np.random.default_rng(1)
+    a = precision.quantize(rng.uniform(-1, 1, (64, 4096)), p).astype(np.float64)
+    x = precision.quantize(rng.uniform(-1, 1, 4096), p).astype(np.float64)
+    ref, abs_ref = a @ x, np.abs(a) @ np.abs(x)
+    got = (a.astype(np.float32) @ x.astype(np.float32)).astype(precision.fmt(p).dtype)
+    tol = precision.dot_tolerance(p, "cuda_core", 4096, ref, abs_ref)
+    err = np.linalg.norm(got.astype(np.float64) - ref) / np.linalg.norm(ref)
+    assert err <= tol
+    wrong = got.astype(np.float64) + 4 * tol * np.linalg.norm(ref) / np.sqrt(len(ref))
+    assert np.linalg.norm(wrong - ref) / np.linalg.norm(ref) > tol
+
+
+def test_select_pairs_impls_with_the_precisions_they_have(capsys):
+    impls = (harness.Impl("f", "a", "cuda_core", "R", "cpu", precisions=("fp64", "fp32")),
+             harness.Impl("f", "b", "tensor_core", "R", "cpu"))
+    chosen = harness.select(impls, "cpu", ["fp64", "fp32"])
+    assert [(i.name, p) for i, p in chosen] == [("a", "fp64"), ("b", "fp64"), ("a", "fp32")]
+    assert "fp32: not implemented by b" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="precisions"):
+        harness.Impl("f", "c", "cuda_core", "R", precisions=("fp8",))
