@@ -1,4 +1,5 @@
-"""Rule bounds: tensor-core speedup bounds (paper 000 eq. 22-24) of every kernel on this device."""
+"""Rule bounds: tensor-core speedup bounds (paper 000 eq. 22-24) of every kernel in every precision of
+the run on this device."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
@@ -9,4 +10,6 @@ from membound.outputs import write_table
 
 gpu = yaml.safe_load(open(snakemake.input.gpu))
 write_table(platforms.bounds(snakemake.params.config, gpu), snakemake.output.csv, snakemake.output.md,
-            f"Tensor-core speedup bounds on {gpu['name']} (paper 000 eq. 22-24; analytical, no measurement)")
+            f"Tensor-core speedup bounds on {gpu['name']} (paper 000 eq. 22-24; analytical, no measurement)",
+            "One row per kernel and precision: I with the precision's element size D, alpha = P_TC/P_CC of its "
+            "peaks (config/gpus/*.yaml). `note` names a precision without tensor cores, whose bounds are n/a.")

@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from membound.counters import dgemm, ncu
+from membound.counters import dgemm, mma, ncu
 
 FIX = Path(__file__).parent / "fixtures" / "ncu"
 N = 2**28
@@ -52,24 +52,25 @@ def test_dgemm_check_fails_on_a_wrong_counter():
 def test_without_the_ops_counter_each_kernels_own_dmma_shape_counts():
     launches = ncu.parse_launches(FIX / "scale_h100_raw.csv")
     launches["tensor_fp64_ops"] = float("nan")                     # as on a GPU without the counter
-    tc = ncu.summarize(launches, mma_shape=(16, 8, 16)).set_index("impl").loc["tensor_core"]
+    tc = ncu.summarize(launches, {"fp64": (16, 8, 16)}).set_index("impl").loc["tensor_core"]
     assert tc["flops_tensor"] == 512 * N // 32                     # scale.cu's m8n8k4, not the fallback
     assert tc["tensor_flops_from"] == "DMMA instructions x 512 (m8n8k4, its source's mma.sync)"
     gemm = ncu.parse_launches(FIX / "dgemm_h100_raw.csv")
     ops = gemm["tensor_fp64_ops"].copy()
     gemm["tensor_fp64_ops"] = float("nan")
-    rows = ncu.summarize(gemm, mma_shape=(8, 8, 4))
+    rows = ncu.summarize(gemm, {"fp64": (8, 8, 4)})
     assert rows["flops_tensor"].tolist() == ops.tolist()           # cuBLAS's tensor16x8x8: 2048 per DMMA
-    unknown = ncu.summarize(gemm.assign(kernel_name="some_library_kernel"), mma_shape=None)
+    unknown = ncu.summarize(gemm.assign(kernel_name="some_library_kernel"))
     assert unknown["flops_tensor"].isna().all() and "unknown shape" in unknown["tensor_flops_from"].iloc[0]
 
 
 def test_dmma_shapes():
-    assert ncu.dmma_shape("scale_tensor_core", None) == ((8, 8, 4), "its source's mma.sync")
-    assert {s for s in ncu.own_shapes().values() if s} <= {(8, 8, 4), (16, 8, 4), (16, 8, 8), (16, 8, 16)}   # PTX f64
-    assert ncu.own_shapes()["stencil_tc"] == (8, 8, 4)              # its mma.sync is in a header (stencil_mma.cuh)
-    assert ncu.dmma_shape("sm90_xmma_gemm_f64f64_tensor16x8x16_kernel", None)[0] == (16, 8, 16)
-    assert ncu.dmma_shape("anything", (8, 8, 4)) == ((8, 8, 4), "the spec's mma_shape, assumed")
+    assert mma.shape("scale_tensor_core") == ((8, 8, 4), "its source's mma.sync")
+    f64 = {s["f64"] for s in mma.own_shapes().values() if "f64" in s}
+    assert f64 <= {(8, 8, 4), (16, 8, 4), (16, 8, 8), (16, 8, 16)}    # PTX f64
+    assert mma.own_shapes()["stencil_tc"]["f64"] == (8, 8, 4)        # its mma.sync is in a header (stencil_mma.cuh)
+    assert mma.shape("sm90_xmma_gemm_f64f64_tensor16x8x16_kernel")[0] == (16, 8, 16)
+    assert mma.shape("anything", "f64", (8, 8, 4)) == ((8, 8, 4), "the spec's mma shape, assumed")
 
 
 def test_default_long_csv_with_preamble_reads_as_the_raw_page():
@@ -134,7 +135,7 @@ def test_launch_outside_a_range_is_an_error():
 def test_missing_ncu_says_how_to_fix(monkeypatch):
     monkeypatch.setattr(ncu.shutil, "which", lambda name: None)
     with pytest.raises(ncu.CounterError, match="counters: false"):
-        ncu.profile(["true"], (8, 8, 4))
+        ncu.profile(["true"], {})
 
 
 def test_permission_error_says_how_to_fix(tmp_path):
@@ -142,7 +143,7 @@ def test_permission_error_says_how_to_fix(tmp_path):
     fake.write_text("#!/bin/sh\necho '==ERROR== ERR_NVGPUCTRPERM - The user does not have permission'\nexit 1\n")
     fake.chmod(0o755)
     with pytest.raises(ncu.CounterError, match="NVreg_RestrictProfilingToAdminUsers"):
-        ncu.profile(["true"], (8, 8, 4), ncu=str(fake))
+        ncu.profile(["true"], {}, ncu=str(fake))
 
 
 def test_profile_args_record_clock_and_cache_control():
@@ -157,3 +158,74 @@ def test_cli_leaves_no_partial_output_on_error(tmp_path, monkeypatch):
     with pytest.raises(SystemExit, match="ncu"):
         ncu.main(["--out", str(out), "--", "python", "-c", "pass"])
     assert not out.exists()
+
+
+def test_tags_carry_the_precision_and_fp64_keeps_its_old_form():
+    text = (FIX / "scale_h100_raw.csv").read_text()
+    text = text.replace("membound:scale:tensor_core:n_2_28:none", "membound:scale:tensor_core:n_2_28:fp32:none")
+    launches = ncu.parse_launches(text).set_index("impl")
+    assert launches.loc["tensor_core", "precision"] == "fp32"
+    assert launches.loc["tensor_core", "tag"] == "membound:scale:tensor_core:n_2_28:fp32"
+    assert launches.loc["cuda_core", "precision"] == "fp64"
+    assert launches.loc["cuda_core", "tag"] == "membound:scale:cuda_core:n_2_28"
+
+
+def _one(**columns):
+    """One parsed launch of the SCALE fixture with `columns` replaced (a synthetic precision launch)."""
+    base = ncu.parse_launches(FIX / "scale_h100_raw.csv").iloc[[0]]
+    zeros = {c: 0.0 for c in ("dadd", "dmul", "dfma", "fadd", "fmul", "ffma", "hadd", "hmul", "hfma", "dmma_inst",
+                              "hmma_inst")}
+    return base.assign(**{**zeros, "tensor_fp64_ops": float("nan"), **columns})
+
+
+def test_cuda_core_flops_of_every_precision_count_fma_twice():
+    fp32 = _one(precision="fp32", tag="membound:scale:cuda_core:n_2_28:fp32", fmul=100.0, fadd=7.0, ffma=10.0)
+    fp16 = _one(precision="fp16", tag="membound:scale:cuda_core:n_2_28:fp16", hmul=50.0, hfma=5.0, fmul=3.0)
+    rows = ncu.summarize(pd.concat([fp32, fp16])).set_index("precision")
+    assert rows.loc["fp32", "flops_cuda_core"] == 127 and rows.loc["fp16", "flops_cuda_core"] == 63
+    assert rows.loc["fp32", "flops"] == 127 and rows.loc["fp16", "tensor_flops_from"] == "no tensor instructions"
+
+
+def test_hmma_flops_take_the_shape_of_the_launchs_precision():
+    tf32 = _one(precision="fp32", kernel_name="sm90_xmma_gemm_tf32_tensor16x8x8_kernel", hmma_inst=10.0,
+                tag="membound:gemv:tc:n:fp32")
+    fp16 = _one(precision="fp16", kernel_name="some_kernel", hmma_inst=10.0, tag="membound:gemv:tc:n:fp16")
+    fp64 = _one(kernel_name="some_kernel", hmma_inst=3.0, tag="membound:gemv:tc:n")
+    rows = ncu.summarize(pd.concat([tf32, fp16, fp64]), {"fp16": (16, 8, 16)}).set_index("precision")
+    assert rows.loc["fp32", "flops_tensor"] == 10 * 2048
+    assert rows.loc["fp32", "tensor_flops_from"] == "HMMA instructions x 2048 (m16n8k8 tf32, its name)"
+    assert rows.loc["fp16", "flops_tensor"] == 10 * 4096
+    assert rows.loc["fp16", "tensor_flops_from"] == "HMMA instructions x 4096 (m16n8k16 f16, the spec's mma shape, assumed)"
+    assert pd.isna(rows.loc["fp64", "flops_tensor"]) and "fp64 launch" in rows.loc["fp64", "tensor_flops_from"]
+    unknown = ncu.summarize(fp16).iloc[0]                          # no shape anywhere: not counted, said so
+    assert pd.isna(unknown["flops_tensor"]) and "unknown shape" in unknown["tensor_flops_from"]
+
+
+def test_own_sources_give_a_shape_per_operand_type(tmp_path, monkeypatch):
+    (tmp_path / "x_tc.cu").write_text(
+        '#include "x_mma.cuh"\n'
+        'template <class T> __global__ void x_tc(T* a) {\n'
+        '  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, ...");\n}\n'
+        'extern "C" __global__ void __launch_bounds__(128) x_tc_twin(float* a) {}\n')
+    (tmp_path / "x_mma.cuh").write_text('asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {...}");\n')
+    monkeypatch.setattr(mma, "KERNELS", tmp_path)
+    mma.own_shapes.cache_clear()
+    try:
+        assert mma.own_shapes()["x_tc"] == {"tf32": (16, 8, 8), "f16": (16, 8, 16)}
+        assert mma.shape("void x_tc<float>(float *)", "tf32") == ((16, 8, 8), "its source's mma.sync")
+        assert mma.shape("x_tc_twin", "f16")[0] == (16, 8, 16) and mma.shape("x_tc", "f64") == (None, "unknown")
+        assert mma.base_name("void ns::x_tc<__half>(__half *, int)") == "x_tc"
+    finally:
+        mma.own_shapes.cache_clear()
+
+
+def test_counter_rows_from_before_the_precision_axis_read_as_fp64(tmp_path):
+    rows = ncu.read_rows([FIX / "stencil_2d5pt_h100_counters.csv"])
+    assert (rows["precision"] == "fp64").all() and rows["hmma_inst"].isna().all()
+    assert list(rows.columns[: len(ncu.COLUMNS)]) == ncu.COLUMNS
+
+
+def test_mma_shapes_argument():
+    assert ncu.mma_shape_arg("fp32=16x8x8") == ("fp32", (16, 8, 8))
+    with pytest.raises(Exception, match="<precision>=MxNxK"):
+        ncu.mma_shape_arg("fp32=16x8")

@@ -1,5 +1,6 @@
 """One test per equation of the model, on the papers' own worked numbers (paper 000 and 002)."""
 
+import numpy as np
 import pytest
 
 from membound import model as m
@@ -103,6 +104,14 @@ def test_eq23_bound_is_1_33_at_alpha_2_and_2_at_infinity():
     assert m.tc_speedup_bound(2, 1.0, 1.0) == pytest.approx(m.tc_upper_bound(2))   # T_cmp -> T_mem
 
 
+def test_eq23_h100_tf32_bound_from_the_datasheet():
+    """H100 SXM: FP32 67 TFLOPS on CUDA cores, TF32 989 TFLOPS with sparsity on tensor cores (494.5
+    dense); the whitepaper's 494.7/66.9 gives the same 1.76."""
+    assert m.tc_upper_bound(494.5 / 67) == pytest.approx(1.76135, abs=1e-5)
+    assert m.tc_upper_bound(494.7 / 66.9) == pytest.approx(1.76175, abs=1e-5)
+    assert round(m.tc_upper_bound(67 / 34), 2) == 1.33
+
+
 def test_eq24_a100_gemv_workload_bound_is_1_05():
     balance = m.machine_balance(A100["cc"], A100["bw"])
     assert m.workload_bound(0.25, balance) == pytest.approx(1.05)
@@ -111,6 +120,31 @@ def test_eq24_a100_gemv_workload_bound_is_1_05():
 def test_sec51_tensor_core_scale_ceilings():
     assert m.tc_scale_ceiling(A100["tc"], (8, 8, 4)) / 1e12 == pytest.approx(2.4, abs=0.05)
     assert m.tc_scale_ceiling(GH200["tc"], (8, 8, 4)) / 1e12 == pytest.approx(8.37, abs=0.01)
+
+
+@pytest.mark.parametrize("shape,elements,fraction", [
+    ((8, 8, 4), 32, 1 / 8), ((16, 8, 8), 128, 1 / 8), ((16, 8, 16), 128, 1 / 16), ((16, 16, 4), 64, 1 / 16),
+    ((16, 8, 4), 64, 1 / 8), ((16, 16, 16), 256, 1 / 16)])
+def test_sec51_scale_fraction_per_mma_shape(shape, elements, fraction):
+    assert m.scale_mma_elements(shape) == elements and m.scale_mma_fraction(shape) == fraction
+
+
+@pytest.mark.parametrize("shape", [(8, 8, 4), (16, 8, 8), (16, 8, 16), (16, 16, 4), (16, 8, 4), (32, 32, 2)])
+def test_sec51_elements_are_what_a_permutation_operand_scales(shape):
+    """Built, not assumed: D = A (q P) with the data in A and P = I_{k x n}, or D = (q P) B with the
+    data in B; the scaled elements are the distinct data entries that reach D (times q)."""
+    mm, n, k = shape
+    rng = np.random.default_rng(0)
+    a, b, q = rng.random((mm, k)), rng.random((k, n)), 3.0
+    in_a = np.isin(np.round(a @ (q * np.eye(k, n)), 12), np.round(q * a, 12)).sum()
+    in_b = np.isin(np.round((q * np.eye(mm, k)) @ b, 12), np.round(q * b, 12)).sum()
+    assert max(in_a, in_b) == m.scale_mma_elements(shape)
+
+
+@pytest.mark.parametrize("shape", [(8, 8, 4), (16, 16, 4), (32, 32, 8)])
+def test_sec51_papers_one_over_max_mn_is_the_square_case(shape):
+    assert m.scale_mma_fraction(shape) == 1 / max(shape[:2])
+    assert m.scale_mma_fraction((16, 8, 4)) == 1 / 8 != 1 / max(16, 8)     # not square: the paper's formula is off
 
 
 @pytest.mark.parametrize("shape,dims,radius,k", [

@@ -4,15 +4,17 @@ family's W and Q live in its registry entry (membound.families).
 
 W is the useful work the papers count (paper 000 Sec. 3); `W_exec` is the work the unit executes
 by the model: equal to W on CUDA cores; on tensor cores the MMA also multiplies padding (SCALE
-uses 1/max(m, n) of the MMA, paper 000 Sec. 5.1; a fused stencil does alpha/S times the work,
-paper 002 eq. 3; the tensor-core SpMV does 2 m n k per MMA of its plan, the raw row's `mma`). Q counts compulsory DRAM traffic.
+uses model.scale_mma_fraction of the MMA, 1/8 for m8n8k4, paper 000 Sec. 5.1; a fused stencil does
+alpha/S times the work, paper 002 eq. 3; the tensor-core SpMV does 2 m n k per MMA of its plan, the
+raw row's `mma`), with the MMA shape of the row's precision. Q counts compulsory DRAM traffic in the
+row's element size D.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from membound import model
+from membound import model, peaks
 from membound.families import FAMILIES
 from membound.geometry import tc_sparsity
 
@@ -34,21 +36,26 @@ def analytical(row: Mapping, gpu: dict, stencils: Mapping | None = None) -> dict
     return out
 
 
-def kernel_intensities(config: Mapping, gpu: dict, tensor_cores: bool = True) -> list[tuple[str, float, str]]:
-    """(label, analytical I, unit) of every kernel the workflow runs, for the roofline of Figure 2.
+def kernel_intensities(config: Mapping, gpu: dict, tensor_cores: bool = True,
+                       precision: str = "fp64") -> list[tuple[str, float, str]]:
+    """(label, analytical I, unit) of every kernel the workflow runs, in `precision` (its element
+    size D), for the roofline of Figure 2 and the bounds table.
 
-    SCALE and CSR SpMV at their paper values (1/16, ~1/6 for large nnz), GEMV for reference (1/4),
-    and each stencil on CUDA cores at depth t (paper 002 eq. 8) and on tensor cores with fusion
-    (eq. 11-12, with this workflow's sparsity factor S) unless `tensor_cores` is False.
+    SCALE and CSR SpMV at their paper values (FP64: 1/16, ~1/6 for large nnz; I = 1/(2D) and
+    2/(D + 4) in general), GEMV for reference (2/D), and each stencil on CUDA cores at depth t (paper
+    002 eq. 8, I = tK/D) and, in fp64 (the precision of this workflow's tensor-core stencil layout,
+    m8n8k4), on tensor cores with fusion (eq. 11-12, with its sparsity factor S) unless `tensor_cores`
+    is False.
     """
-    out = [("SCALE", model.intensity(*model.scale_wq(1)), "cuda_core"),
-           ("GEMV", model.intensity(*model.gemv_wq(10**5, 10**5)), "cuda_core"),
-           ("SpMV CSR", model.intensity(*model.csr_wq(10**6, 10**6, 10**8)), "cuda_core")]
+    d = peaks.ELEMENT_BYTES[precision]
+    out = [("SCALE", model.intensity(*model.scale_wq(1, d)), "cuda_core"),
+           ("GEMV", model.intensity(*model.gemv_wq(10**5, 10**5, d)), "cuda_core"),
+           ("SpMV CSR", model.intensity(*model.csr_wq(10**6, 10**6, 10**8, d)), "cuda_core")]
     for name, spec in config["stencil"]["kernels"].items():
         shape, dims, radius, t = spec["shape"], spec["dims"], spec["radius"], spec["depth"]
         k = model.stencil_points(shape, dims, radius)
-        out.append((f"{name} t={t}", model.stencil_cc(k, t)[2], "cuda_core"))
-        if not tensor_cores:
+        out.append((f"{name} t={t}", model.stencil_cc(k, t, d)[2], "cuda_core"))
+        if not tensor_cores or precision != "fp64":
             continue
         alpha = model.fusion_redundancy(shape, dims, radius, t)
         out.append((f"{name} t={t} TC", model.stencil_tc(k, t, alpha, tc_sparsity(shape, dims, radius, t))[2],

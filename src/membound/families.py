@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from membound import geometry, model
+from membound import geometry, model, peaks
 
 KERNELS = "src/membound/kernels"
 
@@ -53,19 +53,25 @@ def rep_index(suffix: str) -> int:
 
 
 # ------------------------------------------------------------------------ analytical W and Q
+# Each takes the row's precision (membound.peaks.row_precision): its element size D for Q and its
+# MMA shape for W_exec on tensor cores.
+
+
+def _precision(row: Mapping, gpu: dict) -> peaks.Peaks:
+    return peaks.at(gpu, peaks.row_precision(row))
 
 
 def _scale_wq(row: Mapping, gpu: dict, stencils=None) -> dict:
-    n = int(row["n"])
-    w, q = model.scale_wq(n)
-    w_exec = w if row["unit"] == "cuda_core" else 2 * max(gpu["mma_shape"][:2]) * n
+    n, p = int(row["n"]), _precision(row, gpu)
+    w, q = model.scale_wq(n, p.element_bytes)
+    w_exec = w if row["unit"] == "cuda_core" else 2 * n / model.scale_mma_fraction(p.mma_shape)   # Sec. 5.1
     return {"W": w, "Q": q, "W_exec": w_exec, "items": n}
 
 
 def _spmv_wq(row: Mapping, gpu: dict, stencils=None) -> dict:
-    nnz = int(row["nnz"])
-    w, q = model.csr_wq(int(row["rows"]), int(row["cols"]), nnz)
-    m, n, k = gpu["mma_shape"]
+    nnz, p = int(row["nnz"]), _precision(row, gpu)
+    w, q = model.csr_wq(int(row["rows"]), int(row["cols"]), nnz, p.element_bytes)
+    m, n, k = p.mma_shape
     w_exec = w if row["unit"] == "cuda_core" else float(row.get("mma", "nan") or "nan") * 2 * m * n * k
     return {"W": w, "Q": q, "W_exec": w_exec, "items": nnz}
 
@@ -77,7 +83,7 @@ def _stencil_wq(row: Mapping, gpu: dict, stencils: Mapping) -> dict:
     depth, steps = int(row["depth"]), int(row["steps"])
     points = int(row["n"])
     launches = steps // depth
-    w, q = model.stencil_wq(points, k, t=depth)               # per launch of depth t (eq. 13)
+    w, q = model.stencil_wq(points, k, t=depth, d=_precision(row, gpu).element_bytes)   # per launch (eq. 13)
     w, q = w * launches, q * launches
     w_exec = w
     if row["unit"] == "tensor_core":
@@ -87,9 +93,9 @@ def _stencil_wq(row: Mapping, gpu: dict, stencils: Mapping) -> dict:
 
 
 def _gemv_wq(row: Mapping, gpu: dict, stencils=None) -> dict:
-    m, n = int(row["rows"]), int(row["cols"])
-    w, q = model.gemv_wq(m, n)                                  # paper 000, eq. 6-7
-    w_exec = w if row["unit"] == "cuda_core" else w * gpu["mma_shape"][1]   # x fills 1 of the MMA's n columns
+    m, n, p = int(row["rows"]), int(row["cols"]), _precision(row, gpu)
+    w, q = model.gemv_wq(m, n, p.element_bytes)                                # paper 000, eq. 6-7
+    w_exec = w if row["unit"] == "cuda_core" else w * p.mma_shape[1]   # x fills 1 of the MMA's n columns
     return {"W": w, "Q": q, "W_exec": w_exec, "items": m * n}
 
 

@@ -215,10 +215,12 @@ def write_rows(rows: list[dict], path) -> pd.DataFrame:
     return frame
 
 
-def launch_tag(kernel: str, impl: str, problem: str) -> str:
-    """The NVTX range name around a launch measured by the counter runs."""
+def launch_tag(kernel: str, impl: str, problem: str, precision: str = "fp64") -> str:
+    """The NVTX range name around a launch measured by the counter runs: membound:<kernel>:<impl>:<problem>,
+    then :<precision> except for fp64 (whose tags keep the form they had before the precision axis,
+    so that counter runs made then still join their rows)."""
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in str(problem))
-    return f"membound:{kernel}:{impl}:{safe}"
+    return f"membound:{kernel}:{impl}:{safe}" + ("" if precision == "fp64" else f":{precision}")
 
 
 @contextmanager

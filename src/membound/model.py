@@ -2,7 +2,9 @@
 (Gu et al., "Do We Need Tensor Cores for Stencil Computations?").
 
 Units: W in FLOPs, Q in bytes, I in FLOP/byte, P in FLOP/s, B in byte/s, times in seconds; D is the
-data size in bytes (8 for FP64). The two papers both write alpha for different things: paper 000's
+data size in bytes (8 for FP64, 4 for FP32, 2 for FP16: every D argument takes the row's precision).
+In another precision the equations hold with that precision's D and peaks (membound.peaks): alpha
+of eq. 19-23 is its P_TC / P_CC, and Sec. 5.1's ceiling takes its MMA shape. The two papers both write alpha for different things: paper 000's
 alpha is the tensor-core to CUDA-core peak ratio (`peak_ratio` here), paper 002's alpha the fusion
 redundancy (`fusion_redundancy`). Each function names its equation.
 """
@@ -111,10 +113,32 @@ def workload_bound(i: float, balance: float) -> float:
     return 1 + i / balance
 
 
+def scale_mma_elements(mma_shape: tuple[int, int, int]) -> int:
+    """Elements one MMA D = A B (A m x k, B k x n) scales in tensor-core SCALE (paper 000, Sec. 5.1,
+    generalised to any shape): max(m min(k, n), n min(k, m)).
+
+    Derivation: put the data in A and let B = q P, P a k x n partial permutation (at most one 1 per
+    row and per column, min(k, n) ones): D's columns are q times min(k, n) distinct columns of A, so
+    one MMA scales m min(k, n) elements; with the data in B and A = q P (m x k) it scales n min(k, m).
+    The better orientation is taken. Examples: m8n8k4 (FP64) 32, m16n8k8 (TF32) 128, m16n8k16 (FP16) 128.
+    """
+    m, n, k = mma_shape
+    return max(m * min(k, n), n * min(k, m))
+
+
+def scale_mma_fraction(mma_shape: tuple[int, int, int]) -> float:
+    """The fraction of an MMA's m n k multiply-adds that SCALE uses: scale_mma_elements / (m n k)
+    (paper 000, Sec. 5.1). m8n8k4: 32/256 = 1/8, m16n8k8: 128/1024 = 1/8, m16n8k16: 128/2048 = 1/16.
+    The paper's 1/max(m, n) is the special case m = n >= k, where the fraction is k m / (m m k) = 1/m
+    (its 8x4 FP64 tiles of the A100 and H100)."""
+    m, n, k = mma_shape
+    return scale_mma_elements(mma_shape) / (m * n * k)
+
+
 def tc_scale_ceiling(tc_peak: float, mma_shape: tuple[int, int, int]) -> float:
-    """Tensor-core SCALE ceiling: A = B(qI) uses 1/max(m, n) of the MMA peak (paper 000, Sec. 5.1)."""
-    m, n, _ = mma_shape
-    return tc_peak / max(m, n)
+    """Tensor-core SCALE ceiling: A = B(qI) uses scale_mma_fraction of the MMA peak, P_TC/8 for
+    m8n8k4 (paper 000, Sec. 5.1: 1/max(m, n))."""
+    return tc_peak * scale_mma_fraction(mma_shape)
 
 
 # ---------------------------------------------------------------------------------- paper 002
@@ -203,7 +227,8 @@ def sweet_spot(cc_peak: float, tc_peak: float, alpha: float, sparsity: float) ->
 MB = 2**20  # L2 sizes in the device specs are binary megabytes
 
 
-def size_mb(rows: int, cols: int, nnz: int) -> float:
-    """A matrix's size as Table 2 counts it: the CSR arrays (float64 values, int32 indices and row
-    pointers) plus the float64 x and y vectors, in MB of 2^20 bytes (eq. 10's Q, as csr.save stores them)."""
-    return csr_wq(rows, cols, nnz)[1] / MB
+def size_mb(rows: int, cols: int, nnz: int, d: int = D_FP64) -> float:
+    """A matrix's size as Table 2 counts it: the CSR arrays (values of d bytes, float64 by default,
+    int32 indices and row pointers) plus the x and y vectors of d bytes, in MB of 2^20 bytes (eq. 10's
+    Q, as csr.save stores them)."""
+    return csr_wq(rows, cols, nnz, d)[1] / MB

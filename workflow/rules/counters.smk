@@ -1,7 +1,9 @@
 # Hardware counters: every benchmark rerun under ncu on its NVTX-tagged launches only (one measured
 # launch per case, --counters), with a minimal metric list; docs/counters.md. Pulled in by rule wqi.
 
-NCU = f"--mma-shape {' '.join(map(str, GPU['mma_shape']))} {config['ncu']['options']}"
+from membound.counters.workflow import mma_shapes
+
+NCU = f"--mma-shapes {mma_shapes(GPU)} {config['ncu']['options']}"
 NCU_CODE = code("membound.counters.ncu")
 
 

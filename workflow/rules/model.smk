@@ -31,6 +31,6 @@ rule bounds:
     conda:
         "../../envs/membound.yaml"
     params:
-        config={"stencil": config["stencil"]},
+        config={"stencil": config["stencil"], "precisions": config["precisions"]},
     script:
         "../../scripts/bounds.py"

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from membound import measure
-from membound.counters import ncu
+from membound.counters import mma
 from membound.measure import guarded, write_result
 
 SHAPES = ("2048x2048x2048", "4096x1024x512")
@@ -51,7 +51,7 @@ def run_shape(m: int, n: int, k: int, rng: np.random.Generator) -> dict:
 
 def check_counter(rows: pd.DataFrame, counters: pd.DataFrame, tol: float = 0.01) -> pd.DataFrame:
     """Per DGEMM shape: 2 M N K beside the FP64 tensor-path ops and DMMA instructions ncu counted, the
-    FLOPs one unit of each is worth, the DMMA shape ncu.dmma_shape gives the kernel and its 2 m n k,
+    FLOPs one unit of each is worth, the DMMA shape mma.shape gives the kernel and its 2 m n k,
     and ok: tensor-path ops within `tol` of 2 M N K (where the GPU has that counter) and the FLOPs per
     DMMA within `tol` of the shape's, so the fallback for GPUs without the counter is checked too.
     cuBLAS's epilogue adds M N FP64 CUDA-core FLOPs (alpha scaling), counted by the dmul/dfma
@@ -68,7 +68,7 @@ def check_counter(rows: pd.DataFrame, counters: pd.DataFrame, tol: float = 0.01)
     out["flops_cuda_core"] = main["flops_cuda_core"].values
     out["flops_per_op_unit"] = out["flops_2mnk"] / out["tensor_fp64_ops"]
     out["flops_per_dmma"] = out["flops_2mnk"] / out["dmma_inst"]
-    shapes = [ncu.dmma_shape(name, None)[0] for name in out["kernel_name"]]
+    shapes = [mma.shape(name, "f64")[0] for name in out["kernel_name"]]
     out["dmma_shape"] = ["m{}n{}k{}".format(*s) if s else "unknown" for s in shapes]
     out["flops_per_dmma_shape"] = [2 * s[0] * s[1] * s[2] if s else float("nan") for s in shapes]
     ops_ok = ((out["flops_per_op_unit"] - 1).abs() <= tol) | out["tensor_fp64_ops"].isna()

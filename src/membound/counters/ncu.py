@@ -7,21 +7,17 @@ default long layout (`ncu --csv`, one row per metric: Section Name, Metric Name,
 Metric Value), so that a user's own export (captured with --nvtx) can be read. Values in scaled
 units (Kbyte, usecond, ...) are converted to bytes, nanoseconds and counts.
 
-Only kernels inside a push/pop range named "membound:<kernel>:<impl>:<problem>"
-(measure.launch_tag) are profiled, with a minimal metric list (METRICS) and a bounded launch count.
-Achieved work and traffic per row:
-- FP64 FLOPs = dadd + dmul + 2 dfma thread instructions + FP64 tensor-path FLOPs;
-- FP64 tensor-path FLOPs = sm__ops_path_tensor_src_fp64.sum, one unit = one FLOP (checked on the H100
-  with cuBLAS DGEMMs, docs/counters.md); on a GPU without that counter, DMMA warp instructions x
-  2 m n k of each kernel's own instruction shape (dmma_shape: m8n8k4 = 512 FLOPs, m16n8k4 = 1024,
-  m16n8k8 = 2048, m16n8k16 = 4096), never one factor for all;
+Only kernels inside a push/pop range named "membound:<kernel>:<impl>:<problem>[:<precision>]"
+(measure.launch_tag; no precision part: fp64) are profiled, with a minimal metric list (METRICS) and
+a bounded launch count. Achieved work and traffic per row:
+- CUDA-core FLOPs in every precision = add + mul + 2 fma thread instructions, summed over FP64
+  (dadd, dmul, dfma), FP32 (fadd, fmul, ffma) and FP16 (hadd, hmul, hfma; ncu's half-precision
+  roofline counts them so, the packed HADD2/HMUL2/HFMA2 included);
+- tensor-path FLOPs (membound.counters.mma): FP64 from sm__ops_path_tensor_src_fp64, one unit = one
+  FLOP (checked on the H100 with cuBLAS DGEMMs, docs/counters.md), else DMMA warp instructions x
+  2 m n k; TF32 and FP16 from HMMA warp instructions x 2 m n k, of each kernel's own instruction
+  shape in the launch's precision, never one factor for all;
 - DRAM bytes read + written, L2 (lts__t_bytes) and L1 (l1tex__t_bytes) bytes; time gpu__time_duration.
-
-Launches of one kernel name inside one tag are summed (a stencil's timed call is steps/depth
-launches of one kernel). The "main" row of a tag sums every kernel of membound's own .cu sources in
-it (the tensor-core SpMV is two kernels); in a tag with none (a library call) the kernel name with
-the most time is "main". Any other kernel (a library's helper, e.g. cuSPARSE's partition kernel)
-keeps a row of its own with part "helper".
 """
 
 from __future__ import annotations
@@ -33,37 +29,40 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from functools import cache
 from pathlib import Path
 
 import pandas as pd
 
+from membound import measure
+from membound.counters import mma
 from membound.outputs import write_csv
 
-KERNELS = Path(__file__).parents[1] / "kernels"   # membound's own CUDA sources (read, not imported)
 METRICS = {  # ncu metric -> column of the parsed launches
     "gpu__time_duration.sum": "time_ns",
-    "smsp__sass_thread_inst_executed_op_dadd_pred_on.sum": "dadd",
-    "smsp__sass_thread_inst_executed_op_dmul_pred_on.sum": "dmul",
-    "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum": "dfma",
+    **{f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum": op
+       for op in ("dadd", "dmul", "dfma", "fadd", "fmul", "ffma", "hadd", "hmul", "hfma")},
     "sm__ops_path_tensor_src_fp64.sum": "tensor_fp64_ops",
     "sm__inst_executed_pipe_tensor_op_dmma.sum": "dmma_inst",
+    "sm__inst_executed_pipe_tensor_op_hmma.sum": "hmma_inst",
     "dram__bytes_read.sum": "dram_read",
     "dram__bytes_write.sum": "dram_write",
     "lts__t_bytes.sum": "l2_bytes",
     "l1tex__t_bytes.sum": "l1_bytes",
 }
-OPTIONAL = {"sm__ops_path_tensor_src_fp64.sum"}   # newer GPUs only; DMMA instructions stand in for it
+CUDA_CORE_OPS = {"fp64": ("dadd", "dmul", "dfma"), "fp32": ("fadd", "fmul", "ffma"), "fp16": ("hadd", "hmul", "hfma")}
+OPTIONAL = {"sm__ops_path_tensor_src_fp64.sum",     # newer GPUs only; DMMA instructions stand in for it
+            "sm__inst_executed_pipe_tensor_op_hmma.sum"}   # without it, TF32/FP16 tensor FLOPs are not counted
 NVTX_FILTER = "regex:membound:.*/"                  # every push/pop range whose name starts membound:
-TAG = re.compile(r"membound:([A-Za-z0-9_.\-]+):([A-Za-z0-9_.\-]+):([A-Za-z0-9_.\-]+)")
+NAME = r"[A-Za-z0-9_.\-]+"
+TAG = re.compile(rf"membound:({NAME}):({NAME}):({NAME})(?::(fp64|fp32|fp16)(?![A-Za-z0-9_.\-]))?")  # ncu appends :none...
 PERMISSION_FIX = ("GPU performance counters are not permitted for this user (ERR_NVGPUCTRPERM): run the "
                   "counter jobs as root, or let all users profile (driver option "
                   "NVreg_RestrictProfilingToAdminUsers=0, https://developer.nvidia.com/ERR_NVGPUCTRPERM), "
                   "or set `counters: false` in config/config.yaml to run `all` without counters")
-COLUMNS = ["tag", "kernel", "impl", "problem", "kernel_name", "part", "launches", "time_s",
-           "dadd", "dmul", "dfma", "tensor_fp64_ops", "dmma_inst", "flops_cuda_core", "flops_tensor", "flops",
-           "tensor_flops_from", "dram_read", "dram_write", "dram_bytes", "l2_bytes", "l1_bytes",
-           "profiler", "clock_control", "cache_control"]
+COLUMNS = ["tag", "kernel", "impl", "problem", "precision", "kernel_name", "part", "launches", "time_s",
+           *[op for ops in CUDA_CORE_OPS.values() for op in ops], "tensor_fp64_ops", "dmma_inst", "hmma_inst",
+           "flops_cuda_core", "flops_tensor", "flops", "tensor_flops_from", "dram_read", "dram_write", "dram_bytes",
+           "l2_bytes", "l1_bytes", "profiler", "clock_control", "cache_control"]
 
 
 class CounterError(RuntimeError):
@@ -139,76 +138,31 @@ def parse_launches(source) -> pd.DataFrame:
         raise CounterError(f"ncu profiled kernel '{bad}' outside any membound:* NVTX range; "
                            f"profile with --nvtx-include '{NVTX_FILTER}'")
     innermost = [t[-1] for t in tags]
-    out["tag"] = [f"membound:{k}:{i}:{p}" for k, i, p in innermost]
-    out["kernel"], out["impl"], out["problem"] = zip(*innermost)
+    out["tag"] = [measure.launch_tag(k, i, p, prec or "fp64") for k, i, p, prec in innermost]
+    out["kernel"], out["impl"], out["problem"], out["precision"] = (
+        [k for k, *_ in innermost], [i for _, i, *_ in innermost], [q for _, _, q, _ in innermost],
+        [prec or "fp64" for *_, prec in innermost])
     for metric, column in METRICS.items():
         out[column] = raw[metric].astype(float) if metric in raw.columns else float("nan")
     return out
 
 
-KERNEL = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")
-MMA_F64 = re.compile(r"mma\.sync\.aligned\.m(\d+)n(\d+)k(\d+)\.[a-z.]*f64")   # PTX FP64 MMA in our sources
-LIBRARY_SHAPE = re.compile(r"tensor(\d+)x(\d+)x(\d+)")        # cuBLAS/CUTLASS names: ..._tensor16x8x8_...
-INCLUDE = re.compile(r'^#include "([\w.]+\.cuh)"$', re.MULTILINE)  # a source's local headers
-
-
-@cache
-def own_shapes() -> dict[str, tuple[int, int, int] | None]:
-    """Each kernel that membound's own CUDA sources define (src/membound/kernels/*.cu) -> the FP64
-    MMA shape its source file (with its headers) uses (None where it uses none or several)."""
-    out = {}
-    for cu in KERNELS.glob("*.cu"):
-        text = cu.read_text()
-        text += "".join((KERNELS / h).read_text() for h in INCLUDE.findall(text))
-        shapes = {tuple(map(int, s)) for s in MMA_F64.findall(text)}
-        out.update({name: next(iter(shapes)) if len(shapes) == 1 else None for name in KERNEL.findall(text)})
-    return out
-
-
-def own_kernels() -> frozenset[str]:
-    """Names of the kernels that membound's own CUDA sources define."""
-    return frozenset(own_shapes())
-
-
-def dmma_shape(kernel_name: str, fallback) -> tuple[tuple[int, int, int] | None, str]:
-    """The FP64 MMA shape (m, n, k) of one DMMA instruction of `kernel_name` and where it comes from:
-    our own source's mma.sync, a library kernel's name (tensorMxNxK), else `fallback` (the spec's
-    mma_shape: exact only on a GPU with one FP64 MMA shape, as the A100's m8n8k4; None: unknown)."""
-    if own_shapes().get(kernel_name):
-        return own_shapes()[kernel_name], "its source's mma.sync"
-    if match := LIBRARY_SHAPE.search(kernel_name):
-        return tuple(map(int, match.groups())), "its name"
-    return (tuple(fallback), "the spec's mma_shape, assumed") if fallback else (None, "unknown")
-
-
-def tensor_flops(launches: pd.DataFrame, mma_shape) -> tuple[pd.Series, list[str]]:
-    """Per launch: FP64 tensor-path FLOPs (the ops counter, else DMMA instructions x 2 m n k of the
-    kernel's own shape, dmma_shape) and where they come from."""
-    has_ops = launches["tensor_fp64_ops"].notna()
-    shapes = [dmma_shape(name, mma_shape) for name in launches["kernel_name"]]
-    per = pd.Series([2 * m * n * k if s else float("nan") for s, _ in shapes for m, n, k in [s or (0, 0, 0)]],
-                    index=launches.index)
-    from_dmma = (launches["dmma_inst"] * per).where(launches["dmma_inst"] != 0, 0.0)
-    how = ["sm__ops_path_tensor_src_fp64 (1 FLOP per unit)" if ok else
-           f"DMMA instructions x {2 * s[0] * s[1] * s[2]} (m{s[0]}n{s[1]}k{s[2]}, {why})" if s else
-           f"DMMA instructions of unknown shape ({why}): not counted"
-           for ok, (s, why) in zip(has_ops, shapes)]
-    return launches["tensor_fp64_ops"].where(has_ops, from_dmma), how
-
-
-def summarize(launches: pd.DataFrame, mma_shape=(8, 8, 4), clock_control="base", cache_control="all") -> pd.DataFrame:
-    """Per (tag, kernel name): launches summed, FP64 FLOPs and bytes, part main | helper (COLUMNS).
-    `mma_shape`: the FP64 MMA shape assumed for a kernel whose own shape is unknown (dmma_shape)."""
+def summarize(launches: pd.DataFrame, mma_shapes=None, clock_control="base", cache_control="all") -> pd.DataFrame:
+    """Per (tag, kernel name): launches summed, FLOPs of every precision and bytes, part main | helper
+    (COLUMNS). `mma_shapes`: precision -> the spec's MMA shape, assumed for a kernel whose own shape
+    is unknown (membound.counters.mma)."""
     sums = [*METRICS.values(), "flops_tensor"]
     launches = launches.copy()
-    launches["flops_tensor"], launches["tensor_flops_from"] = tensor_flops(launches, mma_shape)
-    own = launches["kernel_name"].isin(own_kernels())
+    launches["precision"] = launches["precision"] if "precision" in launches else "fp64"
+    launches["flops_tensor"], launches["tensor_flops_from"] = mma.tensor_flops(launches, mma_shapes or {})
+    own = launches["kernel_name"].map(mma.base_name).isin(mma.own_kernels())
     joined = launches[own].groupby("tag")["kernel_name"].agg(lambda s: " + ".join(sorted(set(s))))
     launches.loc[own, "kernel_name"] = launches.loc[own, "tag"].map(joined)
-    grouped = (launches.groupby(["tag", "kernel", "impl", "problem", "kernel_name"], sort=False)
+    grouped = (launches.groupby(["tag", "kernel", "impl", "problem", "precision", "kernel_name"], sort=False)
                .agg(launches=("id", "size"), **{c: (c, lambda s: s.sum(min_count=1)) for c in sums},
                     tensor_flops_from=("tensor_flops_from", lambda s: "; ".join(dict.fromkeys(s)))).reset_index())
-    grouped["flops_cuda_core"] = grouped["dadd"] + grouped["dmul"] + 2 * grouped["dfma"]
+    per_type = pd.concat([grouped[a] + grouped[m] + 2 * grouped[f] for a, m, f in CUDA_CORE_OPS.values()], axis=1)
+    grouped["flops_cuda_core"] = per_type.sum(axis=1, min_count=1)    # a precision not collected counts nothing
     grouped["flops"] = grouped["flops_cuda_core"] + grouped["flops_tensor"]
     grouped["dram_bytes"] = grouped["dram_read"] + grouped["dram_write"]
     grouped["time_s"] = grouped["time_ns"] / 1e9
@@ -224,8 +178,13 @@ def summarize(launches: pd.DataFrame, mma_shape=(8, 8, 4), clock_control="base",
 
 
 def read_rows(paths) -> pd.DataFrame | None:
-    """The counter rows (COLUMNS) of the CSVs `paths` that `main` wrote, one frame; None without paths."""
-    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True) if paths else None
+    """The counter rows (COLUMNS) of the CSVs `paths` that `main` wrote, one frame; None without paths.
+    Rows written before the precision axis get precision fp64 and no FP32/FP16 or HMMA counts (NaN)."""
+    if not paths:
+        return None
+    rows = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+    rows["precision"] = rows["precision"].fillna("fp64") if "precision" in rows else "fp64"
+    return rows.reindex(columns=list(dict.fromkeys([*COLUMNS, *rows.columns])))
 
 
 # ------------------------------------------------------------------------------------ running
@@ -265,7 +224,7 @@ def profile_args(metrics: list[str], report: str, clock_control: str, cache_cont
             "--launch-count", str(launch_count), "--force-overwrite", "--export", report]
 
 
-def profile(command: list[str], mma_shape, clock_control="base", cache_control="all", launch_count=1000,
+def profile(command: list[str], mma_shapes, clock_control="base", cache_control="all", launch_count=1000,
             ncu: str | None = None) -> pd.DataFrame:
     """Run `command` under ncu and return summarize()'s rows; CounterError with the fix on failure."""
     ncu = ncu or shutil.which("ncu")
@@ -283,16 +242,26 @@ def profile(command: list[str], mma_shape, clock_control="base", cache_control="
                                "does the benchmark support --counters?")
         csv = _ncu(ncu, ["--import", report + ".ncu-rep", "--csv", "--page", "raw", "--print-units", "base"],
                    "--import").stdout
-    return summarize(parse_launches(csv), mma_shape, clock_control, cache_control)
+    return summarize(parse_launches(csv), mma_shapes, clock_control, cache_control)
+
+
+def mma_shape_arg(text: str) -> tuple[str, tuple[int, int, int]]:
+    """'fp32=16x8x8' -> ('fp32', (16, 8, 8)), for --mma-shapes."""
+    precision, _, shape = text.partition("=")
+    dims = shape.split("x")
+    if precision not in CUDA_CORE_OPS or len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+        raise argparse.ArgumentTypeError(f"'{text}': use <precision>=MxNxK with precision one of "
+                                         f"{', '.join(CUDA_CORE_OPS)}, e.g. fp32=16x8x8")
+    return precision, tuple(map(int, dims))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Run a benchmark CLI under ncu; write per-kernel achieved counters.",
                                      usage="%(prog)s --out F.csv [options] -- python -m membound.kernels.X ... --counters")
     parser.add_argument("--out", required=True, help="counter CSV (one row per launch tag and kernel name)")
-    parser.add_argument("--mma-shape", type=int, nargs=3, default=[8, 8, 4], metavar=("M", "N", "K"),
-                        help="FP64 MMA shape assumed where ncu lacks the FP64 tensor-path op counter and a "
-                             "kernel's own shape is unknown (exact on a GPU with one FP64 shape, as the A100)")
+    parser.add_argument("--mma-shapes", nargs="+", default=[], type=mma_shape_arg, metavar="P=MxNxK",
+                        help="MMA shape per precision, assumed where a kernel's own shape is unknown (and, for "
+                             "fp64, ncu lacks the tensor-path op counter): the spec's (config/gpus/*.yaml mma)")
     parser.add_argument("--clock-control", default="base", choices=["base", "none", "reset"])
     parser.add_argument("--cache-control", default="all", choices=["all", "none"])
     parser.add_argument("--launch-count", type=int, default=1000, help="at most this many launches are profiled")
@@ -302,7 +271,7 @@ def main(argv=None):
     if not command:
         parser.error("give the benchmark command after --")
     try:
-        rows = profile(command, tuple(args.mma_shape), args.clock_control, args.cache_control, args.launch_count)
+        rows = profile(command, dict(args.mma_shapes), args.clock_control, args.cache_control, args.launch_count)
     except CounterError as err:
         sys.exit(f"error: {err}")
     write_csv(rows, args.out)

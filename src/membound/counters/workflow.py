@@ -1,6 +1,9 @@
-"""Small helpers of the counter and analysis rules (workflow/rules/analysis.smk)."""
+"""Small helpers of the counter and analysis rules (workflow/rules/counters.smk, analysis.smk)."""
 
 from __future__ import annotations
+
+from membound import peaks
+from membound.precision import PRECISIONS
 
 
 def why_not(counters: bool, profiler: str) -> str:
@@ -10,3 +13,8 @@ def why_not(counters: bool, profiler: str) -> str:
     if profiler != "ncu":
         return f"profiler {profiler}: no counter runs in the workflow for it"
     return ""
+
+
+def mma_shapes(gpu: dict) -> str:
+    """The spec's MMA shape per precision as ncu's --mma-shapes takes it: 'fp64=8x8x4 fp32=16x8x8 ...'."""
+    return " ".join(f"{p}={'x'.join(map(str, peaks.at(gpu, p).mma_shape))}" for p in PRECISIONS)

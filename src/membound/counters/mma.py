@@ -1,0 +1,98 @@
+"""What one tensor-core instruction counted by ncu is worth: 2 m n k FLOPs of the MMA shape the
+kernel issues, per operand type (DMMA: f64; HMMA: tf32, f16, bf16), never one factor for all.
+
+The shape is looked up in this order: the kernel's own source (src/membound/kernels/*.cu with the
+headers it includes: its `mma.sync` of that operand type), a library kernel's name
+(`..._tensor16x8x8_...` in cuBLAS/CUTLASS names), else the spec's shape for the launch's precision,
+marked "assumed" (exact only on a GPU with one shape per type, as the A100's FP64 m8n8k4).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+import pandas as pd
+
+from membound.precision import fmt
+
+KERNELS = Path(__file__).parents[1] / "kernels"   # membound's own CUDA sources (read, not imported)
+KERNEL = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")
+# PTX mma.sync: shape, optional layout, D type, then the A operand type (what the MMA computes in)
+MMA = re.compile(r"mma\.sync\.aligned\.m(\d+)n(\d+)k(\d+)(?:\.row\.col)?\.\w+\.(f64|tf32|f16|bf16)\b")
+LIBRARY_SHAPE = re.compile(r"tensor(\d+)x(\d+)x(\d+)")        # cuBLAS/CUTLASS names: ..._tensor16x8x8_...
+INCLUDE = re.compile(r'^#include "([\w.]+\.cuh)"$', re.MULTILINE)  # a source's local headers
+Shape = tuple[int, int, int]
+
+
+def base_name(kernel_name: str) -> str:
+    """A kernel name as ncu prints it, without return type, namespace, template arguments and
+    parameters ('void scale_tc<float>(float *, ...)' -> 'scale_tc')."""
+    head = re.split(r"[<(]", str(kernel_name), maxsplit=1)[0].strip()
+    return head.split()[-1].split("::")[-1] if head else ""
+
+
+@cache
+def own_shapes() -> dict[str, dict[str, Shape]]:
+    """Each kernel that membound's own CUDA sources define -> {operand type: the MMA shape its source
+    file (with its headers) issues in that type}; a type with several shapes in one file is left out."""
+    out = {}
+    for cu in KERNELS.glob("*.cu"):
+        text = cu.read_text()
+        text += "".join((KERNELS / h).read_text() for h in INCLUDE.findall(text))
+        found: dict[str, set[Shape]] = {}
+        for m, n, k, kind in MMA.findall(text):
+            found.setdefault(kind, set()).add((int(m), int(n), int(k)))
+        shapes = {kind: next(iter(s)) for kind, s in found.items() if len(s) == 1}
+        out.update({name: shapes for name in KERNEL.findall(text)})
+    return out
+
+
+def own_kernels() -> frozenset[str]:
+    """Names of the kernels that membound's own CUDA sources define."""
+    return frozenset(own_shapes())
+
+
+def shape(kernel_name: str, kind: str = "f64", fallback=None) -> tuple[Shape | None, str]:
+    """The shape (m, n, k) of one `kind` MMA instruction (f64, tf32, f16, bf16) of `kernel_name` and
+    where it comes from (module docstring); (None, 'unknown') where nothing gives it."""
+    if own := own_shapes().get(base_name(kernel_name), {}).get(kind):
+        return own, "its source's mma.sync"
+    if match := LIBRARY_SHAPE.search(str(kernel_name)):
+        return tuple(map(int, match.groups())), "its name"
+    return (tuple(fallback), "the spec's mma shape, assumed") if fallback else (None, "unknown")
+
+
+def _count(value) -> float:
+    """An instruction count, 0 where not collected (NaN, or a counter CSV from before the column)."""
+    return 0.0 if value is None or pd.isna(value) else float(value)
+
+
+def _part(count: float, name: str, kernel_name: str, kind: str, fallback) -> tuple[float, str]:
+    """FLOPs of `count` MMA instructions of `kind` and how they were counted ('' where none ran)."""
+    if not count:
+        return 0.0, ""
+    s, why = shape(kernel_name, kind, fallback)
+    if s is None:
+        return float("nan"), f"{name} instructions of unknown shape ({why}): not counted"
+    m, n, k = s
+    return count * 2 * m * n * k, f"{name} instructions x {2 * m * n * k} (m{m}n{n}k{k}{'' if kind == 'f64' else ' ' + kind}, {why})"
+
+
+def tensor_flops(launches: pd.DataFrame, fallbacks: dict) -> tuple[pd.Series, list[str]]:
+    """Per launch: tensor-path FLOPs and where they come from. FP64: the ops counter
+    (sm__ops_path_tensor_src_fp64, 1 FLOP per unit) where measured, else DMMA instructions x 2 m n k;
+    HMMA instructions x 2 m n k of the launch precision's tensor-core type (tf32 for fp32, f16 for
+    fp16). `fallbacks` maps precisions to the spec's shapes."""
+    flops, how = [], []
+    for _, l in launches.iterrows():
+        precision, name = l.get("precision", "fp64"), l["kernel_name"]
+        dmma = ((l["tensor_fp64_ops"], "sm__ops_path_tensor_src_fp64 (1 FLOP per unit)") if pd.notna(l["tensor_fp64_ops"])
+                else _part(_count(l["dmma_inst"]), "DMMA", name, "f64", fallbacks.get("fp64")))
+        kind, hmma_inst = fmt(precision).tc_type, _count(l.get("hmma_inst"))
+        hmma = (_part(hmma_inst, "HMMA", name, kind, fallbacks.get(precision)) if kind != "f64" else
+                (float("nan"), "HMMA instructions in an fp64 launch: not counted") if hmma_inst else (0.0, ""))
+        flops.append(dmma[0] + hmma[0])
+        how.append("; ".join(h for h in (dmma[1], hmma[1]) if h) or "no tensor instructions")
+    return pd.Series(flops, index=launches.index, dtype=float), how

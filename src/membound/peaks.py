@@ -1,0 +1,85 @@
+"""A device spec's numbers in one precision, read through one accessor, `at(gpu, precision)`: the
+dense peaks of CUDA cores (AMD: the vector ALUs) and tensor cores (AMD: the matrix cores), the MMA
+instruction's shape and operand type, the element size D and the bandwidth (config/gpus/<gpu>.yaml:
+peak_TFLOPs.<precision>, mma.<precision>, memory_bandwidth_TBs).
+
+A precision whose tensor-core peak is null has no tensor cores on that device (the CPU spec: all of
+them; its MMA tiles are emulated with numpy): `note` says so, and every table, figure and claim that
+needs the peak prints it instead of a number.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from membound import model
+from membound.precision import FORMATS, PRECISIONS
+
+SPEC_PRECISIONS = (*PRECISIONS, "bf16")     # bf16: in a spec where its peaks differ from fp16's, Table 1 only
+ELEMENT_BYTES = {**{f.name: f.bytes for f in FORMATS.values()}, "bf16": 2}
+UNITS = ("cuda_core", "tensor_core")
+
+
+@dataclass(frozen=True)
+class Peaks:
+    precision: str
+    bandwidth: float                            # TB/s
+    cuda_core: float | None                     # dense TFLOP/s; None: not published for this device
+    tensor_core: float | None                   # dense TFLOP/s; None: no tensor cores in this precision
+    mma_shape: tuple[int, int, int] | None      # m, n, k of one MMA instruction (emulated where no tensor cores)
+    mma_type: str                               # its operand type (PTX/ISA: f64, tf32, f32, f16, bf16)
+
+    @property
+    def element_bytes(self) -> int:
+        """D, the element size of the precision (paper 000 eq. 5-13)."""
+        return ELEMENT_BYTES[self.precision]
+
+    @property
+    def has_tensor_cores(self) -> bool:
+        return self.tensor_core is not None
+
+    @property
+    def alpha(self) -> float:
+        """alpha = P_TC / P_CC, the tensor-core to CUDA-core peak ratio (paper 000 eq. 19); NaN where
+        either peak is missing."""
+        return self.tensor_core / self.cuda_core if self.tensor_core and self.cuda_core else math.nan
+
+    def peak(self, unit: str) -> float | None:
+        """The TFLOP/s of `unit` (cuda_core or tensor_core) in this precision, or None."""
+        return {"cuda_core": self.cuda_core, "tensor_core": self.tensor_core}[unit]
+
+    def balance(self, unit: str = "cuda_core") -> float:
+        """Machine balance P / B of `unit` in FLOP/byte (paper 000 eq. 1); NaN without its peak."""
+        peak = self.peak(unit)
+        return model.machine_balance(peak, self.bandwidth) if peak else math.nan
+
+    @property
+    def note(self) -> str:
+        """What a table must say instead of this precision's tensor-core numbers ('' where it has them)."""
+        missing = [] if self.tensor_core else [f"no tensor cores in {self.precision}"]
+        missing += [] if self.cuda_core else [f"no published CUDA-core peak in {self.precision}"]
+        return "; ".join(missing)
+
+
+def at(gpu: dict, precision: str) -> Peaks:
+    """The numbers of spec `gpu` in `precision` (fp64, fp32, fp16, bf16), or a ValueError naming the
+    missing key and the fix."""
+    peaks, mma = gpu.get("peak_TFLOPs", {}).get(precision), gpu.get("mma", {}).get(precision)
+    if precision not in SPEC_PRECISIONS or peaks is None:
+        raise ValueError(f"spec '{gpu.get('name')}' has no peak_TFLOPs.{precision}: add its CUDA-core and tensor-core "
+                         f"peaks, with their sources, to config/gpus/*.yaml (precisions: {', '.join(SPEC_PRECISIONS)})")
+    return Peaks(precision, gpu["memory_bandwidth_TBs"], peaks["cuda_core"], peaks["tensor_core"],
+                 tuple(mma["shape"]) if mma else None, mma["type"] if mma else "")
+
+
+def listed(gpu: dict) -> list[str]:
+    """The precisions spec `gpu` gives peaks for, in SPEC_PRECISIONS order."""
+    return [p for p in SPEC_PRECISIONS if p in gpu.get("peak_TFLOPs", {})]
+
+
+def row_precision(row) -> str:
+    """The precision of a raw row (a mapping): its `precision`, or fp64 where it has none (rows written
+    before the column existed, as measure.with_later_columns completes them)."""
+    p = row.get("precision") if hasattr(row, "get") else None
+    return p if isinstance(p, str) and p else "fp64"
