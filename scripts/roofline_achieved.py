@@ -1,4 +1,4 @@
-"""Rule roofline_achieved: measured kernels on the GPU's roofline (DRAM and L2 intensities)."""
+"""Rule roofline_achieved: measured kernels on the GPU's roofline (DRAM and L2 intensities), a panel per precision."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
@@ -11,5 +11,5 @@ from membound.outputs import save_figure
 from membound.plots import roofline_achieved
 
 gpu = config.load_gpu(Path(snakemake.input.gpu).stem)
-fig = roofline_achieved.figure(pd.read_csv(snakemake.input.wqi), gpu)
+fig = roofline_achieved.figure(pd.read_csv(snakemake.input.wqi), gpu, snakemake.params.precisions)
 save_figure(fig, snakemake.output.pdf, snakemake.output.png)

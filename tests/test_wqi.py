@@ -5,7 +5,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from membound import config, wqi
+from membound import config, measure, wqi
 from membound.counters import ncu
 from membound.outputs import save_figure
 from membound.plots import roofline_achieved
@@ -61,6 +61,21 @@ def test_write_and_roofline(parts, tmp_path):
     fig = roofline_achieved.figure(back, parts[2])
     save_figure(fig, tmp_path / "r.pdf", tmp_path / "r.png")
     assert (tmp_path / "r.png").stat().st_size > 1000 and (tmp_path / "r.pdf").exists()
+
+
+def test_rows_join_the_counters_of_their_precision(parts):
+    """An fp32 tensor-core row joins the counter row of its fp32 tag, and its model side takes D = 4
+    and the TF32 m16n8k8 shape (16 executed FLOPs per element, 8 bytes)."""
+    bench, counters, gpu = parts
+    bench = bench.assign(precision=["fp64", "fp32", "fp64"][: len(bench)])
+    bench["tag"] = [measure.launch_tag(k, i, q, p) for k, i, q, p in
+                    zip(bench["kernel"], bench["impl"], bench["problem"], bench["precision"])]
+    counters = counters.assign(tag=counters["tag"].where(counters["impl"] != "tensor_core",
+                                                         counters["tag"] + ":fp32"))
+    t = wqi.table(bench, counters, gpu, stencils=None).set_index(["impl", "precision"])
+    tc = t.loc[("tensor_core", "fp32")]
+    assert tc["status"] == "measured" and tc["W_exec_per_item"] == 16 and tc["Q_per_item"] == 8
+    assert t.loc[("cuda_core", "fp64"), "Q_per_item"] == 16
 
 
 def test_stencil_counter_rows_from_the_h100():

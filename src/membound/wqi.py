@@ -1,8 +1,11 @@
-"""Achieved against analytical W, Q, I (as paper 002's Table 2): one row per benchmark row, joined
-to the counter rows of its launch tag (measure.launch_tag), plus one row per helper kernel.
+"""Achieved against analytical W, Q, I (as paper 002's Table 2): one row per benchmark row (kernel,
+implementation, problem, precision), joined to the counter rows of its launch tag (measure.launch_tag),
+plus one row per helper kernel.
 
 Achieved work is compared with the work the unit executes by the model (W_exec: tensor-core
 padding included, paper 002 eq. 3), traffic with the compulsory DRAM traffic Q; I_exec = W_exec / Q.
+The model's side takes the row's precision (its element size D and MMA shape); the achieved FLOPs
+count every precision the counters saw (an fp16 kernel accumulating in fp32 does both).
 Per-item columns divide by the row's work items (element, nnz, or point and step).
 """
 
@@ -15,20 +18,23 @@ from membound import measure, outputs
 from membound.analytical import analytical
 
 NOT_MEASURED = "not measured"
-COLUMNS = ["kernel", "impl", "unit", "problem", "part", "kernel_name", "launches", "work_items",
+COLUMNS = ["kernel", "impl", "unit", "problem", "precision", "part", "kernel_name", "launches", "work_items",
            "W", "W_exec", "Q", "I", "I_exec", "W_ach", "Q_ach", "I_ach", "dW_pct", "dQ_pct", "dI_pct",
            "W_exec_per_item", "Q_per_item", "W_ach_per_item", "Q_ach_per_item",
-           "Q_l2_ach", "Q_l1_ach", "I_l2_ach", "time_s", "GFLOPs_ach", "flops_tensor", "dmma_inst",
+           "Q_l2_ach", "Q_l1_ach", "I_l2_ach", "time_s", "GFLOPs_ach", "flops_tensor", "dmma_inst", "hmma_inst",
            "tensor_flops_from", "clock_control", "cache_control", "status"]
-MD_COLUMNS = ["kernel", "impl", "problem", "part", "W_exec_per_item", "Q_per_item", "I_exec",
+MD_COLUMNS = ["kernel", "impl", "problem", "precision", "part", "W_exec_per_item", "Q_per_item", "I_exec",
               "W_ach_per_item", "Q_ach_per_item", "I_ach", "dW_pct", "dQ_pct", "dI_pct", "status"]
 
 
 def read_rows(paths) -> pd.DataFrame:
-    """Benchmark rows (measure.ROW_COLUMNS) of every CSV in `paths`, with their launch tag."""
-    frames = [pd.read_csv(p, keep_default_na=False, na_values=[""]) for p in paths]
+    """Benchmark rows (measure.ROW_COLUMNS) of every CSV in `paths`, completed by
+    measure.with_later_columns (rows from before a column: fp64, dense, rep 0), with their launch tag."""
+    frames = [measure.with_later_columns(pd.read_csv(p, keep_default_na=False, na_values=[""])) for p in paths]
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=measure.ROW_COLUMNS)
-    rows["tag"] = [measure.launch_tag(k, i, p) for k, i, p in zip(rows["kernel"], rows["impl"], rows["problem"])]
+    rows["precision"] = rows["precision"].fillna("fp64")
+    rows["tag"] = [measure.launch_tag(k, i, q, p)
+                   for k, i, q, p in zip(rows["kernel"], rows["impl"], rows["problem"], rows["precision"])]
     return rows
 
 
@@ -44,7 +50,7 @@ def _achieved(c: pd.Series, items: float, a: dict) -> dict:
            "Q_l2_ach": c["l2_bytes"], "Q_l1_ach": c["l1_bytes"],
            "I_l2_ach": w / c["l2_bytes"] if c["l2_bytes"] else np.nan, "time_s": c["time_s"],
            "GFLOPs_ach": w / c["time_s"] / 1e9 if c["time_s"] else np.nan,
-           "flops_tensor": c["flops_tensor"], "dmma_inst": c["dmma_inst"],
+           "flops_tensor": c["flops_tensor"], "dmma_inst": c["dmma_inst"], "hmma_inst": c.get("hmma_inst"),
            "tensor_flops_from": c["tensor_flops_from"], "clock_control": c["clock_control"],
            "cache_control": c["cache_control"], "status": "measured"}
     if c["part"] == "main" and a:
@@ -55,15 +61,17 @@ def _achieved(c: pd.Series, items: float, a: dict) -> dict:
 def table(bench: pd.DataFrame, counters: pd.DataFrame | None, gpu: dict, stencils, why_not: str = "") -> pd.DataFrame:
     """wqi rows: each benchmark row with analytical and achieved W, Q, I (the achieved side "not
     measured" where `counters` is None or has no row of its tag), then its helper kernels' rows. One
-    row per case (kernel, impl, problem): its first repetition, since the counters run each case once."""
+    row per case (kernel, impl, problem, precision): its first repetition, since the counters run each
+    case once."""
     if "rep" in bench:
-        bench = bench.sort_values("rep", kind="stable").drop_duplicates(["kernel", "impl", "problem"])
+        bench = bench.sort_values("rep", kind="stable").drop_duplicates(["kernel", "impl", "problem", "precision"])
     out = []
     for _, row in bench.iterrows():
         a = analytical(row, gpu, stencils)
         a["I_exec"] = a["W_exec"] / a["Q"]
         items = float(row["work_items"])
         base = {"kernel": row["kernel"], "impl": row["impl"], "unit": row["unit"], "problem": row["problem"],
+                "precision": row["precision"],
                 "work_items": items, **{k: a[k] for k in ("W", "W_exec", "Q", "I", "I_exec")},
                 "W_exec_per_item": a["W_exec_per_item"], "Q_per_item": a["Q_per_item"]}
         mine = counters[counters["tag"] == row["tag"]] if counters is not None else counters
@@ -75,7 +83,7 @@ def table(bench: pd.DataFrame, counters: pd.DataFrame | None, gpu: dict, stencil
             if c["part"] == "main":
                 out.append({**base, **_achieved(c, items, a)})
             else:   # a helper kernel: its own row, no analytical side
-                out.append({**{k: base[k] for k in ("kernel", "impl", "unit", "problem", "work_items")},
+                out.append({**{k: base[k] for k in ("kernel", "impl", "unit", "problem", "precision", "work_items")},
                             **_achieved(c, items, {})})
     return pd.DataFrame(out).reindex(columns=COLUMNS)
 
@@ -89,7 +97,8 @@ def markdown(frame: pd.DataFrame, title: str) -> str:
     body = md.to_markdown(index=False, floatfmt=".4g").replace(" nan ", " n/a ")
     return (f"# {title}\n\nPer work item (element for SCALE, nnz for SpMV, point and step for stencils). "
             "Model: W_exec (work the unit executes), Q (compulsory DRAM bytes), I_exec = W_exec / Q. "
-            "Achieved: FP64 FLOPs and DRAM bytes from the counters; d*: deviation in %.\n\n" + body + "\n")
+            "Achieved: FLOPs (every precision, CUDA and tensor cores) and DRAM bytes from the counters; d*: "
+            "deviation in %.\n\n" + body + "\n")
 
 
 def write(frame: pd.DataFrame, csv: str, md: str, title: str) -> None:

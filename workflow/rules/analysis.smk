@@ -61,5 +61,7 @@ rule roofline_achieved:
         f"{RESULTS}/logs/roofline_achieved.log",
     conda:
         "../../envs/membound.yaml"
+    params:
+        precisions=config["precisions"],
     script:
         "../../scripts/roofline_achieved.py"

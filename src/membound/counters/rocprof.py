@@ -2,9 +2,12 @@
 one column per counter) and rocprofv3's counter_collection.csv (one row per dispatch and counter),
 both read by column name.
 
-FP64 FLOPs (paper 003 eq. 1, with TRANS as rocprof-compute's roofline counts it):
-    64 (ADD + MUL + TRANS)_F64 + 128 FMA_F64 + 512 MFMA_MOPS_F64
-(the VALU counters count wave64 instructions; MFMA_MOPS_F64 steps once per 512 FLOPs).
+FLOPs per precision p (F64, F32, F16; paper 003 eq. 1 for F64, "a similar formula [...] for single
+and mixed precision by substituting relevant counters for each datatype"; TRANS as rocprof-compute's
+roofline counts it):
+    VALU:  64 (ADD + MUL + TRANS)_p + 128 FMA_p           (wave64 instructions, an FMA is 2 FLOPs)
+    MFMA:  512 MFMA_MOPS_p   (p also BF16; the counter steps once per 512 FLOPs in every type)
+so CUDA-core (VALU) FLOPs sum the three precisions, tensor (MFMA) FLOPs the four types.
 HBM bytes from the TCC to EA requests (rocprof-compute's roofline), 32 B and 64 B requests:
     read  = 32 RDREQ_32B + 64 (RDREQ - RDREQ_32B)
     write = 64 WRREQ_64B + 32 (WRREQ - WRREQ_64B)
@@ -19,8 +22,9 @@ import pandas as pd
 
 from membound.counters.ncu import COLUMNS, CounterError
 
-VALU = ["SQ_INSTS_VALU_ADD_F64", "SQ_INSTS_VALU_MUL_F64", "SQ_INSTS_VALU_FMA_F64", "SQ_INSTS_VALU_TRANS_F64"]
-MFMA = "SQ_INSTS_VALU_MFMA_MOPS_F64"
+TYPES = {"fp64": "F64", "fp32": "F32", "fp16": "F16"}        # precision -> rocprof's datatype suffix
+VALU = {p: [f"SQ_INSTS_VALU_{op}_{s}" for op in ("ADD", "MUL", "FMA", "TRANS")] for p, s in TYPES.items()}
+MFMA = [f"SQ_INSTS_VALU_MFMA_MOPS_{s}" for s in ("F64", "F32", "F16", "BF16")]
 EA = ["RDREQ_sum", "RDREQ_32B_sum", "WRREQ_sum", "WRREQ_64B_sum"]
 
 
@@ -30,9 +34,10 @@ def ea_prefix(arch: str) -> str:
 
 
 def pmc_text(arch: str) -> str:
-    """rocprof's counter input (v1 `-i` and rocprofv3 `-i` text form): one pass per `pmc:` line."""
+    """rocprof's counter input (v1 `-i` and rocprofv3 `-i` text form): one pass per `pmc:` line, four
+    counters each (a VALU precision, the MFMA types, the EA requests)."""
     ea = [ea_prefix(arch) + c for c in EA]
-    return "\n".join(f"pmc: {' '.join(group)}" for group in (VALU, [MFMA], ea)) + "\n"
+    return "\n".join(f"pmc: {' '.join(group)}" for group in (*VALU.values(), MFMA, ea)) + "\n"
 
 
 def _long_to_wide(frame: pd.DataFrame) -> pd.DataFrame:
@@ -70,15 +75,19 @@ def read_dispatches(paths) -> pd.DataFrame:
 
 
 def achieved(dispatches: pd.DataFrame) -> pd.DataFrame:
-    """FP64 FLOPs (paper 003 eq. 1), HBM bytes and time per dispatch; CounterError naming missing counters."""
+    """FLOPs per precision and unit (module docstring), HBM bytes and time per dispatch; CounterError
+    naming missing counters."""
     ea = next((p for p in ("TCC_EA0_", "TCC_EA_") if p + EA[0] in dispatches.columns), None)
-    missing = [c for c in VALU + [MFMA] if c not in dispatches.columns] + ([] if ea else ["TCC_EA(0)_RDREQ_sum"])
+    needed = [c for group in VALU.values() for c in group] + MFMA
+    missing = [c for c in needed if c not in dispatches.columns] + ([] if ea else ["TCC_EA(0)_RDREQ_sum"])
     if missing:
         raise CounterError(f"rocprof output lacks counters {missing}; collect with the input of rocprof.pmc_text()")
     d = dispatches
     out = d[["dispatch", "kernel_name"]].copy()
-    out["flops_cuda_core"] = 64 * (d[VALU[0]] + d[VALU[1]] + d[VALU[3]]) + 128 * d[VALU[2]]
-    out["flops_tensor"] = 512 * d[MFMA]
+    for p, (add, mul, fma, trans) in VALU.items():
+        out[f"flops_valu_{p}"] = 64 * (d[add] + d[mul] + d[trans]) + 128 * d[fma]
+    out["flops_cuda_core"] = out[[f"flops_valu_{p}" for p in VALU]].sum(axis=1)
+    out["flops_tensor"] = 512 * d[MFMA].sum(axis=1)
     out["flops"] = out["flops_cuda_core"] + out["flops_tensor"]
     rd, rd32, wr, wr64 = (d[ea + c] for c in EA)
     out["dram_read"] = 32 * rd32 + 64 * (rd - rd32)
@@ -94,5 +103,5 @@ def summarize(dispatches: pd.DataFrame) -> pd.DataFrame:
     grouped = per.groupby("kernel_name", sort=False).agg(
         launches=("dispatch", "size"), **{c: (c, "sum") for c in per.columns if c not in ("dispatch", "kernel_name")})
     grouped = grouped.reset_index().assign(profiler="rocprof", part="main",
-                                           tensor_flops_from="512 x SQ_INSTS_VALU_MFMA_MOPS_F64")
+                                           tensor_flops_from="512 x SQ_INSTS_VALU_MFMA_MOPS_{F64,F32,F16,BF16}")
     return grouped.reindex(columns=COLUMNS)
