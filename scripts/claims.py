@@ -1,4 +1,4 @@
-"""Rule claims: paper 000's claims checked on the measured raw rows, each with a bootstrap interval and a verdict."""
+"""Rule claims: paper 000's claims checked on the measured raw rows in every precision, each with a bootstrap interval and a verdict."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
@@ -10,5 +10,5 @@ from membound.counters import ncu
 gpu = config.load_gpu(Path(snakemake.input.gpu).stem)
 counters = ncu.read_rows(snakemake.input.get("counters", []))
 result = claims.check(wqi.read_rows(snakemake.input.bench), gpu, snakemake.params.stencils,
-                      snakemake.params.margin, snakemake.params.dram_fraction, counters)
+                      snakemake.params.margin, snakemake.params.dram_fraction, counters, snakemake.params.precisions)
 claims.write(result, snakemake.output.json, snakemake.output.md)

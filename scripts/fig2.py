@@ -1,5 +1,5 @@
-"""Rule fig2: the device's FP64 roofline with CUDA-core and tensor-core ceilings and every kernel's
-analytical intensity (paper Figure 2); analytical, no measurement."""
+"""Rule fig2: the device's rooflines, a panel per precision of the run, with CUDA-core and tensor-core
+ceilings and every kernel's analytical intensity (paper Figure 2); analytical, no measurement."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
@@ -10,7 +10,8 @@ from membound.outputs import save_figure, write_csv
 from membound.plots import common, fig2
 
 gpu = config.load_gpu(Path(snakemake.input.gpu).stem)
-data = fig2.data(snakemake.params.config, gpu)
+precisions = snakemake.params.config["precisions"]
+data = fig2.data(snakemake.params.config, gpu, precisions)
 write_csv(data, snakemake.output.csv)
-fig = fig2.figure(data, gpu, common.caption(gpu["name"], spec=snakemake.input.gpu))
+fig = fig2.figure(data, gpu, common.caption(gpu["name"], spec=snakemake.input.gpu), precisions)
 save_figure(fig, snakemake.output.pdf, snakemake.output.png)

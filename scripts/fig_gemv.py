@@ -4,4 +4,5 @@ import sys
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
 from membound.plots import common, gemv
 
-common.render(gemv, snakemake.input.raw, snakemake.input.gpu, snakemake.output)
+common.render(gemv, snakemake.input.raw, snakemake.input.gpu, snakemake.output,
+              snakemake.params.precisions)

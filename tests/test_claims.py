@@ -59,9 +59,10 @@ def frame(*groups):
     return pd.DataFrame([r for g in groups for r in g]).reindex(columns=measure.ROW_COLUMNS)
 
 
-def check(rows, gpu=H100, margin=MARGIN):
+def check(rows, gpu=H100, margin=MARGIN, precision="fp64"):
+    """The result and, by id, the claims of `precision` (synthetic rows without the column are fp64)."""
     result = claims.check(rows, gpu, STENCILS, margin, FRACTION)
-    return result, {c["id"]: c for c in result["claims"]}
+    return result, {c["id"]: c for c in result["claims"] if c["precision"] == precision}
 
 
 def noisy(true_ratio, sigma, problems=8, reps=5, seed=0):
@@ -155,7 +156,7 @@ def test_h100_twin_measurements_support_c1_and_level_c2_beyond_half_the_l2():
     counters = pd.read_csv(FIX / "h100_scale_twin_counters.csv")
     stencils = yaml.safe_load((Path(__file__).parents[1] / "config" / "config.yaml").read_text())["stencil"]["kernels"]
     result = claims.check(rows, H100, stencils, MARGIN, FRACTION, counters)
-    c = {x["id"]: x for x in result["claims"]}
+    c = {x["id"]: x for x in result["claims"] if x["precision"] == "fp64"}
     assert result["measured"]["repetitions"] == 5
     c1 = c["C1"]
     assert c1["verdict"] == "SUPPORTED" and c1["pairs"] == [f"scale n=2^{k}" for k in range(22, 29)]
@@ -233,10 +234,13 @@ def test_surrogate_matrices_are_labelled_in_json_and_on_top_of_the_markdown():
 def test_json_is_strict_and_has_the_fields_of_every_claim():
     result, _ = check(noisy(1.1, 0.01, problems=3, reps=2))
     data = json.loads(claims.to_json(result))
-    assert [c["id"] for c in data["claims"]] == ["C1", "C2", "C3", "C4"]
+    assert [(c["id"], c["precision"]) for c in data["claims"]] == [(cid, p) for cid in ("C1", "C2", "C3", "C4")
+                                                                   for p in ("fp64", "fp32", "fp16")]
     for c in data["claims"]:
-        assert set(c) >= {"id", "verdict", "estimate", "ci_low", "ci_high", "n", "margin", "pairs", "cases", "sources"}
-    assert data["claims"][2]["pairs"] == ["spmv m0", "spmv m1", "spmv m2"] and data["claims"][2]["margin"] == MARGIN
+        assert set(c) >= {"id", "precision", "verdict", "estimate", "ci_low", "ci_high", "n", "margin", "pairs", "cases",
+                          "sources"}
+    c3 = data["claims"][6]
+    assert c3["id"] == "C3" and c3["pairs"] == ["spmv m0", "spmv m1", "spmv m2"] and c3["margin"] == MARGIN
     assert data["measured"]["repetitions"] == 2 and data["statistics"]["seed"] == claims.SEED
     assert data["measured"]["slurm_jobs"] == []
 
@@ -251,3 +255,63 @@ def test_write_gives_both_files(tmp_path):
 def test_two_rows_for_one_side_of_a_pair_is_an_error():
     with pytest.raises(ValueError, match=r"more than one tensor_core row \(tensor_core\) for scale n=1024 rep 0"):
         check(frame(scale(1024, 1.0, 1.0), scale(1024, 1.0, 1.0)[1:]))
+
+
+# ------------------------------------------------------------------------------------ precisions
+
+
+def in_precision(precision, *groups):
+    """Synthetic rows of `groups` stored in `precision`."""
+    return frame(*groups).assign(precision=precision)
+
+
+def test_each_precision_is_checked_on_its_own_rows():
+    """CUDA cores 10% faster in fp64, tensor cores 10% faster in fp32: each precision gets its verdict
+    (the fp64 matrices beyond the L2 fit in it in fp32, so C3 has no matrix there)."""
+    rows = pd.concat([noisy(1.1, 0.01, problems=4, reps=3),
+                      noisy(0.9, 0.01, problems=4, reps=3, seed=1).assign(precision="fp32")], ignore_index=True)
+    result, fp64 = check(rows)
+    _, fp32 = check(rows, precision="fp32")
+    _, fp16 = check(rows, precision="fp16")
+    assert [fp64[c]["verdict"] for c in ("C2", "C3", "C4")] == ["SUPPORTED"] * 3
+    assert [fp32[c]["verdict"] for c in ("C2", "C4")] == ["CONTRADICTED"] * 2
+    assert fp32["C3"]["verdict"] == "NO DATA" and fp32["C3"]["numbers"]["fitting_in_L2"] == 4   # BIG in fp32: 49.6 MB
+    assert {c["verdict"] for c in fp16.values()} == {"NO DATA"}
+    assert fp16["C3"]["summary"] == "no fp16 rows in this run's raw results"
+    assert result["measured"]["precisions"] == ["fp32", "fp64"]
+    md = claims.markdown(result)
+    assert "| C3      | fp32        |" in md and "## C3 fp16 (Sec. 5.4, Figure 7)" in md
+
+
+def test_c1_takes_each_precisions_eq23_bound_from_the_spec():
+    """A DRAM-bound SCALE twin pair 1.5x faster on tensor cores: beyond fp64's bound (1.327, alpha =
+    67/34), within TF32's (1.761, alpha = 494.5/67); the bounds come from config/gpus/h100.yaml."""
+    n = N_BIG // 2                                                    # fp32: the same 4 GiB working set
+    t = 8 * n / 3.0e12
+    groups = [scale(n, t, t / 1.5, rep=r, t_twin=t * (1 + 0.001 * r)) for r in range(3)]
+    _, fp64 = check(frame(*groups))
+    _, fp32 = check(in_precision("fp32", *groups), precision="fp32")
+    assert fp64["C1"]["reference"] == pytest.approx(2 - 2 / (1 + 67 / 34))
+    assert fp32["C1"]["reference"] == pytest.approx(2 - 2 / (1 + 494.5 / 67))
+    assert fp32["C1"]["numbers"]["alpha"] == pytest.approx(494.5 / 67)
+    assert fp32["C1"]["verdict"] == "SUPPORTED" and fp64["C1"]["verdict"] == "CONTRADICTED"
+
+
+def test_sizes_and_the_l2_split_follow_the_element_size():
+    """The same n: 8n bytes in fp64 beyond half the 50 MB L2, 2n bytes in fp16 within it."""
+    n = 2**22                                                         # 32 MiB in fp64, 8 MiB in fp16
+    fp64 = claims.pairs(frame(scale(n, 1.0, 1.1)), H100, STENCILS)
+    fp16 = claims.pairs(in_precision("fp16", scale(n, 1.0, 1.1)), H100, STENCILS)
+    assert fp64["size_MB"].iloc[0] == 32 and fp16["size_MB"].iloc[0] == 8 and fp16["precision"].iloc[0] == "fp16"
+    assert fp16["working_set_MB"].iloc[0] == 16 and fp16["I"].iloc[0] == 1 / 4
+    _, c = check(in_precision("fp16", scale(n, 1.0, 1.1)), precision="fp16")
+    assert c["C2"]["cases"]["within_half_L2"].all()
+
+
+def test_a_precision_without_tensor_cores_is_not_applicable():
+    cpu = {**CPU, "peak_TFLOPs": {**CPU["peak_TFLOPs"], "fp64": {"cuda_core": 0.08, "tensor_core": 0.16}}}
+    rows = pd.concat([noisy(1.1, 0.01, problems=3, reps=2), noisy(1.1, 0.01, problems=3, reps=2).assign(precision="fp32")])
+    result, fp64 = check(rows, gpu=cpu)
+    _, fp32 = check(rows, gpu=cpu, precision="fp32")
+    assert fp64["C3"]["verdict"] == "SUPPORTED" and fp32["C3"]["verdict"] == "N/A"
+    assert result["no_tensor_cores"] == ["fp32", "fp16"] and "NO TENSOR CORES in fp32, fp16" in claims.markdown(result)

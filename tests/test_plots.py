@@ -21,7 +21,7 @@ STENCILS = {"stencil": {"kernels": {"2d5pt": {"shape": "star", "dims": 2, "radiu
 
 def raw(rows: list[dict]) -> pd.DataFrame:
     """Raw benchmark rows in the schema of measure.ROW_COLUMNS (unset columns empty)."""
-    base = {"device": "Test GPU", "date": "2026-01-02T03:04:05Z", "source": "synthetic"}
+    base = {"device": "Test GPU", "date": "2026-01-02T03:04:05Z", "source": "synthetic", "precision": "fp64"}
     return pd.DataFrame([{**base, **r} for r in rows]).reindex(columns=ROW_COLUMNS)
 
 
@@ -76,7 +76,8 @@ def test_figures_6_and_7_show_the_claims_intervals_over_repetitions_without_twin
     rows = pd.concat([*reps, twin], ignore_index=True)
     d = fig6.data(rows, L2_1MB)
     assert len(d) == 2 * len(SCALE_SPEEDUPS) and set(d["impl"]) == {"cc", "tc"}        # medians; no twin
-    c2 = {c["id"]: c for c in claims.check(rows, L2_1MB, {}, 0.02, 0.6)["claims"]}["C2"]["numbers"]
+    c2 = {c["id"]: c for c in claims.check(rows, L2_1MB, {}, 0.02, 0.6)["claims"] if c["precision"] == "fp64"}
+    c2 = c2["C2"]["numbers"]
     for larger, part in ((False, "within_half_L2"), (True, "beyond_half_L2")):
         got = d[d["larger_than_half_L2"] == larger].iloc[0]
         want = c2[part]
@@ -85,7 +86,7 @@ def test_figures_6_and_7_show_the_claims_intervals_over_repetitions_without_twin
         assert got["ci_low"] < got["geomean_speedup"] < got["ci_high"]
     sp = spmv_rows({"D1": (200_000, 2.0, "real"), "D2": (210_000, 3.0, "real"), "D3": (65_000, 1.0, "real")})
     d7 = fig7.data(sp, L2_1MB).set_index("code")
-    c3 = {c["id"]: c for c in claims.check(sp, L2_1MB, {}, 0.02, 0.6)["claims"]}["C3"]
+    c3 = {c["id"]: c for c in claims.check(sp, L2_1MB, {}, 0.02, 0.6, precisions=["fp64"])["claims"]}["C3"]
     assert d7.loc["D1", ["geomean_speedup", "ci_low", "ci_high"]].iloc[0].tolist() == [c3["estimate"], c3["ci_low"],
                                                                                       c3["ci_high"]]
 
@@ -234,7 +235,7 @@ def test_compare_stacks_every_profile_that_has_the_csv(tmp_path):
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     for ax, path in zip(fig.axes, found):                 # each row names its GPU, clear of every legend
-        assert ax.get_xlabel().endswith(f"{path}: {pd.read_csv(path)['gpu'].iloc[0]}")
+        assert ax.get_xlabel().endswith(f"{path} fp64: {pd.read_csv(path)['gpu'].iloc[0]}")
         for other in fig.axes:
             if other.get_legend():
                 assert not overlaps(ax.xaxis.label.get_window_extent(renderer),
@@ -276,7 +277,7 @@ def overlaps(a, b, gap: float = 0.0) -> bool:
 
 
 def test_breakdown_equations_stay_clear_of_the_bars():
-    fig = fig3_4.figure(fig3_4.data(scale_rows({2**20: 1.1}), L2_1MB), L2_1MB, "caption")
+    fig = fig3_4.figure(fig3_4.data(scale_rows({2**20: 1.1}), L2_1MB), L2_1MB, "caption", ["fp64"])
     renderer = fig.canvas.get_renderer()
     for ax in fig.axes:
         equations = [t.get_window_extent(renderer) for t in ax.texts if t.get_text().startswith("T = ")]
@@ -304,3 +305,62 @@ def test_spmv_panels_are_lettered_and_the_ratio_is_not_called_a_speedup():
     assert titles[0].startswith("(a)") and titles[1].startswith("(b)")
     words = " ".join([*titles, *(ax.get_ylabel() for ax in fig.axes)]).lower()
     assert "speedup" not in words and "t_tc / t_cc" in words
+
+
+# ------------------------------------------------------------------------------------ precisions
+
+
+def test_scale_l2_split_follows_bytes_in_each_precision():
+    """n = 2^17: 1 MiB in fp64 (beyond half the 1 MB L2), 512 KiB in fp32 (within it, = L2/2)."""
+    rows = pd.concat([scale_rows({2**17: 2.0, 2**18: 3.0}), scale_rows({2**17: 0.5, 2**18: 0.8}).assign(precision="fp32")])
+    d = fig6.data(rows, L2_1MB).set_index(["precision", "unit", "n"])
+    assert d.loc[("fp64", "cuda_core", 2**17), "input_MB"] == 1.0 and d.loc[("fp64", "cuda_core", 2**17), "larger_than_half_L2"]
+    assert d.loc[("fp32", "cuda_core", 2**17), "input_MB"] == 0.5
+    assert not d.loc[("fp32", "cuda_core", 2**17), "larger_than_half_L2"]
+    assert d.loc[("fp32", "tensor_core", 2**18), "geomean_speedup"] == pytest.approx(0.8)   # its own precision's pairs
+    assert list(dict.fromkeys(d.index.get_level_values("precision"))) == ["fp64", "fp32"]
+
+
+def test_figures_get_a_row_per_precision_and_say_which_have_no_rows():
+    rows = pd.concat([spmv_rows({"D1": (40_000, 2.0, "real")}), spmv_rows({"D1": (40_000, 0.5, "real")}).assign(precision="fp16")])
+    fig = fig7.figure(fig7.data(rows, L2_1MB), L2_1MB, "caption", ["fp64", "fp32", "fp16"])
+    assert len(fig.axes) == 6                                              # (a) and (b) per precision
+    assert [ax.get_ylabel().split(":")[0] for ax in fig.axes[::2]] == ["fp64", "fp32", "fp16"]
+    texts = [t.get_text() for ax in fig.axes[2:4] for t in ax.texts]
+    assert texts == ["no fp32 SpMV rows in this run's raw results"] * 2
+    cpu = {**config.load_gpu("cpu"), "l2_MB": 1}
+    empty = fig6.figure(fig6.data(scale_rows(SCALE_SPEEDUPS), cpu), cpu, "caption", ["fp64", "fp16"])
+    assert "(no tensor cores in fp16)" in empty.axes[1].texts[0].get_text()
+
+
+def test_gemv_matrix_size_takes_the_element_size():
+    base = [{"kernel": "gemv", "impl": i, "unit": u, "role": r, "problem": "n=512", "rows": 512, "cols": 512,
+             "t_median_s": 1e-4, "metric": "GB/s", "value": 1.0}
+            for i, u, r in (("cublas", "cuda_core", "cuBLAS"), ("mma", "tensor_core", "DMMA"))]
+    d = gemv.data(pd.concat([raw(base), raw(base).assign(precision="fp16")]), L2_1MB).set_index(["precision", "unit"])
+    assert d.loc[("fp64", "cuda_core"), "matrix_MB"] == 2.0 and d.loc[("fp16", "cuda_core"), "matrix_MB"] == 0.5
+    assert d.loc[("fp64", "cuda_core"), "larger_than_L2"] and not d.loc[("fp16", "cuda_core"), "larger_than_L2"]
+
+
+def test_roofline_per_precision_takes_each_precisions_peaks():
+    d = fig2.data(STENCILS, config.load_gpu("h100"), ["fp64", "fp32", "fp16"])
+    ceilings = d[d["item"] == "ceiling"].set_index(["precision", "unit"])["GFLOPs"]
+    assert ceilings[("fp32", "tensor_core")] == 494.5e3 and ceilings[("fp16", "cuda_core")] == 133.8e3
+    kernels = d[d["item"] == "kernel"].set_index(["precision", "label"])
+    assert kernels.loc[("fp16", "SCALE"), "intensity_FLOP_per_B"] == 1 / 4
+    assert ("fp32", "2d5pt t=3 TC") not in kernels.index and ("fp64", "2d5pt t=3 TC") in kernels.index
+    cpu = fig2.data(STENCILS, config.load_gpu("cpu"), ["fp32"])
+    assert set(cpu["unit"]) == {"cuda_core"} and (cpu["note"] == "no tensor cores in fp32").all()
+    fig = fig2.figure(d, config.load_gpu("h100"), "caption", ["fp64", "fp32", "fp16"])
+    assert len(fig.axes) == 3
+
+
+def test_compare_stacks_a_row_per_gpu_and_precision_and_a_roofline_per_precision():
+    two = pd.concat([scale_rows(SCALE_SPEEDUPS), scale_rows(SCALE_SPEEDUPS).assign(precision="fp16")])
+    panels = [("h100", fig6.data(two, L2_1MB)), ("a100", fig6.data(scale_rows(SCALE_SPEEDUPS), L2_1MB))]
+    fig = compare.figure(fig6, panels)
+    labels = [ax.get_xlabel().split("\n")[-1] for ax in fig.axes]
+    assert labels[:2] == ["h100 fp64: test GPU", "h100 fp16: test GPU"] and labels[2] == "a100 fp64: test GPU"
+    assert fig.axes[3].texts[0].get_text() == "a100 fp16: no rows in this precision"
+    roofs = compare.rooflines([(g, fig2.data(STENCILS, config.load_gpu(g), ["fp64", "fp32"])) for g in ("a100", "h200")])
+    assert [ax.get_ylabel() for ax in roofs.axes] == ["fp64: attainable GFLOP/s", "fp32: attainable GFLOP/s"]

@@ -81,8 +81,11 @@ def appendix(inv: dict | None, claims: dict, times: pd.DataFrame, profile: str, 
     surrogate = (f"\n\n{SURROGATE} `--config matrix_source=real` measures the paper's matrices."
                  if claims["surrogate"] else "")
     no_tc = ("\n\n**NO TENSOR CORES** on this device: the tensor-core paths are emulated, so every verdict is "
-             "N/A; this run checks that the workflow works, not the paper." if not claims["tensor_cores"] else "")
-    verdicts = pd.DataFrame([{"claim": c["id"], "paper": c["where"], "verdict": c["verdict"],
+             "N/A; this run checks that the workflow works, not the paper." if not claims["tensor_cores"] else
+             f"\n\n**NO TENSOR CORES in {', '.join(claims['no_tensor_cores'])}** on this device: those verdicts are "
+             "N/A." if claims.get("no_tensor_cores") else "")
+    verdicts = pd.DataFrame([{"claim": c["id"], "precision": c.get("precision", "fp64"), "paper": c["where"],
+                              "verdict": c["verdict"],
                               "estimate [95% CI]": interval_text(c), "numbers": c["summary"]}
                              for c in claims["claims"]])
     recorded = times["seconds"].notna().any()

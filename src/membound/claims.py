@@ -1,5 +1,6 @@
-"""The paper's claims (paper 000 Sec. 4.2 and 5.4) checked on the measured raw rows, each with a
-bootstrap confidence interval over problems and repetitions.
+"""The paper's claims (paper 000 Sec. 4.2 and 5.4) checked on the measured raw rows, each in every
+precision of the run (fp64, fp32, fp16: rows of one precision against that precision's peaks, element
+size and eq. 23 bound) with a bootstrap confidence interval over problems and repetitions.
 
 A pair is one problem timed on two sides in one repetition (`rep`; rows without it are rep 0):
 - C2-C4 compare algorithms as the paper does: the CUDA-core baseline (role CC_ROLE) against the
@@ -18,9 +19,10 @@ rows give the same interval). Against the claim's reference value r (1, or eq. 2
 with the relative `margin` (config claims.margin, docs/claims.md):
 LEVEL where the whole interval lies in r(1 -+ margin); else SUPPORTED where it lies entirely on the
 claim's side of r, CONTRADICTED entirely on the other side, INCONCLUSIVE where it straddles r.
-N/A on a device without tensor cores (the CPU profile emulates them: `on_these_timings` still says
-what the timings give); NO DATA where no pair qualifies. A CONTRADICTED verdict is a finding,
-reported like a SUPPORTED one, never an error.
+N/A in a precision the device has no tensor cores for (the CPU profile emulates them:
+`on_these_timings` still says what the timings give); NO DATA where no pair qualifies, with the reason
+(a precision with no rows at all says so). A CONTRADICTED verdict is a finding, reported like a
+SUPPORTED one, never an error.
 """
 
 from __future__ import annotations
@@ -31,10 +33,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from membound import measure, model, outputs
+from membound import measure, model, outputs, peaks
 from membound.analytical import analytical
 from membound.families import FAMILIES
 from membound.model import MB, size_mb
+from membound.precision import PRECISIONS
 
 SUPPORTED, LEVEL, CONTRADICTED, INCONCLUSIVE = "SUPPORTED", "LEVEL", "CONTRADICTED", "INCONCLUSIVE"
 NOT_APPLICABLE, NO_DATA = "N/A", "NO DATA"
@@ -47,24 +50,21 @@ RESAMPLES, SEED, LEVEL_95 = 4000, 20250325, 95.0
 SURROGATE = ("**SURROGATE MATRICES.** The SpMV rows were measured on labelled surrogate stand-ins (the rows "
              "and nnz of each SuiteSparse matrix times spmv.surrogate_scale, a structure of its family), not "
              "the SuiteSparse data.")
-PAIR_COLUMNS = ["kernel", "problem", "rep", "code", "source", "cc_impl", "tc_impl", "cc_role", "tc_role", "depth_cc",
+PAIR_COLUMNS = ["kernel", "problem", "precision", "rep", "code", "source", "cc_impl", "tc_impl", "cc_role", "tc_role", "depth_cc",
                 "depth_tc", "equal_depth", "size_MB", "working_set_MB", "I", "bound", "cc_dram_TBs", "t_cc_s",
                 "t_tc_s", "speedup", "ratio"]
 PAPER = 'Zhang et al., "Can Tensor Cores Benefit Memory-Bound Kernels? (NO!)", GPGPU \'25 (paper 000)'
-
-
-def has_tensor_cores(gpu: dict) -> bool:
-    """True when the device spec gives an FP64 matrix-unit peak (the CPU spec gives null)."""
-    return bool(gpu.get("fp64_matrix_TFLOPs"))
 
 
 # ------------------------------------------------------------------------------------ pairs
 
 
 def _with_rep(rows: pd.DataFrame) -> pd.DataFrame:
-    """`rows` with an integer `rep` column (rows written before repetitions existed are rep 0)."""
+    """`rows` with an integer `rep` column and a `precision` (rows written before repetitions, or
+    precisions, existed are rep 0, fp64)."""
     rep = rows["rep"] if "rep" in rows else pd.Series(0, index=rows.index)
-    return rows.assign(rep=pd.to_numeric(rep, errors="coerce").fillna(0).astype(int))
+    precision = rows["precision"].astype(object).fillna("fp64") if "precision" in rows else "fp64"
+    return rows.assign(rep=pd.to_numeric(rep, errors="coerce").fillna(0).astype(int), precision=precision)
 
 
 def _sides(rows: pd.DataFrame, twins: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -79,22 +79,23 @@ def _sides(rows: pd.DataFrame, twins: bool) -> tuple[pd.DataFrame, pd.DataFrame]
     return cc, rows[(rows["unit"] == "tensor_core") & (rows["role"] == rows["kernel"].map(TC_ROLE))]
 
 
-def _working_set_mb(row) -> float:
-    """The bytes one launch touches at least once, MB: SCALE a and b (16n), SpMV Table 2's size (CSR
-    arrays, x and y), a stencil's two grids (16 bytes per point)."""
+def _working_set_mb(row, d: int) -> float:
+    """The bytes one launch touches at least once, MB, with elements of d bytes: SCALE a and b (2 d n),
+    SpMV Table 2's size (CSR arrays, x and y), a stencil's two grids (2 d bytes per point)."""
     if row["kernel"] == "spmv":
-        return size_mb(row["rows"], row["cols"], row["nnz"])
-    return 2 * model.D_FP64 * float(row["n"]) / MB
+        return size_mb(row["rows"], row["cols"], row["nnz"], d)
+    return 2 * d * float(row["n"]) / MB
 
 
 def pairs(rows: pd.DataFrame, gpu: dict, stencils, twins: bool = False) -> pd.DataFrame:
-    """One row per (kernel, problem, rep) timed on both sides: median times, speedup t_CC/t_TC and
-    ratio t_TC/t_CC, the CUDA-core row's analytical I, memory- or compute-bound by eq. 4 against the
-    CUDA-core machine balance (eq. 1), both sides' temporal depth, size_MB (SCALE: the input array,
-    8n bytes; SpMV: Table 2's size; stencils: n/a), the working set and the CUDA-core side's
-    achieved DRAM bandwidth by the model's Q. `twins`: twin pairs (C1) instead of algorithm pairs."""
+    """One row per (kernel, problem, precision, rep) timed on both sides: median times, speedup
+    t_CC/t_TC and ratio t_TC/t_CC, the CUDA-core row's analytical I, memory- or compute-bound by eq. 4
+    against the precision's CUDA-core machine balance (eq. 1), both sides' temporal depth, size_MB
+    (SCALE: the input array, D n bytes; SpMV: Table 2's size with D-byte values; stencils: n/a), the
+    working set and the CUDA-core side's achieved DRAM bandwidth by the model's Q. `twins`: twin pairs
+    (C1) instead of algorithm pairs."""
     cc, tc = _sides(_with_rep(rows), twins)
-    keys = ["kernel", "problem", "rep"]
+    keys = ["kernel", "problem", "precision", "rep"]
     for side in (cc, tc):
         dup = side[side.duplicated(keys + (["impl"] if twins else []))]
         if not dup.empty:
@@ -104,19 +105,21 @@ def pairs(rows: pd.DataFrame, gpu: dict, stencils, twins: bool = False) -> pd.Da
     on = keys + (["sibling"] if twins else [])
     tc = tc.assign(sibling=tc["impl"]) if twins else tc
     both = cc.merge(tc[on + ["impl", "role", "depth", "t_median_s"]], on=on, suffixes=("_cc", "_tc"))
-    balance = model.machine_balance(gpu["fp64_vector_TFLOPs"], gpu["memory_bandwidth_TBs"])
     out = []
     for _, c in both.iterrows():
         row = c.rename({"t_median_s_cc": "t_median_s", "depth_cc": "depth", "impl_cc": "impl"})
         a = analytical(row, gpu, stencils)
+        p = peaks.at(gpu, c["precision"])
+        d, balance = p.element_bytes, p.balance("cuda_core")
         out.append({
-            "kernel": c["kernel"], "problem": c["problem"], "rep": c["rep"], "code": c["code"], "source": c["source"],
+            "kernel": c["kernel"], "problem": c["problem"], "precision": c["precision"], "rep": c["rep"], "code": c["code"],
+            "source": c["source"],
             "cc_impl": c["impl_cc"], "tc_impl": c["impl_tc"], "cc_role": c["role_cc"], "tc_role": c["role_tc"],
             "depth_cc": c["depth_cc"], "depth_tc": c["depth_tc"],
             "equal_depth": bool((pd.isna(c["depth_cc"]) and pd.isna(c["depth_tc"])) or c["depth_cc"] == c["depth_tc"]),
-            "size_MB": (model.D_FP64 * c["n"] / MB if c["kernel"] == "scale" else
-                        size_mb(c["rows"], c["cols"], c["nnz"]) if c["kernel"] == "spmv" else math.nan),
-            "working_set_MB": _working_set_mb(c), "I": a["I"],
+            "size_MB": (d * c["n"] / MB if c["kernel"] == "scale" else
+                        size_mb(c["rows"], c["cols"], c["nnz"], d) if c["kernel"] == "spmv" else math.nan),
+            "working_set_MB": _working_set_mb(c, d), "I": a["I"],
             "bound": "memory" if model.is_memory_bound(a["I"], balance) else "compute",
             "cc_dram_TBs": a["Q"] / c["t_median_s_cc"] / 1e12,
             "t_cc_s": c["t_median_s_cc"], "t_tc_s": c["t_median_s_tc"],
@@ -219,7 +222,7 @@ def twin_counters(p: pd.DataFrame, counters: pd.DataFrame | None) -> pd.DataFram
     if counters is None or counters.empty:
         return out
     main = counters[counters["part"] == "main"].drop_duplicates("tag").set_index("tag")
-    tag = lambda impl: [measure.launch_tag(k, i, q) for k, i, q in zip(p["kernel"], impl, p["problem"])]
+    tag = lambda impl: [measure.launch_tag(k, i, q, r) for k, i, q, r in zip(p["kernel"], impl, p["problem"], p["precision"])]
     twin, sibling = main.reindex(tag(p["cc_impl"])), main.reindex(tag(p["tc_impl"]))
     out["twin_dram_ratio"] = twin["dram_bytes"].to_numpy() / sibling["dram_bytes"].to_numpy()
     out["I_achieved"] = twin["flops"].to_numpy() / twin["dram_bytes"].to_numpy()
@@ -252,14 +255,14 @@ def _above_eq22(cases: pd.DataFrame, margin: float) -> list[str]:
 
 
 def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: float, missing: list[str],
-                  counters: pd.DataFrame | None = None) -> dict:
+                  counters: pd.DataFrame | None = None, precision: str = "fp64") -> dict:
     """C1: the tensor-core speedup over the CUDA-core twin (same traffic, FMAs for MMAs) stays below
-    eq. 23's bound 2 - 2/(1 + alpha), alpha = P_TC/P_CC, on the pairs that are DRAM-bound in
-    practice; `counters` (ncu rows, optional) check that each twin moves its sibling's bytes."""
-    tensor = has_tensor_cores(gpu)
-    alpha = gpu["fp64_matrix_TFLOPs"] / gpu["fp64_vector_TFLOPs"] if tensor else math.nan
+    eq. 23's bound 2 - 2/(1 + alpha), alpha = P_TC/P_CC of `precision` (from the spec), on the
+    `precision` pairs that are DRAM-bound in practice; `counters` (ncu rows, optional) check that
+    each twin moves its sibling's bytes."""
+    peak = peaks.at(gpu, precision)
+    tensor, alpha, balance = math.isfinite(peak.alpha), peak.alpha, peak.balance("cuda_core")
     bound = model.tc_upper_bound(alpha) if tensor else math.nan
-    balance = model.machine_balance(gpu["fp64_vector_TFLOPs"], gpu["memory_bandwidth_TBs"])
     p = pd.concat([twins, twin_counters(twins, counters)], axis=1)
     p = p.assign(excluded=_excluded(p, gpu, dram_fraction))
     used = p[p["excluded"] == ""]
@@ -288,7 +291,7 @@ def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: 
                "twin_traffic_measured": int(cases["twin_dram_ratio"].notna().sum())}
     summary = (f"speedup over the CUDA-core twin {interval_text(est)} over {numbers['deciding_pairs']} DRAM-bound twin pairs "
                f"(max {numbers['max_speedup']:.3g})" if len(used) else "no twin pair is DRAM-bound beyond the L2")
-    summary += (f"; eq. 23 bound {bound:.3f} (alpha = {alpha:.3g})" if tensor else "; bound undefined: no FP64 tensor-core peak")
+    summary += (f"; eq. 23 bound {bound:.3f} (alpha = {alpha:.3g})" if tensor else f"; bound undefined: {peak.note}")
     summary += f"; {len(cases) - numbers['deciding_pairs']} twin pairs excluded (reasons listed)"
     if missing:
         summary += f"; no twin for {', '.join(missing)}"
@@ -332,7 +335,7 @@ def scale_l2(p: pd.DataFrame, gpu: dict, margin: float) -> dict:
                   text="SCALE: Figure 6 reveals consistent, though modest, performance degradation when using tensor "
                        "cores compared to CUDA cores. (Figure 6 reports the geometric mean for input sizes larger and "
                        "smaller than half of the L2 cache.)",
-                  test=f"geometric mean of t_TC/t_CC above 1, separately for inputs (8n bytes) within half the L2 "
+                  test=f"geometric mean of t_TC/t_CC above 1, separately for inputs (D n bytes) within half the L2 "
                        f"(<= {half:g} MB) and beyond it; the verdict is the worse of the two parts', the estimate "
                        "pools all sizes")
 
@@ -403,28 +406,47 @@ def slurm_jobs(rows: pd.DataFrame) -> list[int]:
     return sorted({int(i) for i in ids})
 
 
-def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction: float,
-          counters: pd.DataFrame | None = None) -> dict:
-    """Every claim on the raw `rows` (measure.ROW_COLUMNS, optionally `rep`) of device `gpu`;
-    `stencils` is config["stencil"]["kernels"], `margin` config["claims"]["margin"] and
-    `dram_fraction` config["claims"]["dram_fraction"]; `counters` the run's ncu rows, if measured."""
-    p = pairs(rows, gpu, stencils)
-    tensor_cores = has_tensor_cores(gpu)
-    twins = pairs(rows, gpu, stencils, twins=True)
-    claims = [speedup_bound(twins, gpu, margin, dram_fraction, missing_twins(rows), counters),
+def _in_precision(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction: float,
+                  counters: pd.DataFrame | None, precision: str) -> list[dict]:
+    """C1-C4 on the rows of one precision, each record naming it: NO DATA (and why) without rows,
+    N/A where the device has no tensor cores in it."""
+    p, twins = pairs(rows, gpu, stencils), pairs(rows, gpu, stencils, twins=True)
+    claims = [speedup_bound(twins, gpu, margin, dram_fraction, missing_twins(rows), counters, precision),
               scale_l2(p, gpu, margin), spmv_l2(p, gpu, margin), stencils_generally(p, margin)]
-    if not tensor_cores:
-        for c in claims:
+    note = peaks.at(gpu, precision).note
+    for c in claims:
+        c["precision"] = precision
+        if rows.empty:
+            c["verdict"] = c["on_these_timings"] = NO_DATA
+            c["summary"] = f"no {precision} rows in this run's raw results" + (f" ({note})" if note else "")
+        elif not peaks.at(gpu, precision).has_tensor_cores:
             c["verdict"] = NOT_APPLICABLE
+    return claims
+
+
+def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction: float,
+          counters: pd.DataFrame | None = None, precisions=PRECISIONS) -> dict:
+    """Every claim in every precision of `precisions` on the raw `rows` (measure.ROW_COLUMNS,
+    optionally `rep`) of device `gpu`, claim by claim (C1 fp64, C1 fp32, ..., C4 fp16); `stencils`
+    is config["stencil"]["kernels"], `margin` config["claims"]["margin"] and `dram_fraction`
+    config["claims"]["dram_fraction"]; `counters` the run's ncu rows, if measured."""
+    rows = _with_rep(rows)
+    per = [_in_precision(rows[rows["precision"] == p], gpu, stencils, margin, dram_fraction, counters, p)
+           for p in precisions]
+    claims = [c for part in zip(*per) for c in part]
     matrices = sorted(set(rows.loc[rows["kernel"] == "spmv", "source"].dropna()))
-    return {"paper": PAPER, "device_spec": gpu["name"], "tensor_cores": tensor_cores,
+    return {"paper": PAPER, "device_spec": gpu["name"],
+            "tensor_cores": any(peaks.at(gpu, p).has_tensor_cores for p in precisions),
+            "no_tensor_cores": [p for p in precisions if not peaks.at(gpu, p).has_tensor_cores],
+            "precisions": list(precisions),
             "measured": {"device": sorted(set(rows["device"].dropna().astype(str))),
                          "host": sorted(set(rows["host"].dropna().astype(str))),
                          "slurm_jobs": slurm_jobs(rows),
                          "date_first": str(rows["date"].min()), "date_last": str(rows["date"].max()),
                          **{col: sorted(set(rows.get(col, pd.Series(dtype=str)).dropna().astype(str)))
                             for col in ("membound", "commit")},
-                         "repetitions": int(_with_rep(rows)["rep"].nunique()) if len(rows) else 0},
+                         "precisions": sorted(set(rows["precision"])),
+                         "repetitions": int(rows["rep"].nunique()) if len(rows) else 0},
             "statistics": {"interval": f"{LEVEL_95:g}% percentile bootstrap over problems and repetitions",
                            "resamples": RESAMPLES, "seed": SEED, "margin": margin, "dram_fraction": dram_fraction},
             "matrix_source": "/".join(matrices) or "none", "surrogate": "surrogate" in matrices,
@@ -458,15 +480,17 @@ def _banners(result: dict) -> str:
     out = []
     if result["surrogate"]:
         out.append(f"> {SURROGATE} C3 and any SpMV pairs of C1 say nothing about the paper's matrices.")
-    if not result["tensor_cores"]:
-        out.append(f"> **NO TENSOR CORES.** {result['device_spec']} has no FP64 matrix unit: the tensor-core "
-                   "side is a numpy emulation of the MMA tiles, so every verdict is N/A (not a test of the "
-                   "paper). 'on these timings' says what the same statistics give on the emulated ones.")
+    if missing := result.get("no_tensor_cores", []):
+        out.append(f"> **NO TENSOR CORES in {', '.join(missing)}.** {result['device_spec']} has no matrix unit in "
+                   f"{'that precision' if len(missing) == 1 else 'these precisions'}: the tensor-core side is a numpy "
+                   "emulation of the MMA tiles, so those verdicts are N/A (not a test of the paper). 'on these "
+                   "timings' says what the same statistics give on the emulated ones.")
     return "\n>\n".join(out)
 
 
 def markdown(result: dict) -> str:
-    """The claims as Markdown: banners, a summary table, then one section per claim with its cases."""
+    """The claims as Markdown: banners, a summary table (one row per claim and precision), then one
+    section per claim and precision with its cases (a line where the precision has no rows)."""
     m, st = result["measured"], result["statistics"]
     head = (f"# Claims of paper 000 checked on {result['device_spec']}\n\n"
             f"Measured on {', '.join(m['device'])} ({', '.join(m['host'])}), {m['date_first']} to "
@@ -474,19 +498,26 @@ def markdown(result: dict) -> str:
             f"commit {', '.join(m.get('commit', [])) or 'unrecorded'}; SpMV matrices: {result['matrix_source']}. "
             "Ratio = t_TC/t_CC and speedup = t_CC/t_TC of median times (ratio > 1: CUDA cores faster). Estimates are "
             f"geometric means with a {st['interval']} ({st['resamples']} resamples, seed {st['seed']}); LEVEL: the "
-            f"interval lies within +-{100 * st['margin']:g}% of the reference (claims.margin).\n\n")
+            f"interval lies within +-{100 * st['margin']:g}% of the reference (claims.margin). Each claim is checked "
+            "in every precision of the run on that precision's rows, peaks and element size.\n\n")
     banners = _banners(result)
-    summary = pd.DataFrame([{"claim": c["id"], "paper": c["where"], "what": c["title"], "verdict": c["verdict"],
-                             "on these timings": c["on_these_timings"],
-                             "estimate [95% CI]": interval_text(c), "reference": f"{c['side']} {c['reference']:.3g}",
+    summary = pd.DataFrame([{"claim": c["id"], "precision": c.get("precision", "fp64"), "paper": c["where"],
+                             "what": c["title"], "verdict": c["verdict"], "on these timings": c["on_these_timings"],
+                             "estimate [95% CI]": interval_text(c),
+                             "reference": f"{c['side']} {c['reference']:.3g}" if c["reference"] is not None
+                             and math.isfinite(c["reference"]) else "undefined",
                              "numbers": c["summary"]} for c in result["claims"]])
-    if result["tensor_cores"]:
+    if not result.get("no_tensor_cores", []):
         summary = summary.drop(columns="on these timings")
     parts = [head + (banners + "\n\n" if banners else "") + summary.to_markdown(index=False) + "\n"]
     for c in result["claims"]:
+        title = f"{c['id']} {c.get('precision', 'fp64')} ({c['where']}): {c['title']}"
+        if not c["pairs"] and c["verdict"] == NO_DATA and len(c["cases"]) == 0:
+            parts.append(f"## {title}\n\n**{c['verdict']}**: {c['summary']}.\n")
+            continue
         legend = (f"> {c['text']}\n\nChecked: {c['test']}. Data: {', '.join(c['sources']) or 'none'}.\n\n"
                   f"**{c['verdict']}**: {c['summary']}.")
-        parts.append(outputs.markdown(c["cases"], f"{c['id']} ({c['where']}): {c['title']}", legend, level=2))
+        parts.append(outputs.markdown(c["cases"], title, legend, level=2))
     return "\n".join(parts)
 
 

@@ -32,7 +32,7 @@ def read_rows(paths) -> pd.DataFrame:
     measure.with_later_columns (rows from before a column: fp64, dense, rep 0), with their launch tag."""
     frames = [measure.with_later_columns(pd.read_csv(p, keep_default_na=False, na_values=[""])) for p in paths]
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=measure.ROW_COLUMNS)
-    rows["precision"] = rows["precision"].fillna("fp64")
+    rows["precision"] = rows["precision"].astype(object).fillna("fp64")
     rows["tag"] = [measure.launch_tag(k, i, q, p)
                    for k, i, q, p in zip(rows["kernel"], rows["impl"], rows["problem"], rows["precision"])]
     return rows

@@ -38,6 +38,7 @@ rule claims:
         stencils=config["stencil"]["kernels"],
         margin=config["claims"]["margin"],
         dram_fraction=config["claims"]["dram_fraction"],
+        precisions=config["precisions"],
     script:
         "../../scripts/claims.py"
 

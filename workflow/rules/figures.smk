@@ -17,7 +17,7 @@ rule fig2:
     conda:
         "../../envs/membound.yaml"
     params:
-        config={"stencil": config["stencil"]},
+        config={"stencil": config["stencil"], "precisions": config["precisions"]},
     script:
         "../../scripts/fig2.py"
 
@@ -35,6 +35,8 @@ rule fig3_4:
         f"{RESULTS}/logs/fig3_4.log",
     conda:
         "../../envs/membound.yaml"
+    params:
+        precisions=config["precisions"],
     script:
         "../../scripts/fig3_4.py"
 
@@ -52,6 +54,8 @@ rule fig6:
         f"{RESULTS}/logs/fig6.log",
     conda:
         "../../envs/membound.yaml"
+    params:
+        precisions=config["precisions"],
     script:
         "../../scripts/fig6.py"
 
@@ -69,6 +73,8 @@ rule fig7:
         f"{RESULTS}/logs/fig7.log",
     conda:
         "../../envs/membound.yaml"
+    params:
+        precisions=config["precisions"],
     script:
         "../../scripts/fig7.py"
 
@@ -105,6 +111,8 @@ rule fig_gemv:
         f"{RESULTS}/logs/fig_gemv.log",
     conda:
         "../../envs/membound.yaml"
+    params:
+        precisions=config["precisions"],
     script:
         "../../scripts/fig_gemv.py"
 

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from membound import config
+from membound import config, peaks
 from membound.measure import ROW_COLUMNS, geomean, with_later_columns
 from membound.outputs import save_figure, write_csv
+from membound.precision import PRECISIONS
 
 UNITS = ("cuda_core", "tensor_core")
-KEEP = ["gpu", "device", "date", "source"]   # provenance columns of every plotted-data CSV
+KEEP = ["precision", "gpu", "device", "date", "source"]   # the axis and provenance columns of every plotted-data CSV
 
 
 class RawError(ValueError):
@@ -49,15 +50,23 @@ def medians(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return rows.groupby(keys, sort=False, as_index=False).agg({**firsts, "t_median_s": "median", "value": "median"})
 
 
+def by_precision_order(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """`frame` sorted by precision (PRECISIONS order: a figure's facets), then by `keys`."""
+    order = frame["precision"].map({p: i for i, p in enumerate(PRECISIONS)})
+    return frame.assign(_facet=order).sort_values(["_facet", *keys]).drop(columns="_facet").reset_index(drop=True)
+
+
 def with_speedups(rows: pd.DataFrame, key: str, side: str) -> pd.DataFrame:
-    """`rows` (one per problem `key` and unit) with `speedup`, t_TC / t_CC of the row's problem (the
-    speedup of CUDA cores over tensor cores, from median times), and `geomean_speedup`, the geometric
-    mean of the speedups of all problems on the same side of the boolean column `side` (no interval:
-    Figures 6 and 7 use paired.with_intervals, the claims' numbers)."""
-    t = rows.pivot_table(index=key, columns="unit", values="t_median_s").reindex(columns=list(UNITS))
-    out = rows.assign(speedup=rows[key].map(t["tensor_core"] / t["cuda_core"]))
-    per_side = out.drop_duplicates(key).groupby(side)["speedup"].agg(geomean)
-    return out.assign(geomean_speedup=out[side].map(per_side))
+    """`rows` (one per problem `key`, precision and unit) with `speedup`, t_TC / t_CC of the row's
+    problem in its precision (the speedup of CUDA cores over tensor cores, from median times), and
+    `geomean_speedup`, the geometric mean of the speedups of all problems of its precision on the same
+    side of the boolean column `side` (no interval: Figures 6 and 7 use paired.with_intervals, the
+    claims' numbers)."""
+    keys = [key, "precision"]
+    t = rows.pivot_table(index=keys, columns="unit", values="t_median_s").reindex(columns=list(UNITS))
+    out = rows.join((t["tensor_core"] / t["cuda_core"]).rename("speedup"), on=keys)
+    per_side = out.drop_duplicates(keys).groupby(["precision", side])["speedup"].agg(geomean).rename("geomean_speedup")
+    return out.join(per_side, on=["precision", side])
 
 
 def caption(gpu_name: str, rows: pd.DataFrame | None = None, spec: str | None = None) -> str:
@@ -82,9 +91,16 @@ def caption(gpu_name: str, rows: pd.DataFrame | None = None, spec: str | None = 
     return "; ".join(parts)
 
 
-def render(module, raw_paths, gpu_file: str, output) -> None:
+def missing(gpu: dict, what: str):
+    """The line of an empty precision facet: no `what` rows in it, and why there may be none."""
+    return lambda p: f"no {p} {what} rows in this run's raw results" + (
+        f"\n({peaks.at(gpu, p).note})" if peaks.at(gpu, p).note else "")
+
+
+def render(module, raw_paths, gpu_file: str, output, precisions=None) -> None:
     """A measured figure: read the raw CSVs, write `module`'s plotted numbers to `output.csv` and
-    its figure, captioned, to `output.pdf` and `output.png`."""
+    its figure, captioned, to `output.pdf` and `output.png`; a figure that facets by precision gets
+    a row for each of `precisions`."""
     gpu = config.load_gpu(Path(gpu_file).stem)
     try:
         raw = read_raw(raw_paths)
@@ -92,4 +108,5 @@ def render(module, raw_paths, gpu_file: str, output) -> None:
         raise SystemExit(f"error: {err}") from None
     data = module.data(raw, gpu)
     write_csv(data, output.csv)
-    save_figure(module.figure(data, gpu, caption(gpu["name"], raw, gpu_file)), output.pdf, output.png)
+    facets = {"precisions": precisions} if precisions else {}
+    save_figure(module.figure(data, gpu, caption(gpu["name"], raw, gpu_file), **facets), output.pdf, output.png)

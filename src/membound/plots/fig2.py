@@ -1,6 +1,7 @@
-"""Figure 2: the device's roofline (eq. 3) with its CUDA-core and tensor-core FP64 ceilings, the
-machine balance of each (eq. 1) at the ridge, and every kernel's analytical intensity on the roof
-of its unit. Analytical: from the GPU spec and the model only."""
+"""Figure 2: the device's roofline (eq. 3) with its CUDA-core and tensor-core ceilings, the machine
+balance of each (eq. 1) at the ridge, and every kernel's analytical intensity on the roof of its
+unit, a panel per precision (its peaks and element size D; a precision without tensor cores has no
+tensor-core ceiling, and says so). Analytical: from the GPU spec and the model only."""
 
 from __future__ import annotations
 
@@ -9,36 +10,43 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from membound import model
+from membound import model, peaks
 from membound.analytical import kernel_intensities
 from membound.plots import style
+from membound.precision import PRECISIONS
 
 WIDTHS, HEIGHT = (8.5,), 4.6
-COLUMNS = ["item", "label", "unit", "intensity_FLOP_per_B", "GFLOPs", "peak_GFLOPs", "bandwidth_GBs",
-           "machine_balance", "memory_bound", "gpu", "source"]
+COLUMNS = ["precision", "item", "label", "unit", "intensity_FLOP_per_B", "GFLOPs", "peak_GFLOPs", "bandwidth_GBs",
+           "machine_balance", "memory_bound", "note", "gpu", "source"]
 MARKERS = "osDv^<>phX*Pd"
 
 
-def data(config: Mapping, gpu: dict) -> pd.DataFrame:
-    """The plotted numbers: a 'ceiling' row per unit (at its ridge point: I = machine balance,
-    GFLOP/s = peak) and a 'kernel' row per kernel (its I and the roofline's GFLOP/s there)."""
-    bw = gpu["memory_bandwidth_TBs"] * 1e3
-    peaks = {"cuda_core": gpu["fp64_vector_TFLOPs"] * 1e3}
-    if gpu.get("fp64_matrix_TFLOPs"):
-        peaks["tensor_core"] = gpu["fp64_matrix_TFLOPs"] * 1e3
-    balance = {unit: model.machine_balance(peak, bw) for unit, peak in peaks.items()}
-    rows = [{"item": "ceiling", "label": f"FP64 {style.UNIT_LABEL[unit]}", "unit": unit,
-             "intensity_FLOP_per_B": balance[unit], "GFLOPs": peak} for unit, peak in peaks.items()]
-    for label, i, unit in kernel_intensities(config, gpu, tensor_cores="tensor_core" in peaks):
+def data(config: Mapping, gpu: dict, precisions=("fp64",)) -> pd.DataFrame:
+    """The plotted numbers, per precision: a 'ceiling' row per unit with a peak (at its ridge point:
+    I = machine balance, GFLOP/s = peak) and a 'kernel' row per kernel (its I with the precision's D
+    and the roofline's GFLOP/s there; a unit without a peak: the memory roof)."""
+    return pd.concat([_one(config, gpu, p) for p in precisions], ignore_index=True)[COLUMNS]
+
+
+def _one(config: Mapping, gpu: dict, precision: str) -> pd.DataFrame:
+    p = peaks.at(gpu, precision)
+    bw = p.bandwidth * 1e3
+    units = {u: p.peak(u) * 1e3 for u in peaks.UNITS if p.peak(u)}
+    rows = [{"item": "ceiling", "label": f"{precision} {style.UNIT_LABEL[unit]}", "unit": unit,
+             "intensity_FLOP_per_B": p.balance(unit), "GFLOPs": peak} for unit, peak in units.items()]
+    for label, i, unit in kernel_intensities(config, gpu, "tensor_core" in units, precision):
+        top = units.get(unit, np.inf)
         rows.append({"item": "kernel", "label": label, "unit": unit, "intensity_FLOP_per_B": i,
-                     "GFLOPs": model.roofline(peaks[unit], bw, i), "memory_bound": model.is_memory_bound(i, balance[unit])})
+                     "GFLOPs": model.roofline(top, bw, i),
+                     "memory_bound": model.is_memory_bound(i, p.balance(unit)) if unit in units else None})
     out = pd.DataFrame(rows)
-    return out.assign(peak_GFLOPs=out["unit"].map(peaks), machine_balance=out["unit"].map(balance), bandwidth_GBs=bw,
-                      gpu=gpu["name"], source="analytical")[COLUMNS]
+    return out.assign(precision=precision, peak_GFLOPs=out["unit"].map(units), bandwidth_GBs=bw,
+                      machine_balance=out["unit"].map({u: p.balance(u) for u in units}), note=p.note,
+                      gpu=gpu["name"], source="analytical")
 
 
 def draw(axes, data: pd.DataFrame) -> None:
-    """Draw Figure 2 into the one panel of `axes`."""
+    """Draw Figure 2 (one precision) into the one panel of `axes`."""
     ax = axes[0]
     kernels = data[data["item"] == "kernel"]
     ceilings = data[data["item"] == "ceiling"]
@@ -57,11 +65,13 @@ def draw(axes, data: pd.DataFrame) -> None:
                 ms=6, mfc="none", label=f"{k['label']} (I = {k['intensity_FLOP_per_B']:.3g})")
     ax.set(xscale="log", yscale="log", xlabel="operational intensity I (FLOP/byte)", ylabel="attainable GFLOP/s",
            ylim=(bw * x[0] / 2, data["GFLOPs"].max() * 3))
+    if note := data["note"].fillna("").iloc[0]:
+        ax.text(0.98, 0.03, f"{note}: no tensor-core ceiling" if "tensor" in note else note, transform=ax.transAxes,
+                ha="right", fontsize=8, color="0.3")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
 
 
-def figure(data: pd.DataFrame, gpu: dict, caption: str):
-    """Figure 2 of `data` (see `data`) with `caption` at its foot."""
-    title = (f"Figure 2: FP64 roofline of {gpu['name']}"
-             + ("" if gpu.get("fp64_matrix_TFLOPs") else " (no FP64 matrix unit: no tensor-core ceiling)"))
-    return style.single(draw, WIDTHS, HEIGHT, data, title, caption)
+def figure(data: pd.DataFrame, gpu: dict, caption: str, precisions=PRECISIONS):
+    """Figure 2 of `data` (see `data`), a panel row per precision, with `caption` at its foot."""
+    return style.facets(draw, WIDTHS, HEIGHT, data, f"Figure 2: rooflines of {gpu['name']} per precision", caption,
+                        precisions, lambda p: f"{p}: not in this run's precisions")

@@ -1,10 +1,12 @@
 """Figures 3 and 4: SCALE's time breakdown at the largest measured size, fully overlapped (eq. 17,
-T = max(T_mem, T_cmp, T_others)) and fully un-overlapped (eq. 18, T = T_mem + T_cmp + T_others).
+T = max(T_mem, T_cmp, T_others)) and fully un-overlapped (eq. 18, T = T_mem + T_cmp + T_others), a
+row per precision.
 
-T_mem = Q / B and T_cmp = W / P from the GPU spec (W = n, Q = 16n, paper 000 Sec. 3.1): P = P_CC on
-CUDA cores; on tensor cores A = B(qI) uses 1/max(m, n) of the MMA (Sec. 5.1), so P = P_TC / 8 for
-m8n8k4 (model.tc_scale_ceiling: the 16 executed FLOPs per element at P_TC), P_CC where the spec
-has no FP64 matrix unit. T_others is defined, not fitted: the unit's median time at the smallest
+T_mem = Q / B and T_cmp = W / P from the GPU spec (W = n, Q = 2 D n, paper 000 Sec. 3.1, D the
+precision's element size): P = P_CC of the precision on CUDA cores; on tensor cores A = B(qI) uses
+model.scale_mma_fraction of the MMA of the precision's shape (Sec. 5.1), so P = P_TC / 8 for m8n8k4
+and m16n8k8, P_TC / 16 for m16n8k16 (model.tc_scale_ceiling), P_CC where the spec has no tensor
+cores in the precision. T_others is defined, not fitted: the unit's median time at the smallest
 measured size, where T_mem and T_cmp are negligible (the fixed cost of a launch: start, ramp-up,
 drain). The model's T then stands beside the measured T as a check of eq. 17 and 18.
 """
@@ -13,8 +15,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from membound import model
+from membound import model, peaks
 from membound.plots import common, paired, style
+from membound.precision import PRECISIONS
 
 WIDTHS, HEIGHT = (5.2, 5.2), 3.6
 CASES = {"overlapped": ("Figure 3: fully overlapped (eq. 17)", model.overlapped_time),
@@ -24,33 +27,41 @@ COLUMNS = ["case", "unit", "role", "impl", "n", "W", "Q", "P_FLOPs", "T_mem_s", 
            "T_model_s", "T_measured_s", *common.KEEP]
 
 
-def compute_rate(gpu: dict, unit: str) -> float:
-    """FLOP/s of SCALE's useful work on `unit`: P_CC, or on tensor cores P_TC / max(m, n) of the
-    spec's MMA shape (paper 000 Sec. 5.1); P_CC where the spec has no FP64 matrix unit."""
-    if unit == "tensor_core" and gpu.get("fp64_matrix_TFLOPs"):
-        return model.tc_scale_ceiling(gpu["fp64_matrix_TFLOPs"] * 1e12, tuple(gpu["mma_shape"]))
-    return gpu["fp64_vector_TFLOPs"] * 1e12
+def compute_rate(gpu: dict, unit: str, precision: str = "fp64") -> float:
+    """FLOP/s of SCALE's useful work on `unit` in `precision`: P_CC, or on tensor cores P_TC times
+    the fraction of the precision's MMA shape that SCALE uses (paper 000 Sec. 5.1); P_CC where the
+    spec has no tensor cores in the precision (NaN without a CUDA-core peak)."""
+    p = peaks.at(gpu, precision)
+    if unit == "tensor_core" and p.has_tensor_cores:
+        return model.tc_scale_ceiling(p.tensor_core * 1e12, p.mma_shape)
+    return p.cuda_core * 1e12 if p.cuda_core else float("nan")
 
 
 def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
-    """The plotted numbers: per case and measured unit (the paper's two sides, medians over
-    repetitions) at the largest size, the model's T_mem, T_cmp and T_others, the equation's total
-    T_model and the measured time (seconds)."""
-    rows = paired.paper_sides(raw[raw["kernel"] == "scale"])
+    """The plotted numbers: per precision, case and measured unit (the paper's two sides, medians
+    over repetitions) at the precision's largest size, the model's T_mem, T_cmp and T_others, the
+    equation's total T_model and the measured time (seconds)."""
+    sides = paired.paper_sides(raw[raw["kernel"] == "scale"])
+    out = [row for precision, rows in sides.groupby("precision", sort=False) for row in _one(rows, gpu, precision)]
+    return common.by_precision_order(pd.DataFrame(out, columns=COLUMNS), []) if out else pd.DataFrame(columns=COLUMNS)
+
+
+def _one(rows: pd.DataFrame, gpu: dict, precision: str) -> list[dict]:
     n, n_small = int(rows["n"].max()), int(rows["n"].min())
-    w, q = model.scale_wq(n)
+    w, q = model.scale_wq(n, peaks.at(gpu, precision).element_bytes)
     t_mem = q / (gpu["memory_bandwidth_TBs"] * 1e12)
     out = []
     for _, r in rows[rows["n"] == n].sort_values("unit").iterrows():
-        p = compute_rate(gpu, r["unit"])
+        p = compute_rate(gpu, r["unit"], precision)
         small = rows[(rows["n"] == n_small) & (rows["unit"] == r["unit"])]
         others = float(small["t_median_s"].iloc[0])
         for case, (_, equation) in CASES.items():
             out.append({"case": case, "unit": r["unit"], "role": r["role"], "impl": r["impl"], "n": n, "W": w, "Q": q,
                         "P_FLOPs": p, "T_mem_s": t_mem, "T_cmp_s": w / p, "T_others_s": others, "n_others": n_small,
                         "T_model_s": equation(t_mem, w / p, others), "T_measured_s": float(r["t_median_s"]),
-                        "gpu": gpu["name"], "device": r["device"], "date": r["date"], "source": r["source"]})
-    return pd.DataFrame(out, columns=COLUMNS)
+                        "precision": precision, "gpu": gpu["name"], "device": r["device"], "date": r["date"],
+                        "source": r["source"]})
+    return out
 
 
 def draw(axes, data: pd.DataFrame) -> None:
@@ -80,13 +91,12 @@ def draw(axes, data: pd.DataFrame) -> None:
         style.legend_above(ax, 4)
 
 
-def figure(data: pd.DataFrame, gpu: dict, caption: str):
-    """Figures 3 and 4 of `data` (see `data`) with `caption` at its foot."""
-    r = data.iloc[0]
-    rate = ("tensor cores: P_TC/max(m, n) of the MMA, Sec. 5.1" if gpu.get("fp64_matrix_TFLOPs")
-            else "the spec has no FP64 matrix unit: P_CC on both")
-    model_note = (f"Model: T_mem = Q/B, T_cmp = W/P (CUDA cores: P_CC; {rate}); T_others: the measured time at "
-                  f"n = {r['n_others']:,}, where T_mem and T_cmp are negligible.")
-    return style.single(draw, WIDTHS, HEIGHT, data,
-                        f"Figures 3 and 4: time breakdown of SCALE at n = {r['n']:,} on {gpu['name']}",
-                        f"{model_note}\n{caption}")
+def figure(data: pd.DataFrame, gpu: dict, caption: str, precisions=PRECISIONS):
+    """Figures 3 and 4 of `data` (see `data`), a row per precision, with `caption` at its foot."""
+    sizes = "; ".join(f"{p}: n = {g['n'].iloc[0]:,}, T_others at n = {g['n_others'].iloc[0]:,}"
+                      for p, g in data.groupby("precision", sort=False))
+    model_note = ("Model: T_mem = Q/B, T_cmp = W/P (CUDA cores: P_CC; tensor cores: P_TC times the fraction of the "
+                  "precision's MMA that SCALE uses, Sec. 5.1, or P_CC without tensor cores in it); T_others: the "
+                  f"measured time at the smallest n, where T_mem and T_cmp are negligible ({sizes or 'no rows'}).")
+    return style.facets(draw, WIDTHS, HEIGHT, data, f"Figures 3 and 4: time breakdown of SCALE at the largest n on "
+                        f"{gpu['name']}", f"{model_note}\n{caption}", precisions, common.missing(gpu, "SCALE"))

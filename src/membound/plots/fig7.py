@@ -1,7 +1,9 @@
-"""Figure 7: SpMV on CUDA cores (the cuSPARSE role) and tensor cores (the DASP role): (a) effective
-GFLOP/s per matrix in D1..D21 order, (b) the geometric-mean speedup of CUDA cores over tensor cores
-(t_TC / t_CC) over the matrices larger and smaller than the L2 (size as Table 2 counts it), with
-its 95% interval (claim C3's). Twins and repetitions: see paired.paper_sides."""
+"""Figure 7: SpMV on CUDA cores (the cuSPARSE role) and tensor cores (the DASP role), a row per
+precision: (a) effective GFLOP/s per matrix in D1..D21 order, (b) the geometric-mean speedup of CUDA
+cores over tensor cores (t_TC / t_CC) over the matrices larger and smaller than the L2 (size as
+Table 2 counts it, with values, x and y of the precision's element size: a matrix beyond the L2 in
+fp64 may fit in fp16), with its 95% interval (claim C3's). Twins and repetitions: see
+paired.paper_sides."""
 
 from __future__ import annotations
 
@@ -10,27 +12,31 @@ import pandas as pd
 from matplotlib.patches import Patch
 
 from membound.model import size_mb
+from membound.peaks import ELEMENT_BYTES
 from membound.plots import common, paired, style
+from membound.precision import PRECISIONS
 
-TITLE = "Figure 7: SpMV (FP64, CSR)"
+TITLE = "Figure 7: SpMV (CSR)"
 WIDTHS, HEIGHT = (8.5, 2.6), 4.2
 COLUMNS = ["code", "problem", "rows", "cols", "nnz", "size_MB", "L2_MB", "larger_than_L2", "unit", "role",
            "impl", "metric", "value", "t_median_s", "speedup", "geomean_speedup", "ci_low", "ci_high", *common.KEEP]
 
 
 def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
-    """The plotted numbers: one row per matrix and unit (GFLOP/s), with the matrix's size, its
-    speedup and the geometric mean of its side of the L2; `source` says real or surrogate."""
+    """The plotted numbers: one row per matrix, precision and unit (GFLOP/s), with the matrix's size
+    in that precision, its speedup and the geometric mean of its side of the L2; `source` says real
+    or surrogate."""
     rows = raw[raw["kernel"] == "spmv"]
-    out = rows.assign(size_MB=size_mb(rows["rows"], rows["cols"], rows["nnz"]), L2_MB=gpu["l2_MB"], gpu=gpu["name"])
-    out = out.assign(larger_than_L2=out["size_MB"] > out["L2_MB"],
-                     order=out["code"].str[1:].astype(int))
+    d = rows["precision"].map(ELEMENT_BYTES)
+    out = rows.assign(size_MB=size_mb(rows["rows"], rows["cols"], rows["nnz"], d), L2_MB=gpu["l2_MB"], gpu=gpu["name"])
+    out = out.assign(larger_than_L2=out["size_MB"] > out["L2_MB"])
     out = paired.with_intervals(out, gpu, "larger_than_L2")
-    return out.sort_values(["order", "unit"])[COLUMNS].reset_index(drop=True)
+    return common.by_precision_order(out.assign(order=out["code"].str[1:].astype(int)), ["order", "unit"])[COLUMNS]
 
 
 def draw(axes, data: pd.DataFrame) -> None:
-    """Draw Figure 7 into the two panels of `axes`: (a) GFLOP/s per matrix, (b) the geometric means."""
+    """Draw Figure 7 (one precision) into the two panels of `axes`: (a) GFLOP/s per matrix, (b) the
+    geometric means."""
     if data.empty:
         for ax in axes:
             ax.text(0.5, 0.5, "no SpMV rows", transform=ax.transAxes, ha="center")
@@ -74,6 +80,7 @@ def _geomeans(ax, matrices: pd.DataFrame) -> None:
     ax.set_title("(b) GEOMEAN of t_TC / t_CC", fontsize=9, loc="left", pad=24)
 
 
-def figure(data: pd.DataFrame, gpu: dict, caption: str):
-    """Figure 7 of `data` (see `data`) with `caption` at its foot."""
-    return style.single(draw, WIDTHS, HEIGHT, data, f"{TITLE} on {gpu['name']}", caption)
+def figure(data: pd.DataFrame, gpu: dict, caption: str, precisions=PRECISIONS):
+    """Figure 7 of `data` (see `data`), a row per precision, with `caption` at its foot."""
+    return style.facets(draw, WIDTHS, HEIGHT, data, f"{TITLE} on {gpu['name']}", caption, precisions,
+                        common.missing(gpu, "SpMV"))

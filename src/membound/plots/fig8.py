@@ -16,7 +16,7 @@ COLUMNS = ["problem", "unit", "role", "impl", "depth", "label", "domain", "steps
 def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     """The plotted numbers: one row per stencil (in the order of `raw`) and (unit, role), the median
     over repetitions."""
-    rows = common.medians(raw[raw["kernel"] == "stencil"], ["problem", "unit", "role", "impl", "depth"])
+    rows = common.medians(raw[raw["kernel"] == "stencil"], ["problem", "precision", "unit", "role", "impl", "depth"])
     order = {name: i for i, name in enumerate(rows["problem"].unique())}
     out = rows.assign(depth=rows["depth"].astype(int), gpu=gpu["name"], order=rows["problem"].map(order),
                       label=rows["role"] + " t=" + rows["depth"].astype(int).astype(str))

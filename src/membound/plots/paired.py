@@ -15,18 +15,24 @@ from membound.plots import common
 
 def paper_sides(rows: pd.DataFrame) -> pd.DataFrame:
     """The rows of the paper's two sides (claims.CC_ROLE on CUDA cores, claims.TC_ROLE on tensor
-    cores; CUDA-core twins aside), one per problem and implementation: median time and value over
-    the repetitions."""
+    cores; CUDA-core twins aside), one per problem, precision and implementation: median time and
+    value over the repetitions."""
     role = rows["role"].where(rows["unit"] == "cuda_core").eq(rows["kernel"].map(claims.CC_ROLE)) | \
         rows["role"].where(rows["unit"] == "tensor_core").eq(rows["kernel"].map(claims.TC_ROLE))
-    return common.medians(rows[role], ["problem", "unit", "role", "impl"])
+    return common.medians(rows[role], ["problem", "precision", "unit", "role", "impl"])
 
 
 def with_intervals(rows: pd.DataFrame, gpu: dict, side: str) -> pd.DataFrame:
-    """paper_sides(`rows`) (one kernel) with `speedup`, t_TC / t_CC of the row's problem (the speedup
-    of CUDA cores over tensor cores: geometric mean over repetitions of median times), and, for
-    the problems on the same side of the boolean column `side`, `geomean_speedup` with its 95%
-    interval `ci_low`..`ci_high` (claims.interval: the numbers of claims C2 and C3)."""
+    """paper_sides(`rows`) (one kernel) with `speedup`, t_TC / t_CC of the row's problem in its
+    precision (the speedup of CUDA cores over tensor cores: geometric mean over repetitions of median
+    times), and, for the problems of its precision on the same side of the boolean column `side`,
+    `geomean_speedup` with its 95% interval `ci_low`..`ci_high` (claims.interval: the numbers of
+    claims C2 and C3)."""
+    parts = [_one_precision(part, gpu, side) for _, part in rows.groupby("precision", sort=False)]
+    return pd.concat(parts, ignore_index=True) if parts else _one_precision(rows, gpu, side)
+
+
+def _one_precision(rows: pd.DataFrame, gpu: dict, side: str) -> pd.DataFrame:
     p = claims.pairs(rows, gpu, None)
     flag = p["problem"].map(rows.drop_duplicates("problem").set_index("problem")[side])
     stats = {f: claims.interval(p[flag == f], "ratio") for f in (False, True)}

@@ -44,7 +44,7 @@ def figure(wqi: pd.DataFrame, gpu: dict, precisions=PRECISIONS):
     """The roofline figure of the measured main rows of `wqi`, a panel per precision of `precisions`."""
     fig, axes = plt.subplots(1, len(precisions), figsize=(6 * len(precisions), 4.5), squeeze=False)
     measured = wqi[(wqi["status"] == "measured") & (wqi["part"] == "main")]
-    precision = measured["precision"].fillna("fp64") if "precision" in measured else "fp64"
+    precision = measured["precision"].fillna("fp64") if "precision" in measured else pd.Series("fp64", measured.index)
     for ax, name in zip(axes[0], precisions):
         _panel(ax, measured[precision == name], peaks.at(gpu, name))
     fig.suptitle(f"Achieved roofline, {gpu['name']} (DRAM roof {gpu['memory_bandwidth_TBs']:g} TB/s)")

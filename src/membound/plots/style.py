@@ -1,5 +1,6 @@
 """The look shared by the paper's figures: colours and names of the two units, grouped bars, legends
-that cover no data, the panel grid and the caption footer."""
+that cover no data, the panel grid (a row per precision where a figure facets by it) and the
+caption footer."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+
+from membound.precision import PRECISIONS  # noqa: E402
 
 UNIT_LABEL = {"cuda_core": "CUDA cores", "tensor_core": "tensor cores"}
 UNIT_COLOR = {"cuda_core": "C0", "tensor_core": "C3"}
@@ -106,6 +109,33 @@ def panels(nrows: int, widths, height: float):
     """A figure of `nrows` rows of panels of the given widths (inches); axes as a 2-D array."""
     return plt.subplots(nrows, len(widths), figsize=(sum(widths), height * nrows + 0.5), squeeze=False,
                         gridspec_kw={"width_ratios": widths})
+
+
+def by_precision(data: pd.DataFrame, precisions) -> list[tuple[str, pd.DataFrame]]:
+    """(precision, its rows of `data`) for every precision of `precisions`, then any other that
+    `data` holds, in PRECISIONS order: a facet each, empty where the run has no such rows."""
+    held = set(data["precision"]) if "precision" in data else set()
+    order = [*precisions, *[p for p in PRECISIONS if p in held and p not in precisions]]
+    return [(p, data[data["precision"] == p] if "precision" in data else data.iloc[:0]) for p in order]
+
+
+def facets(draw, widths, height: float, data: pd.DataFrame, title: str, caption: str, precisions, missing):
+    """A figure of one row of panels per precision (`by_precision`) that `draw(axes_row, rows)` fills,
+    each row's first y label prefixed with its precision; a precision without rows gets, in each of
+    its panels, the line `missing(precision)` instead."""
+    facets = by_precision(data, precisions)
+    fig, axes = panels(len(facets), widths, height)
+    for row, (precision, part) in zip(axes, facets):
+        if part.empty:
+            for ax in row:
+                ax.text(0.5, 0.5, missing(precision), transform=ax.transAxes, ha="center", va="center", wrap=True)
+                ax.set(xticks=[], yticks=[])
+        else:
+            draw(row, part)
+        row[0].set_ylabel(f"{precision}: {row[0].get_ylabel()}".rstrip(": "))
+    fig.suptitle(title)
+    footer(fig, caption)
+    return fig
 
 
 def single(draw, widths, height: float, data, title: str, caption: str):
