@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from membound import analytical, measure, model
+from membound import analytical, config, measure, model
 from membound.kernels import gemv, harness
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,7 +42,7 @@ def test_cli_cpu_writes_checked_rows_and_a_wrong_one_fails(tmp_path, monkeypatch
 
 
 def test_analytical_w_and_q_are_eq_6_7():
-    gpu = {"mma_shape": [8, 8, 4]}
+    gpu = config.load_gpu("h100")                     # FP64 MMA m8n8k4
     row = {"kernel": "gemv", "unit": "tensor_core", "rows": 1000, "cols": 1000, "n": 10**6}
     a = analytical.analytical(row, gpu)
     assert (a["W"], a["Q"]) == model.gemv_wq(1000, 1000) and a["W_exec"] == 8 * a["W"]
