@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from membound.outputs import write_csv
+from membound.run.outputs import write_csv
 
 KERNELS = Path(__file__).parents[1] / "kernels"   # membound's own CUDA sources (read, not imported)
 METRICS = {  # ncu metric -> column of the parsed launches

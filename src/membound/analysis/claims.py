@@ -31,10 +31,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from membound import measure, model, outputs
-from membound.analytical import analytical
 from membound.families import FAMILIES
-from membound.model import MB, size_mb
+from membound.model import equations
+from membound.model.analytical import analytical
+from membound.model.equations import MB, size_mb
+from membound.run import measure, outputs
 
 SUPPORTED, LEVEL, CONTRADICTED, INCONCLUSIVE = "SUPPORTED", "LEVEL", "CONTRADICTED", "INCONCLUSIVE"
 NOT_APPLICABLE, NO_DATA = "N/A", "NO DATA"
@@ -84,7 +85,7 @@ def _working_set_mb(row) -> float:
     arrays, x and y), a stencil's two grids (16 bytes per point)."""
     if row["kernel"] == "spmv":
         return size_mb(row["rows"], row["cols"], row["nnz"])
-    return 2 * model.D_FP64 * float(row["n"]) / MB
+    return 2 * equations.D_FP64 * float(row["n"]) / MB
 
 
 def pairs(rows: pd.DataFrame, gpu: dict, stencils, twins: bool = False) -> pd.DataFrame:
@@ -104,7 +105,7 @@ def pairs(rows: pd.DataFrame, gpu: dict, stencils, twins: bool = False) -> pd.Da
     on = keys + (["sibling"] if twins else [])
     tc = tc.assign(sibling=tc["impl"]) if twins else tc
     both = cc.merge(tc[on + ["impl", "role", "depth", "t_median_s"]], on=on, suffixes=("_cc", "_tc"))
-    balance = model.machine_balance(gpu["fp64_vector_TFLOPs"], gpu["memory_bandwidth_TBs"])
+    balance = equations.machine_balance(gpu["fp64_vector_TFLOPs"], gpu["memory_bandwidth_TBs"])
     out = []
     for _, c in both.iterrows():
         row = c.rename({"t_median_s_cc": "t_median_s", "depth_cc": "depth", "impl_cc": "impl"})
@@ -114,10 +115,10 @@ def pairs(rows: pd.DataFrame, gpu: dict, stencils, twins: bool = False) -> pd.Da
             "cc_impl": c["impl_cc"], "tc_impl": c["impl_tc"], "cc_role": c["role_cc"], "tc_role": c["role_tc"],
             "depth_cc": c["depth_cc"], "depth_tc": c["depth_tc"],
             "equal_depth": bool((pd.isna(c["depth_cc"]) and pd.isna(c["depth_tc"])) or c["depth_cc"] == c["depth_tc"]),
-            "size_MB": (model.D_FP64 * c["n"] / MB if c["kernel"] == "scale" else
+            "size_MB": (equations.D_FP64 * c["n"] / MB if c["kernel"] == "scale" else
                         size_mb(c["rows"], c["cols"], c["nnz"]) if c["kernel"] == "spmv" else math.nan),
             "working_set_MB": _working_set_mb(c), "I": a["I"],
-            "bound": "memory" if model.is_memory_bound(a["I"], balance) else "compute",
+            "bound": "memory" if equations.is_memory_bound(a["I"], balance) else "compute",
             "cc_dram_TBs": a["Q"] / c["t_median_s_cc"] / 1e12,
             "t_cc_s": c["t_median_s_cc"], "t_tc_s": c["t_median_s_tc"],
             "speedup": c["t_median_s_cc"] / c["t_median_s_tc"], "ratio": c["t_median_s_tc"] / c["t_median_s_cc"],
@@ -258,8 +259,8 @@ def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: 
     practice; `counters` (ncu rows, optional) check that each twin moves its sibling's bytes."""
     tensor = has_tensor_cores(gpu)
     alpha = gpu["fp64_matrix_TFLOPs"] / gpu["fp64_vector_TFLOPs"] if tensor else math.nan
-    bound = model.tc_upper_bound(alpha) if tensor else math.nan
-    balance = model.machine_balance(gpu["fp64_vector_TFLOPs"], gpu["memory_bandwidth_TBs"])
+    bound = equations.tc_upper_bound(alpha) if tensor else math.nan
+    balance = equations.machine_balance(gpu["fp64_vector_TFLOPs"], gpu["memory_bandwidth_TBs"])
     p = pd.concat([twins, twin_counters(twins, counters)], axis=1)
     p = p.assign(excluded=_excluded(p, gpu, dram_fraction))
     used = p[p["excluded"] == ""]
@@ -272,7 +273,7 @@ def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: 
                   I=("I", "first"), I_achieved=("I_achieved", "first"), cc_dram_TBs=("cc_dram_TBs", "median"),
                   twin_dram_ratio=("twin_dram_ratio", "first"), excluded=("excluded", "first"))
              .reset_index())
-    eq22 = lambda col: [model.tc_speedup_bound(alpha, balance, i) if tensor else math.nan for i in cases[col]]
+    eq22 = lambda col: [equations.tc_speedup_bound(alpha, balance, i) if tensor else math.nan for i in cases[col]]
     cases["eq22_bound"], cases["eq22_bound_achieved_I"] = eq22("I"), eq22("I_achieved")
     cases["eq23_bound"] = bound
     speed = _per_problem(p, "speedup", bound, margin, "below").drop(columns=["problems"])

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from membound import model
 from membound.families import FAMILIES
-from membound.geometry import tc_sparsity
+from membound.model import equations
+from membound.model.geometry import tc_sparsity
 
 
 def analytical(row: Mapping, gpu: dict, stencils: Mapping | None = None) -> dict:
@@ -41,16 +41,16 @@ def kernel_intensities(config: Mapping, gpu: dict, tensor_cores: bool = True) ->
     and each stencil on CUDA cores at depth t (paper 002 eq. 8) and on tensor cores with fusion
     (eq. 11-12, with this workflow's sparsity factor S) unless `tensor_cores` is False.
     """
-    out = [("SCALE", model.intensity(*model.scale_wq(1)), "cuda_core"),
-           ("GEMV", model.intensity(*model.gemv_wq(10**5, 10**5)), "cuda_core"),
-           ("SpMV CSR", model.intensity(*model.csr_wq(10**6, 10**6, 10**8)), "cuda_core")]
+    out = [("SCALE", equations.intensity(*equations.scale_wq(1)), "cuda_core"),
+           ("GEMV", equations.intensity(*equations.gemv_wq(10**5, 10**5)), "cuda_core"),
+           ("SpMV CSR", equations.intensity(*equations.csr_wq(10**6, 10**6, 10**8)), "cuda_core")]
     for name, spec in config["stencil"]["kernels"].items():
         shape, dims, radius, t = spec["shape"], spec["dims"], spec["radius"], spec["depth"]
-        k = model.stencil_points(shape, dims, radius)
-        out.append((f"{name} t={t}", model.stencil_cc(k, t)[2], "cuda_core"))
+        k = equations.stencil_points(shape, dims, radius)
+        out.append((f"{name} t={t}", equations.stencil_cc(k, t)[2], "cuda_core"))
         if not tensor_cores:
             continue
-        alpha = model.fusion_redundancy(shape, dims, radius, t)
-        out.append((f"{name} t={t} TC", model.stencil_tc(k, t, alpha, tc_sparsity(shape, dims, radius, t))[2],
+        alpha = equations.fusion_redundancy(shape, dims, radius, t)
+        out.append((f"{name} t={t} TC", equations.stencil_tc(k, t, alpha, tc_sparsity(shape, dims, radius, t))[2],
                     "tensor_core"))
     return out
