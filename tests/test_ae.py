@@ -8,7 +8,9 @@ import subprocess
 import pandas as pd
 import pytest
 
-from membound import ae, claims, config, measure, table3
+from membound import ae
+from membound.analysis import claims, table3
+from membound.run import config, measure
 
 STENCILS = {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3},
             "3d27pt": {"shape": "box", "dims": 3, "radius": 1, "depth": 3}}

@@ -10,8 +10,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from membound import claims, config, measure
+from membound.analysis import claims
 from membound.matrices.table2 import size_mb
+from membound.run import config, measure
 
 FIX = Path(__file__).parent / "fixtures" / "claims"
 H100 = config.load_gpu("h100")       # alpha = 67/34, eq. 23 bound 1.327; L2 50 MB; B 3.35 TB/s

@@ -4,8 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from membound import codedeps, families, measure
+from membound import families
 from membound.kernels import harness
+from membound.run import codedeps, measure
 
 REPO = codedeps.Path(__file__).resolve().parents[1]
 IMPL = harness.Impl("scale", "numpy", "cuda_core", "STREAM", "cpu")
@@ -84,18 +85,19 @@ def layer(module: str) -> set[str]:
 def test_imports_run_one_way():
     kernels = {f for f in layer("membound.kernels.stencil") | layer("membound.kernels.spmv")
                | layer("membound.kernels.scale")}
-    for upper in ("families", "analytical", "claims", "wqi", "plots/", "counters/", "model"):
+    for upper in ("families", "analytical", "claims", "wqi", "plots/", "counters/", "equations"):
         assert not any(upper in f for f in kernels), upper
-    for module in ("membound.analytical", "membound.counters.ncu", "membound.counters.dgemm", "membound.claims",
-                   "membound.plots.fig7", "membound.wqi"):
+    for module in ("membound.model.analytical", "membound.counters.ncu", "membound.counters.dgemm",
+                   "membound.analysis.claims", "membound.plots.fig7", "membound.analysis.wqi"):
         assert not any("/kernels/" in f for f in layer(module)), module
-    assert layer("membound.geometry") == {"src/membound/geometry.py"}
-    assert layer("membound.model") == {"src/membound/model.py"}
+    assert layer("membound.model.geometry") == {"src/membound/model/geometry.py"}
+    assert layer("membound.model.equations") == {"src/membound/model/equations.py"}
 
 
 def test_codedeps_follows_imports_transitively():
     deps = codedeps.code(REPO, "scripts/claims.py")
-    assert "scripts/claims.py" in deps and "src/membound/model.py" in deps and "src/membound/geometry.py" in deps
+    assert "scripts/claims.py" in deps and "src/membound/model/equations.py" in deps
+    assert "src/membound/model/geometry.py" in deps
     assert not any("plots" in d for d in deps)
 
 

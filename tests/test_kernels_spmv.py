@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from membound import measure
 from membound.kernels import harness, spmv
 from membound.matrices import csr
+from membound.run import measure
 
 # rows with 0, 1, 5 and 100 nonzeros, long rows split into pieces, and a row count not a multiple of 8
 LENGTHS = [0, 1, 5, 100, 0, 3, spmv.LONG, spmv.LONG + 1, spmv.PIECE + 1, 2 * spmv.PIECE + 33, 7]

@@ -1,4 +1,4 @@
-"""The per-precision spec fields (peak_TFLOPs, mma) and their accessor, membound.peaks, on every
+"""The per-precision spec fields (peak_TFLOPs, mma) and their accessor, membound.model.peaks, on every
 device spec and on hand-computed datasheet values."""
 
 import copy
@@ -6,7 +6,9 @@ import math
 
 import pytest
 
-from membound import config, peaks
+from membound.model import peaks
+
+from membound.run import config
 
 
 @pytest.mark.parametrize("name", config.profiles())

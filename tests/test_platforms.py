@@ -2,7 +2,8 @@
 
 import pytest
 
-from membound import analytical, config, platforms
+from membound.model import analytical, platforms
+from membound.run import config
 
 
 def test_table1_takes_the_papers_values_for_a100_and_gh200():

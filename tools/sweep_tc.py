@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from membound import measure
 from membound.kernels import spmv, stencil as S
 from membound.matrices import csr, surrogate, table2
+from membound.run import measure
 
 MATS = Path("/tmp/mats")
 SPMV_VARIANTS = {"default": {}, "short0": dict(short=0), "short4": dict(short=4), "short16": dict(short=16),

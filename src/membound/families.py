@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from membound import geometry, model, peaks
+from membound.model import equations, geometry, peaks
 
 KERNELS = "src/membound/kernels"
 
@@ -31,7 +31,7 @@ class Family:
     @property
     def code(self) -> list[str]:
         """The family's own files (its module and CUDA sources); the rules add what the module
-        imports (membound.codedeps), so that an edit of the harness reruns every family."""
+        imports (membound.run.codedeps), so that an edit of the harness reruns every family."""
         found = sorted(p.name for p in (Path(__file__).parent / "kernels").glob(self.sources))
         return [f"{KERNELS}/{self.name}.py", *(f"{KERNELS}/{s}" for s in found)]
 
@@ -53,7 +53,7 @@ def rep_index(suffix: str) -> int:
 
 
 # ------------------------------------------------------------------------ analytical W and Q
-# Each takes the row's precision (membound.peaks.row_precision): its element size D for Q and its
+# Each takes the row's precision (membound.model.peaks.row_precision): its element size D for Q and its
 # MMA shape for W_exec on tensor cores.
 
 
@@ -63,14 +63,14 @@ def _precision(row: Mapping, gpu: dict) -> peaks.Peaks:
 
 def _scale_wq(row: Mapping, gpu: dict, stencils=None) -> dict:
     n, p = int(row["n"]), _precision(row, gpu)
-    w, q = model.scale_wq(n, p.element_bytes)
-    w_exec = w if row["unit"] == "cuda_core" else 2 * n / model.scale_mma_fraction(p.mma_shape)   # Sec. 5.1
+    w, q = equations.scale_wq(n, p.element_bytes)
+    w_exec = w if row["unit"] == "cuda_core" else 2 * n / equations.scale_mma_fraction(p.mma_shape)   # Sec. 5.1
     return {"W": w, "Q": q, "W_exec": w_exec, "items": n}
 
 
 def _spmv_wq(row: Mapping, gpu: dict, stencils=None) -> dict:
     nnz, p = int(row["nnz"]), _precision(row, gpu)
-    w, q = model.csr_wq(int(row["rows"]), int(row["cols"]), nnz, p.element_bytes)
+    w, q = equations.csr_wq(int(row["rows"]), int(row["cols"]), nnz, p.element_bytes)
     m, n, k = p.mma_shape
     w_exec = w if row["unit"] == "cuda_core" else float(row.get("mma", "nan") or "nan") * 2 * m * n * k
     return {"W": w, "Q": q, "W_exec": w_exec, "items": nnz}
@@ -79,22 +79,22 @@ def _spmv_wq(row: Mapping, gpu: dict, stencils=None) -> dict:
 def _stencil_wq(row: Mapping, gpu: dict, stencils: Mapping) -> dict:
     spec = stencils[row["problem"]]
     shape, dims, radius = spec["shape"], spec["dims"], spec["radius"]
-    k = model.stencil_points(shape, dims, radius)
+    k = equations.stencil_points(shape, dims, radius)
     depth, steps = int(row["depth"]), int(row["steps"])
     points = int(row["n"])
     launches = steps // depth
-    w, q = model.stencil_wq(points, k, t=depth, d=_precision(row, gpu).element_bytes)   # per launch (eq. 13)
+    w, q = equations.stencil_wq(points, k, t=depth, d=_precision(row, gpu).element_bytes)   # per launch (eq. 13)
     w, q = w * launches, q * launches
     w_exec = w
     if row["unit"] == "tensor_core":
-        alpha = model.fusion_redundancy(shape, dims, radius, depth)
+        alpha = equations.fusion_redundancy(shape, dims, radius, depth)
         w_exec = w * alpha / geometry.tc_sparsity(shape, dims, radius, depth)    # paper 002, eq. 3
     return {"W": w, "Q": q, "W_exec": w_exec, "items": points * steps}
 
 
 def _gemv_wq(row: Mapping, gpu: dict, stencils=None) -> dict:
     m, n, p = int(row["rows"]), int(row["cols"]), _precision(row, gpu)
-    w, q = model.gemv_wq(m, n, p.element_bytes)                                # paper 000, eq. 6-7
+    w, q = equations.gemv_wq(m, n, p.element_bytes)                                # paper 000, eq. 6-7
     w_exec = w if row["unit"] == "cuda_core" else w * p.mma_shape[1]   # x fills 1 of the MMA's n columns
     return {"W": w, "Q": q, "W_exec": w_exec, "items": m * n}
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from membound.precision import fmt
+from membound.model.precision import fmt
 
 KERNELS = Path(__file__).parents[1] / "kernels"   # membound's own CUDA sources (read, not imported)
 KERNEL = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")

@@ -33,9 +33,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from membound import measure
+from membound.run import measure
 from membound.counters import mma
-from membound.outputs import write_csv
+from membound.run.outputs import write_csv
 
 METRICS = {  # ncu metric -> column of the parsed launches
     "gpu__time_duration.sum": "time_ns",

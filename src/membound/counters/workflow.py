@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from membound import peaks
-from membound.precision import PRECISIONS
+from membound.model import peaks
+from membound.model.precision import PRECISIONS
 
 
 def why_not(counters: bool, profiler: str) -> str:

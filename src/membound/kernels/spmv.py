@@ -33,8 +33,8 @@ import scipy.sparse as sp
 
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_jobs, select
-from membound.measure import guarded
 from membound.matrices import csr
+from membound.run.measure import guarded
 
 IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda"),
          Impl("spmv", "dasp_tc", "tensor_core", "DASP", "cuda"),

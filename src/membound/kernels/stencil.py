@@ -34,11 +34,11 @@ from functools import partial
 import numpy as np
 import scipy.ndimage
 
-from membound import measure
-from membound.geometry import MMA_K, MMA_M, MMA_N, fuse, fused_support, support, tc_rows, tc_sparsity  # noqa: F401
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_jobs, select
-from membound.measure import guarded
+from membound.model.geometry import MMA_K, MMA_M, MMA_N, fuse, fused_support, support, tc_rows, tc_sparsity  # noqa: F401
+from membound.run import measure
+from membound.run.measure import guarded
 
 IMPLS = (Impl("stencil", "cc_naive", "cuda_core", "Brick"), Impl("stencil", "cc_tb", "cuda_core", "EBISU"),
          Impl("stencil", "tc", "tensor_core", "ConvStencil"),

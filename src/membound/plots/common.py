@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from membound import config, peaks
-from membound.measure import ROW_COLUMNS, geomean, with_later_columns
-from membound.outputs import save_figure, write_csv
-from membound.precision import PRECISIONS
+from membound.model import peaks
+
+from membound.run import config
+from membound.run.measure import ROW_COLUMNS, geomean, with_later_columns
+from membound.run.outputs import save_figure, write_csv
+from membound.model.precision import PRECISIONS
 
 UNITS = ("cuda_core", "tensor_core")
 KEEP = ["precision", "gpu", "device", "date", "source"]   # the axis and provenance columns of every plotted-data CSV

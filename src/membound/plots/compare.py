@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from membound.plots import common, fig2, style
-from membound.precision import PRECISIONS
+from membound.model.precision import PRECISIONS
 
 GPU_COLORS = ("tab:blue", "tab:red", "tab:green", "tab:purple", "tab:brown")
 

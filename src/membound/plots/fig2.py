@@ -10,10 +10,10 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from membound import model, peaks
-from membound.analytical import kernel_intensities
+from membound.model import equations, peaks
+from membound.model.analytical import kernel_intensities
 from membound.plots import style
-from membound.precision import PRECISIONS
+from membound.model.precision import PRECISIONS
 
 WIDTHS, HEIGHT = (8.5,), 4.6
 COLUMNS = ["precision", "item", "label", "unit", "intensity_FLOP_per_B", "GFLOPs", "peak_GFLOPs", "bandwidth_GBs",
@@ -37,8 +37,8 @@ def _one(config: Mapping, gpu: dict, precision: str) -> pd.DataFrame:
     for label, i, unit in kernel_intensities(config, gpu, "tensor_core" in units, precision):
         top = units.get(unit, np.inf)
         rows.append({"item": "kernel", "label": label, "unit": unit, "intensity_FLOP_per_B": i,
-                     "GFLOPs": model.roofline(top, bw, i),
-                     "memory_bound": model.is_memory_bound(i, p.balance(unit)) if unit in units else None})
+                     "GFLOPs": equations.roofline(top, bw, i),
+                     "memory_bound": equations.is_memory_bound(i, p.balance(unit)) if unit in units else None})
     out = pd.DataFrame(rows)
     return out.assign(precision=precision, peak_GFLOPs=out["unit"].map(units), bandwidth_GBs=bw,
                       machine_balance=out["unit"].map({u: p.balance(u) for u in units}), note=p.note,

@@ -4,8 +4,8 @@ row per precision.
 
 T_mem = Q / B and T_cmp = W / P from the GPU spec (W = n, Q = 2 D n, paper 000 Sec. 3.1, D the
 precision's element size): P = P_CC of the precision on CUDA cores; on tensor cores A = B(qI) uses
-model.scale_mma_fraction of the MMA of the precision's shape (Sec. 5.1), so P = P_TC / 8 for m8n8k4
-and m16n8k8, P_TC / 16 for m16n8k16 (model.tc_scale_ceiling), P_CC where the spec has no tensor
+equations.scale_mma_fraction of the MMA of the precision's shape (Sec. 5.1), so P = P_TC / 8 for m8n8k4
+and m16n8k8, P_TC / 16 for m16n8k16 (equations.tc_scale_ceiling), P_CC where the spec has no tensor
 cores in the precision. T_others is defined, not fitted: the unit's median time at the smallest
 measured size, where T_mem and T_cmp are negligible (the fixed cost of a launch: start, ramp-up,
 drain). The model's T then stands beside the measured T as a check of eq. 17 and 18.
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from membound import model, peaks
+from membound.model import equations, peaks
 from membound.plots import common, paired, style
-from membound.precision import PRECISIONS
+from membound.model.precision import PRECISIONS
 
 WIDTHS, HEIGHT = (5.2, 5.2), 3.6
-CASES = {"overlapped": ("Figure 3: fully overlapped (eq. 17)", model.overlapped_time),
-         "unoverlapped": ("Figure 4: fully un-overlapped (eq. 18)", model.unoverlapped_time)}
+CASES = {"overlapped": ("Figure 3: fully overlapped (eq. 17)", equations.overlapped_time),
+         "unoverlapped": ("Figure 4: fully un-overlapped (eq. 18)", equations.unoverlapped_time)}
 PARTS = {"T_mem_s": ("T_mem", "0.35"), "T_cmp_s": ("T_cmp", "C1"), "T_others_s": ("T_others", "0.75")}
 COLUMNS = ["case", "unit", "role", "impl", "n", "W", "Q", "P_FLOPs", "T_mem_s", "T_cmp_s", "T_others_s", "n_others",
            "T_model_s", "T_measured_s", *common.KEEP]
@@ -33,7 +33,7 @@ def compute_rate(gpu: dict, unit: str, precision: str = "fp64") -> float:
     spec has no tensor cores in the precision (NaN without a CUDA-core peak)."""
     p = peaks.at(gpu, precision)
     if unit == "tensor_core" and p.has_tensor_cores:
-        return model.tc_scale_ceiling(p.tensor_core * 1e12, p.mma_shape)
+        return equations.tc_scale_ceiling(p.tensor_core * 1e12, p.mma_shape)
     return p.cuda_core * 1e12 if p.cuda_core else float("nan")
 
 
@@ -48,7 +48,7 @@ def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
 
 def _one(rows: pd.DataFrame, gpu: dict, precision: str) -> list[dict]:
     n, n_small = int(rows["n"].max()), int(rows["n"].min())
-    w, q = model.scale_wq(n, peaks.at(gpu, precision).element_bytes)
+    w, q = equations.scale_wq(n, peaks.at(gpu, precision).element_bytes)
     t_mem = q / (gpu["memory_bandwidth_TBs"] * 1e12)
     out = []
     for _, r in rows[rows["n"] == n].sort_values("unit").iterrows():

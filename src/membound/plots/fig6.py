@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from membound.model import MB
-from membound.peaks import ELEMENT_BYTES
+from membound.model.equations import MB
+from membound.model.peaks import ELEMENT_BYTES
 from membound.plots import common, paired, style
-from membound.precision import PRECISIONS
+from membound.model.precision import PRECISIONS
 
 TITLE = "Figure 6: SCALE (a = q b)"
 WIDTHS, HEIGHT = (7.5,), 4.2

@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
-from membound.model import size_mb
-from membound.peaks import ELEMENT_BYTES
+from membound.model.equations import size_mb
+from membound.model.peaks import ELEMENT_BYTES
 from membound.plots import common, paired, style
-from membound.precision import PRECISIONS
+from membound.model.precision import PRECISIONS
 
 TITLE = "Figure 7: SpMV (CSR)"
 WIDTHS, HEIGHT = (8.5, 2.6), 4.2

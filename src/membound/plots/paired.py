@@ -1,4 +1,4 @@
-"""The paper's two sides of a figure as the claims pair them (membound.claims: the CUDA-core
+"""The paper's two sides of a figure as the claims pair them (membound.analysis.claims: the CUDA-core
 baseline role against the tensor-core role, twins aside), medians over repetitions, and the
 claims' geometric means with their bootstrap intervals, so that Figures 6 and 7 print the numbers
 of claims C2 and C3. Kept apart from plots/common.py: it imports the claims and through them the
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from membound import claims
-from membound.measure import geomean
+from membound.analysis import claims
 from membound.plots import common
+from membound.run.measure import geomean
 
 
 def paper_sides(rows: pd.DataFrame) -> pd.DataFrame:

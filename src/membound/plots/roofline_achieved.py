@@ -12,8 +12,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from membound import peaks  # noqa: E402
-from membound.precision import PRECISIONS  # noqa: E402
+from membound.model import peaks  # noqa: E402
+from membound.model.precision import PRECISIONS  # noqa: E402
 
 MARKERS = {"scale": "o", "spmv": "s", "stencil": "^", "gemv": "D"}
 

@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from membound.precision import PRECISIONS  # noqa: E402
+from membound.model.precision import PRECISIONS  # noqa: E402
 
 UNIT_LABEL = {"cuda_core": "CUDA cores", "tensor_core": "tensor cores"}
 UNIT_COLOR = {"cuda_core": "C0", "tensor_core": "C3"}

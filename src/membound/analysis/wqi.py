@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from membound import measure, outputs
-from membound.analytical import analytical
+from membound.model.analytical import analytical
+from membound.run import measure, outputs
 
 NOT_MEASURED = "not measured"
 COLUMNS = ["kernel", "impl", "unit", "problem", "precision", "part", "kernel_name", "launches", "work_items",

@@ -4,7 +4,7 @@ family's W and Q live in its registry entry (membound.families).
 
 W is the useful work the papers count (paper 000 Sec. 3); `W_exec` is the work the unit executes
 by the model: equal to W on CUDA cores; on tensor cores the MMA also multiplies padding (SCALE
-uses model.scale_mma_fraction of the MMA, 1/8 for m8n8k4, paper 000 Sec. 5.1; a fused stencil does
+uses equations.scale_mma_fraction of the MMA, 1/8 for m8n8k4, paper 000 Sec. 5.1; a fused stencil does
 alpha/S times the work, paper 002 eq. 3; the tensor-core SpMV does 2 m n k per MMA of its plan, the
 raw row's `mma`), with the MMA shape of the row's precision. Q counts compulsory DRAM traffic in the
 row's element size D.
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from membound import model, peaks
 from membound.families import FAMILIES
-from membound.geometry import tc_sparsity
+from membound.model import equations, peaks
+from membound.model.geometry import tc_sparsity
 
 
 def analytical(row: Mapping, gpu: dict, stencils: Mapping | None = None) -> dict:
@@ -48,16 +48,16 @@ def kernel_intensities(config: Mapping, gpu: dict, tensor_cores: bool = True,
     is False.
     """
     d = peaks.ELEMENT_BYTES[precision]
-    out = [("SCALE", model.intensity(*model.scale_wq(1, d)), "cuda_core"),
-           ("GEMV", model.intensity(*model.gemv_wq(10**5, 10**5, d)), "cuda_core"),
-           ("SpMV CSR", model.intensity(*model.csr_wq(10**6, 10**6, 10**8, d)), "cuda_core")]
+    out = [("SCALE", equations.intensity(*equations.scale_wq(1, d)), "cuda_core"),
+           ("GEMV", equations.intensity(*equations.gemv_wq(10**5, 10**5, d)), "cuda_core"),
+           ("SpMV CSR", equations.intensity(*equations.csr_wq(10**6, 10**6, 10**8, d)), "cuda_core")]
     for name, spec in config["stencil"]["kernels"].items():
         shape, dims, radius, t = spec["shape"], spec["dims"], spec["radius"], spec["depth"]
-        k = model.stencil_points(shape, dims, radius)
-        out.append((f"{name} t={t}", model.stencil_cc(k, t, d)[2], "cuda_core"))
+        k = equations.stencil_points(shape, dims, radius)
+        out.append((f"{name} t={t}", equations.stencil_cc(k, t, d)[2], "cuda_core"))
         if not tensor_cores or precision != "fp64":
             continue
-        alpha = model.fusion_redundancy(shape, dims, radius, t)
-        out.append((f"{name} t={t} TC", model.stencil_tc(k, t, alpha, tc_sparsity(shape, dims, radius, t))[2],
+        alpha = equations.fusion_redundancy(shape, dims, radius, t)
+        out.append((f"{name} t={t} TC", equations.stencil_tc(k, t, alpha, tc_sparsity(shape, dims, radius, t))[2],
                     "tensor_core"))
     return out

@@ -3,7 +3,7 @@
 
 Units: W in FLOPs, Q in bytes, I in FLOP/byte, P in FLOP/s, B in byte/s, times in seconds; D is the
 data size in bytes (8 for FP64, 4 for FP32, 2 for FP16: every D argument takes the row's precision).
-In another precision the equations hold with that precision's D and peaks (membound.peaks): alpha
+In another precision the equations hold with that precision's D and peaks (membound.model.peaks): alpha
 of eq. 19-23 is its P_TC / P_CC, and Sec. 5.1's ceiling takes its MMA shape. The two papers both write alpha for different things: paper 000's
 alpha is the tensor-core to CUDA-core peak ratio (`peak_ratio` here), paper 002's alpha the fusion
 redundancy (`fusion_redundancy`). Each function names its equation.

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from membound import analytical, model, peaks
+from membound.model import analytical, equations, peaks
 
 TERA = 1e12
 
@@ -32,7 +32,7 @@ def table1(gpus: Mapping[str, dict], current: str) -> pd.DataFrame:
                 "cuda_core_TFLOPs": p.cuda_core, "tensor_core_TFLOPs": tc, "mma_type": p.mma_type if tc else "",
                 "mma_shape": "m{}n{}k{}".format(*p.mma_shape) if tc else "", "alpha": p.alpha,
                 "balance_cuda_core": p.balance("cuda_core"), "balance_tensor_core": p.balance("tensor_core"),
-                "tc_scale_ceiling_TFLOPs": model.tc_scale_ceiling(tc, p.mma_shape) if tc else math.nan,
+                "tc_scale_ceiling_TFLOPs": equations.tc_scale_ceiling(tc, p.mma_shape) if tc else math.nan,
                 "profiler": g["profiler"], "paper_cuda_version": g.get("cuda_version", ""),
                 "notes": "; ".join(n for n in (p.note, g.get("note", "")) if n),
             })
@@ -53,11 +53,11 @@ def bounds(config: Mapping, gpu: dict) -> pd.DataFrame:
             known = math.isfinite(balance)
             rows.append({
                 "kernel": label, "precision": precision, "I_flop_per_byte": i, "balance": balance,
-                "bound": ("memory" if model.is_memory_bound(i, balance) else "compute") if known else "",
+                "bound": ("memory" if equations.is_memory_bound(i, balance) else "compute") if known else "",
                 "peak_ratio_alpha": alpha,
-                "eq22_bound": model.tc_speedup_bound(alpha, balance, i),
-                "eq23_bound": model.tc_upper_bound(alpha),
-                "eq24_bound": model.workload_bound(i, balance),
+                "eq22_bound": equations.tc_speedup_bound(alpha, balance, i),
+                "eq23_bound": equations.tc_upper_bound(alpha),
+                "eq24_bound": equations.workload_bound(i, balance),
                 "note": p.note,
             })
     return pd.DataFrame(rows)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from membound import model
-from membound.precision import FORMATS, PRECISIONS
+from membound.model import equations
+from membound.model.precision import FORMATS, PRECISIONS
 
 SPEC_PRECISIONS = (*PRECISIONS, "bf16")     # bf16: in a spec where its peaks differ from fp16's, Table 1 only
 ELEMENT_BYTES = {**{f.name: f.bytes for f in FORMATS.values()}, "bf16": 2}
@@ -52,7 +52,7 @@ class Peaks:
     def balance(self, unit: str = "cuda_core") -> float:
         """Machine balance P / B of `unit` in FLOP/byte (paper 000 eq. 1); NaN without its peak."""
         peak = self.peak(unit)
-        return model.machine_balance(peak, self.bandwidth) if peak else math.nan
+        return equations.machine_balance(peak, self.bandwidth) if peak else math.nan
 
     @property
     def note(self) -> str:

@@ -33,11 +33,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from membound import measure, model, outputs, peaks
-from membound.analytical import analytical
 from membound.families import FAMILIES
-from membound.model import MB, size_mb
-from membound.precision import PRECISIONS
+from membound.model import equations, peaks
+from membound.model.analytical import analytical
+from membound.model.equations import MB, size_mb
+from membound.model.precision import PRECISIONS
+from membound.run import measure, outputs
 
 SUPPORTED, LEVEL, CONTRADICTED, INCONCLUSIVE = "SUPPORTED", "LEVEL", "CONTRADICTED", "INCONCLUSIVE"
 NOT_APPLICABLE, NO_DATA = "N/A", "NO DATA"
@@ -120,7 +121,7 @@ def pairs(rows: pd.DataFrame, gpu: dict, stencils, twins: bool = False) -> pd.Da
             "size_MB": (d * c["n"] / MB if c["kernel"] == "scale" else
                         size_mb(c["rows"], c["cols"], c["nnz"], d) if c["kernel"] == "spmv" else math.nan),
             "working_set_MB": _working_set_mb(c, d), "I": a["I"],
-            "bound": "memory" if model.is_memory_bound(a["I"], balance) else "compute",
+            "bound": "memory" if equations.is_memory_bound(a["I"], balance) else "compute",
             "cc_dram_TBs": a["Q"] / c["t_median_s_cc"] / 1e12,
             "t_cc_s": c["t_median_s_cc"], "t_tc_s": c["t_median_s_tc"],
             "speedup": c["t_median_s_cc"] / c["t_median_s_tc"], "ratio": c["t_median_s_tc"] / c["t_median_s_cc"],
@@ -262,7 +263,7 @@ def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: 
     each twin moves its sibling's bytes."""
     peak = peaks.at(gpu, precision)
     tensor, alpha, balance = math.isfinite(peak.alpha), peak.alpha, peak.balance("cuda_core")
-    bound = model.tc_upper_bound(alpha) if tensor else math.nan
+    bound = equations.tc_upper_bound(alpha) if tensor else math.nan
     p = pd.concat([twins, twin_counters(twins, counters)], axis=1)
     p = p.assign(excluded=_excluded(p, gpu, dram_fraction))
     used = p[p["excluded"] == ""]
@@ -275,7 +276,7 @@ def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: 
                   I=("I", "first"), I_achieved=("I_achieved", "first"), cc_dram_TBs=("cc_dram_TBs", "median"),
                   twin_dram_ratio=("twin_dram_ratio", "first"), excluded=("excluded", "first"))
              .reset_index())
-    eq22 = lambda col: [model.tc_speedup_bound(alpha, balance, i) if tensor else math.nan for i in cases[col]]
+    eq22 = lambda col: [equations.tc_speedup_bound(alpha, balance, i) if tensor else math.nan for i in cases[col]]
     cases["eq22_bound"], cases["eq22_bound_achieved_I"] = eq22("I"), eq22("I_achieved")
     cases["eq23_bound"] = bound
     speed = _per_problem(p, "speedup", bound, margin, "below").drop(columns=["problems"])
