@@ -53,7 +53,8 @@ def draw(axes, data: pd.DataFrame) -> None:
     bw = data["bandwidth_GBs"].iloc[0]
     x = np.logspace(np.log10(kernels["intensity_FLOP_per_B"].min() / 3),
                     np.log10(max(data["intensity_FLOP_per_B"].max(), 1) * 3), 200)
-    for (_, c), ls in zip(ceilings.iterrows(), ("-", "--")):
+    for _, c in ceilings.iterrows():
+        ls = "-" if c["unit"] == "cuda_core" else "--"
         ax.plot(x, np.minimum(bw * x, c["GFLOPs"]), ls, color=style.UNIT_COLOR[c["unit"]], lw=1.5,
                 label=f"{c['label']} roof: {c['GFLOPs'] / 1e3:g} TFLOP/s, {bw / 1e3:g} TB/s")
         ax.axvline(c["machine_balance"], ls=":", lw=0.8, color=style.UNIT_COLOR[c["unit"]])

@@ -149,8 +149,10 @@ def single(draw, widths, height: float, data, title: str, caption: str):
 
 
 def footer(fig, caption: str) -> None:
-    """Write `caption` (its lines wrapped) at the foot of `fig` and lay the panels out above it."""
+    """Write `caption` (its lines wrapped) at the foot of `fig` and lay the panels out above it (and
+    below the title)."""
     width = int(fig.get_figwidth() * 17)
     lines = [wrapped for line in caption.splitlines() for wrapped in textwrap.wrap(line, width)]
     fig.text(0.01, 0.01, "\n".join(lines), fontsize=7, color="0.25", va="bottom")
-    fig.tight_layout(rect=(0, (0.16 * len(lines) + 0.1) / fig.get_figheight(), 1, 1))
+    top = 1 - (0.3 / fig.get_figheight() if fig.get_suptitle() else 0)
+    fig.tight_layout(rect=(0, (0.16 * len(lines) + 0.1) / fig.get_figheight(), 1, top))
