@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from membound.analysis import claims
+from membound.analysis.claims import pairs, report, verdicts
 from membound.matrices.table2 import size_mb
 from membound.run import config, measure
 
@@ -97,7 +98,7 @@ def test_known_noise_gives_each_verdict(true_ratio, sigma, verdict):
 
 
 def test_interval_covers_the_truth_and_narrows_with_repetitions():
-    one, five = (claims.interval(claims.pairs(noisy(1.05, 0.05, reps=r), H100, STENCILS).query("kernel == 'spmv'"),
+    one, five = (verdicts.interval(pairs.pairs(noisy(1.05, 0.05, reps=r), H100, STENCILS).query("kernel == 'spmv'"),
                                  "ratio") for r in (1, 5))
     assert one["ci_low"] < 1.05 < one["ci_high"] and five["ci_low"] < 1.05 < five["ci_high"]
     assert five["ci_high"] - five["ci_low"] < one["ci_high"] - one["ci_low"]
@@ -110,12 +111,12 @@ def test_intervals_are_reproducible_and_rep_defaults_to_zero():
 
 
 def test_decide_against_a_reference():
-    assert claims.decide(1.01, 1.05, 1.0, 0.02, "above") == "SUPPORTED"
-    assert claims.decide(0.95, 0.99, 1.0, 0.02, "above") == "CONTRADICTED"
-    assert claims.decide(0.99, 1.01, 1.0, 0.02, "below") == "LEVEL"
-    assert claims.decide(1.0, 1.1, 1.33, 0.02, "below") == "SUPPORTED"
-    assert claims.decide(1.35, 1.5, 1.33, 0.02, "below") == "CONTRADICTED"
-    assert claims.decide(float("nan"), float("nan"), 1.0, 0.02, "above") == "NO DATA"
+    assert verdicts.decide(1.01, 1.05, 1.0, 0.02, "above") == "SUPPORTED"
+    assert verdicts.decide(0.95, 0.99, 1.0, 0.02, "above") == "CONTRADICTED"
+    assert verdicts.decide(0.99, 1.01, 1.0, 0.02, "below") == "LEVEL"
+    assert verdicts.decide(1.0, 1.1, 1.33, 0.02, "below") == "SUPPORTED"
+    assert verdicts.decide(1.35, 1.5, 1.33, 0.02, "below") == "CONTRADICTED"
+    assert verdicts.decide(float("nan"), float("nan"), 1.0, 0.02, "above") == "NO DATA"
 
 
 def test_c1_decided_by_dram_bound_twin_pairs_only():
@@ -222,19 +223,19 @@ def test_without_tensor_cores_every_verdict_is_not_applicable_and_says_why():
     result, c = check(noisy(1.1, 0.01, problems=3, reps=2), gpu=CPU)
     assert {x["verdict"] for x in c.values()} == {"N/A"}
     assert c["C3"]["on_these_timings"] == "SUPPORTED"
-    md = claims.markdown(result)
+    md = report.markdown(result)
     assert "NO TENSOR CORES" in md and "on these timings" in md
 
 
 def test_surrogate_matrices_are_labelled_in_json_and_on_top_of_the_markdown():
     result, c = check(frame(scale(2**20, 1.0, 1.1), spmv("big", 1.0, 1.2, BIG, source="surrogate")))
     assert result["surrogate"] and result["matrix_source"] == "surrogate" and c["C3"]["sources"] == ["surrogate"]
-    assert "SURROGATE MATRICES" in claims.markdown(result).split("| claim")[0]
+    assert "SURROGATE MATRICES" in report.markdown(result).split("| claim")[0]
 
 
 def test_json_is_strict_and_has_the_fields_of_every_claim():
     result, _ = check(noisy(1.1, 0.01, problems=3, reps=2))
-    data = json.loads(claims.to_json(result))
+    data = json.loads(report.to_json(result))
     assert [(c["id"], c["precision"]) for c in data["claims"]] == [(cid, p) for cid in ("C1", "C2", "C3", "C4")
                                                                    for p in ("fp64", "fp32", "fp16")]
     for c in data["claims"]:
@@ -242,7 +243,7 @@ def test_json_is_strict_and_has_the_fields_of_every_claim():
                           "sources"}
     c3 = data["claims"][6]
     assert c3["id"] == "C3" and c3["pairs"] == ["spmv m0", "spmv m1", "spmv m2"] and c3["margin"] == MARGIN
-    assert data["measured"]["repetitions"] == 2 and data["statistics"]["seed"] == claims.SEED
+    assert data["measured"]["repetitions"] == 2 and data["statistics"]["seed"] == verdicts.SEED
     assert data["measured"]["slurm_jobs"] == []
 
 
@@ -280,7 +281,7 @@ def test_each_precision_is_checked_on_its_own_rows():
     assert {c["verdict"] for c in fp16.values()} == {"NO DATA"}
     assert fp16["C3"]["summary"] == "no fp16 rows in this run's raw results"
     assert result["measured"]["precisions"] == ["fp32", "fp64"]
-    md = claims.markdown(result)
+    md = report.markdown(result)
     assert "| C3      | fp32        |" in md and "## C3 fp16 (Sec. 5.4, Figure 7)" in md
 
 
@@ -301,8 +302,8 @@ def test_c1_takes_each_precisions_eq23_bound_from_the_spec():
 def test_sizes_and_the_l2_split_follow_the_element_size():
     """The same n: 8n bytes in fp64 beyond half the 50 MB L2, 2n bytes in fp16 within it."""
     n = 2**22                                                         # 32 MiB in fp64, 8 MiB in fp16
-    fp64 = claims.pairs(frame(scale(n, 1.0, 1.1)), H100, STENCILS)
-    fp16 = claims.pairs(in_precision("fp16", scale(n, 1.0, 1.1)), H100, STENCILS)
+    fp64 = pairs.pairs(frame(scale(n, 1.0, 1.1)), H100, STENCILS)
+    fp16 = pairs.pairs(in_precision("fp16", scale(n, 1.0, 1.1)), H100, STENCILS)
     assert fp64["size_MB"].iloc[0] == 32 and fp16["size_MB"].iloc[0] == 8 and fp16["precision"].iloc[0] == "fp16"
     assert fp16["working_set_MB"].iloc[0] == 16 and fp16["I"].iloc[0] == 1 / 4
     _, c = check(in_precision("fp16", scale(n, 1.0, 1.1)), precision="fp16")
@@ -315,4 +316,4 @@ def test_a_precision_without_tensor_cores_is_not_applicable():
     result, fp64 = check(rows, gpu=cpu)
     _, fp32 = check(rows, gpu=cpu, precision="fp32")
     assert fp64["C3"]["verdict"] == "SUPPORTED" and fp32["C3"]["verdict"] == "N/A"
-    assert result["no_tensor_cores"] == ["fp32", "fp16"] and "NO TENSOR CORES in fp32, fp16" in claims.markdown(result)
+    assert result["no_tensor_cores"] == ["fp32", "fp16"] and "NO TENSOR CORES in fp32, fp16" in report.markdown(result)

@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from membound import families
 from membound.kernels import gemv, harness
-from membound.model import analytical, equations
+from membound.model import equations
 from membound.run import config, measure
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,7 +46,7 @@ def test_cli_cpu_writes_checked_rows_and_a_wrong_one_fails(tmp_path, monkeypatch
 def test_analytical_w_and_q_are_eq_6_7():
     gpu = config.load_gpu("h100")                     # FP64 MMA m8n8k4
     row = {"kernel": "gemv", "unit": "tensor_core", "rows": 1000, "cols": 1000, "n": 10**6}
-    a = analytical.analytical(row, gpu)
+    a = families.analytical_row(row, gpu)
     assert (a["W"], a["Q"]) == equations.gemv_wq(1000, 1000) and a["W_exec"] == 8 * a["W"]
     assert a["I"] == pytest.approx(2e6 / (8 * (10**6 + 2000)))
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from membound.model import analytical, platforms
+from membound import families
+from membound.model import platforms
 from membound.run import config
 
 
@@ -79,13 +80,13 @@ def test_bounds_say_no_tensor_cores_instead_of_a_number():
 
 def test_analytical_scale_and_spmv_rows():
     gpu = config.load_gpu("h100")
-    a = analytical.analytical({"kernel": "scale", "unit": "cuda_core", "n": 1024}, gpu)
+    a = families.analytical_row({"kernel": "scale", "unit": "cuda_core", "n": 1024}, gpu)
     assert (a["W"], a["Q"], a["I"]) == (1024, 16384, 1 / 16)
-    t = analytical.analytical({"kernel": "scale", "unit": "tensor_core", "n": 1024}, gpu)
+    t = families.analytical_row({"kernel": "scale", "unit": "tensor_core", "n": 1024}, gpu)
     assert t["W_exec_per_item"] == 16          # 1/8 of an m8n8k4 MMA: 8 MACs per element
-    s = analytical.analytical({"kernel": "spmv", "unit": "cuda_core", "rows": 10, "cols": 10, "nnz": 40}, gpu)
+    s = families.analytical_row({"kernel": "spmv", "unit": "cuda_core", "rows": 10, "cols": 10, "nnz": 40}, gpu)
     assert s["W"] == 80 and s["Q"] == (40 + 20) * 8 + 51 * 4
-    tc = analytical.analytical({"kernel": "spmv", "unit": "tensor_core", "rows": 10, "cols": 10, "nnz": 40,
+    tc = families.analytical_row({"kernel": "spmv", "unit": "tensor_core", "rows": 10, "cols": 10, "nnz": 40,
                                 "mma": 3}, gpu)
     assert tc["W"] == 80 and tc["W_exec"] == 3 * 512  # the plan's MMAs, 2 m n k each
 
@@ -93,25 +94,25 @@ def test_analytical_scale_and_spmv_rows():
 def test_analytical_rows_take_their_precision():
     gpu = config.load_gpu("h100")
     row = {"kernel": "scale", "n": 1024}
-    assert analytical.analytical({**row, "unit": "cuda_core", "precision": "fp32"}, gpu)["Q"] == 8 * 1024
-    assert analytical.analytical({**row, "unit": "cuda_core", "precision": float("nan")}, gpu)["Q"] == 16 * 1024
-    assert analytical.analytical({**row, "unit": "tensor_core", "precision": "fp32"}, gpu)["W_exec_per_item"] == 16
-    assert analytical.analytical({**row, "unit": "tensor_core", "precision": "fp16"}, gpu)["W_exec_per_item"] == 32
-    s = analytical.analytical({"kernel": "spmv", "unit": "tensor_core", "rows": 10, "cols": 10, "nnz": 40, "mma": 3,
+    assert families.analytical_row({**row, "unit": "cuda_core", "precision": "fp32"}, gpu)["Q"] == 8 * 1024
+    assert families.analytical_row({**row, "unit": "cuda_core", "precision": float("nan")}, gpu)["Q"] == 16 * 1024
+    assert families.analytical_row({**row, "unit": "tensor_core", "precision": "fp32"}, gpu)["W_exec_per_item"] == 16
+    assert families.analytical_row({**row, "unit": "tensor_core", "precision": "fp16"}, gpu)["W_exec_per_item"] == 32
+    s = families.analytical_row({"kernel": "spmv", "unit": "tensor_core", "rows": 10, "cols": 10, "nnz": 40, "mma": 3,
                                "precision": "fp16"}, gpu)
     assert s["Q"] == (40 + 20) * 2 + 51 * 4 and s["W_exec"] == 3 * 2 * 16 * 8 * 16
-    g = analytical.analytical({"kernel": "gemv", "unit": "tensor_core", "rows": 4, "cols": 4, "precision": "fp16"}, gpu)
+    g = families.analytical_row({"kernel": "gemv", "unit": "tensor_core", "rows": 4, "cols": 4, "precision": "fp16"}, gpu)
     assert g["Q"] == (16 + 8) * 2 and g["W_exec"] == 32 * 8
 
 
 def test_analytical_cuda_core_stencil_counts_launches():
     kernels = {"2d9pt": {"shape": "box", "dims": 2, "radius": 1, "depth": 3}}
     row = {"kernel": "stencil", "unit": "cuda_core", "problem": "2d9pt", "n": 100, "depth": 3, "steps": 12}
-    a = analytical.analytical(row, config.load_gpu("h100"), kernels)
+    a = families.analytical_row(row, config.load_gpu("h100"), kernels)
     assert a["W_per_item"] == 18 and a["Q_per_item"] == pytest.approx(16 / 3)
     assert a["I"] == pytest.approx(3.375)      # paper 002 Table 2 row 1
 
 
 def test_unknown_kernel_is_an_error():
     with pytest.raises(ValueError, match="unknown kernel"):
-        analytical.analytical({"kernel": "fft"}, config.load_gpu("h100"))
+        families.analytical_row({"kernel": "fft"}, config.load_gpu("h100"))

@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 
 from membound import families
-from membound.analysis.claims import SURROGATE, interval_text
+from membound.analysis.claims.report import SURROGATE
+from membound.analysis.claims.verdicts import interval_text
 from membound.run.inventory import ABSENT, provenance
 from membound.run.outputs import sha256
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from membound.model import equations, geometry, peaks
+from membound.model import analytical
 
 KERNELS = "src/membound/kernels"
 
@@ -52,59 +52,24 @@ def rep_index(suffix: str) -> int:
     return int(suffix.removeprefix(".rep") or 0)
 
 
-# ------------------------------------------------------------------------ analytical W and Q
-# Each takes the row's precision (membound.model.peaks.row_precision): its element size D for Q and its
-# MMA shape for W_exec on tensor cores.
-
-
-def _precision(row: Mapping, gpu: dict) -> peaks.Peaks:
-    return peaks.at(gpu, peaks.row_precision(row))
-
-
-def _scale_wq(row: Mapping, gpu: dict, stencils=None) -> dict:
-    n, p = int(row["n"]), _precision(row, gpu)
-    w, q = equations.scale_wq(n, p.element_bytes)
-    w_exec = w if row["unit"] == "cuda_core" else 2 * n / equations.scale_mma_fraction(p.mma_shape)   # Sec. 5.1
-    return {"W": w, "Q": q, "W_exec": w_exec, "items": n}
-
-
-def _spmv_wq(row: Mapping, gpu: dict, stencils=None) -> dict:
-    nnz, p = int(row["nnz"]), _precision(row, gpu)
-    w, q = equations.csr_wq(int(row["rows"]), int(row["cols"]), nnz, p.element_bytes)
-    m, n, k = p.mma_shape
-    w_exec = w if row["unit"] == "cuda_core" else float(row.get("mma", "nan") or "nan") * 2 * m * n * k
-    return {"W": w, "Q": q, "W_exec": w_exec, "items": nnz}
-
-
-def _stencil_wq(row: Mapping, gpu: dict, stencils: Mapping) -> dict:
-    spec = stencils[row["problem"]]
-    shape, dims, radius = spec["shape"], spec["dims"], spec["radius"]
-    k = equations.stencil_points(shape, dims, radius)
-    depth, steps = int(row["depth"]), int(row["steps"])
-    points = int(row["n"])
-    launches = steps // depth
-    w, q = equations.stencil_wq(points, k, t=depth, d=_precision(row, gpu).element_bytes)   # per launch (eq. 13)
-    w, q = w * launches, q * launches
-    w_exec = w
-    if row["unit"] == "tensor_core":
-        alpha = equations.fusion_redundancy(shape, dims, radius, depth)
-        w_exec = w * alpha / geometry.tc_sparsity(shape, dims, radius, depth)    # paper 002, eq. 3
-    return {"W": w, "Q": q, "W_exec": w_exec, "items": points * steps}
-
-
-def _gemv_wq(row: Mapping, gpu: dict, stencils=None) -> dict:
-    m, n, p = int(row["rows"]), int(row["cols"]), _precision(row, gpu)
-    w, q = equations.gemv_wq(m, n, p.element_bytes)                                # paper 000, eq. 6-7
-    w_exec = w if row["unit"] == "cuda_core" else w * p.mma_shape[1]   # x fills 1 of the MMA's n columns
-    return {"W": w, "Q": q, "W_exec": w_exec, "items": m * n}
-
-
 FAMILIES = {f.name: f for f in (   # in the order of the raw rows every table reads
-    Family("scale", "SCALE", "scale*.cu*", False, "STREAM", "STREAM", _scale_wq),
-    Family("stencil", "stencils", "stencil*.cu*", True, "EBISU", "ConvStencil", _stencil_wq),
-    Family("spmv", "SpMV", "spmv*.cu*", True, "cuSPARSE", "DASP", _spmv_wq),
-    Family("gemv", "GEMV", "gemv*.cu*", False, "cuBLAS", "DMMA", _gemv_wq),
+    Family("scale", "SCALE", "scale*.cu*", False, "STREAM", "STREAM", analytical.scale),
+    Family("stencil", "stencils", "stencil*.cu*", True, "EBISU", "ConvStencil", analytical.stencil),
+    Family("spmv", "SpMV", "spmv*.cu*", True, "cuSPARSE", "DASP", analytical.spmv),
+    Family("gemv", "GEMV", "gemv*.cu*", False, "cuBLAS", "DMMA", analytical.gemv),
 )}
+
+
+def analytical_row(row: Mapping, gpu: dict, stencils: Mapping | None = None) -> dict:
+    """Analytical W, Q, I (useful work), W_exec (work the unit executes) and the same per work
+    item (element, nnz, or point and step) of one raw benchmark row, by its family's `wq`.
+
+    `stencils` is config["stencil"]["kernels"] (shape, dims, radius per stencil name).
+    """
+    kernel = row["kernel"]
+    if kernel not in FAMILIES:
+        raise ValueError(f"unknown kernel '{kernel}' in a benchmark row (families: {', '.join(FAMILIES)})")
+    return analytical.per_item(FAMILIES[kernel].wq(row, gpu, stencils))
 
 
 def cases(family: str, config: Mapping, matrices) -> list[str | None]:

@@ -1,34 +1,72 @@
 """Analytical W, Q and I of every benchmark row: the model's side of the achieved-vs-analytical
-comparison (as BabelStream's one table of kernel weights, every figure derives from here). Each
-family's W and Q live in its registry entry (membound.families).
+comparison (as BabelStream's one table of kernel weights, every figure derives from here): one
+function per kernel family, which its registry entry names (membound.families `wq`), and the
+intensities of Figure 2 and the bounds table.
 
 W is the useful work the papers count (paper 000 Sec. 3); `W_exec` is the work the unit executes
 by the model: equal to W on CUDA cores; on tensor cores the MMA also multiplies padding (SCALE
-uses equations.scale_mma_fraction of the MMA, 1/8 for m8n8k4, paper 000 Sec. 5.1; a fused stencil does
-alpha/S times the work, paper 002 eq. 3; the tensor-core SpMV does 2 m n k per MMA of its plan, the
-raw row's `mma`), with the MMA shape of the row's precision. Q counts compulsory DRAM traffic in the
-row's element size D.
+uses equations.scale_mma_fraction of the MMA, 1/8 for m8n8k4, paper 000 Sec. 5.1; a fused stencil
+does alpha/S times the work, paper 002 eq. 3; the tensor-core SpMV does 2 m n k per MMA of its plan,
+the raw row's `mma`). Q counts compulsory DRAM traffic. Each takes the row's precision
+(peaks.row_precision): its element size D for Q and its MMA shape for W_exec on tensor cores.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from membound.families import FAMILIES
-from membound.model import equations, peaks
-from membound.model.geometry import tc_sparsity
+from membound.model import equations, geometry, peaks
 
 
-def analytical(row: Mapping, gpu: dict, stencils: Mapping | None = None) -> dict:
-    """Analytical W, Q, I (useful work), W_exec (work the unit executes) and the same per work
-    item (element, nnz, or point and step) for one raw benchmark row.
+def _precision(row: Mapping, gpu: dict) -> peaks.Peaks:
+    return peaks.at(gpu, peaks.row_precision(row))
 
-    `stencils` is config["stencil"]["kernels"] (shape, dims, radius per stencil name).
-    """
-    kernel = row["kernel"]
-    if kernel not in FAMILIES:
-        raise ValueError(f"unknown kernel '{kernel}' in a benchmark row (families: {', '.join(FAMILIES)})")
-    out = FAMILIES[kernel].wq(row, gpu, stencils)
+
+def scale(row: Mapping, gpu: dict, stencils=None) -> dict:
+    """SCALE of n elements (paper 000 eq. 5); on tensor cores 2 n / scale_mma_fraction (Sec. 5.1)."""
+    n, p = int(row["n"]), _precision(row, gpu)
+    w, q = equations.scale_wq(n, p.element_bytes)
+    w_exec = w if row["unit"] == "cuda_core" else 2 * n / equations.scale_mma_fraction(p.mma_shape)
+    return {"W": w, "Q": q, "W_exec": w_exec, "items": n}
+
+
+def spmv(row: Mapping, gpu: dict, stencils=None) -> dict:
+    """CSR SpMV (paper 000 eq. 10); on tensor cores 2 m n k per MMA of its plan."""
+    nnz, p = int(row["nnz"]), _precision(row, gpu)
+    w, q = equations.csr_wq(int(row["rows"]), int(row["cols"]), nnz, p.element_bytes)
+    m, n, k = p.mma_shape
+    w_exec = w if row["unit"] == "cuda_core" else float(row.get("mma", "nan") or "nan") * 2 * m * n * k
+    return {"W": w, "Q": q, "W_exec": w_exec, "items": nnz}
+
+
+def stencil(row: Mapping, gpu: dict, stencils: Mapping) -> dict:
+    """A stencil at depth t (paper 000 eq. 13 per launch); on tensor cores alpha/S times the work (paper 002 eq. 3)."""
+    spec = stencils[row["problem"]]
+    shape, dims, radius = spec["shape"], spec["dims"], spec["radius"]
+    k = equations.stencil_points(shape, dims, radius)
+    depth, steps = int(row["depth"]), int(row["steps"])
+    points = int(row["n"])
+    launches = steps // depth
+    w, q = equations.stencil_wq(points, k, t=depth, d=_precision(row, gpu).element_bytes)   # per launch (eq. 13)
+    w, q = w * launches, q * launches
+    w_exec = w
+    if row["unit"] == "tensor_core":
+        alpha = equations.fusion_redundancy(shape, dims, radius, depth)
+        w_exec = w * alpha / geometry.tc_sparsity(shape, dims, radius, depth)    # paper 002, eq. 3
+    return {"W": w, "Q": q, "W_exec": w_exec, "items": points * steps}
+
+
+def gemv(row: Mapping, gpu: dict, stencils=None) -> dict:
+    """Dense GEMV (paper 000 eq. 6-7); on tensor cores x fills 1 of the MMA's n columns."""
+    m, n, p = int(row["rows"]), int(row["cols"]), _precision(row, gpu)
+    w, q = equations.gemv_wq(m, n, p.element_bytes)                    # paper 000, eq. 6-7
+    w_exec = w if row["unit"] == "cuda_core" else w * p.mma_shape[1]   # x fills 1 of the MMA's n columns
+    return {"W": w, "Q": q, "W_exec": w_exec, "items": m * n}
+
+
+def per_item(wq: dict) -> dict:
+    """A family's analytical W, Q, W_exec and `items` (its `wq`) as W, Q, I, W_exec and each per work item."""
+    out = dict(wq)
     items = out.pop("items")
     out["I"] = out["W"] / out["Q"]
     out.update({"W_per_item": out["W"] / items, "Q_per_item": out["Q"] / items,
@@ -58,6 +96,6 @@ def kernel_intensities(config: Mapping, gpu: dict, tensor_cores: bool = True,
         if not tensor_cores or precision != "fp64":
             continue
         alpha = equations.fusion_redundancy(shape, dims, radius, t)
-        out.append((f"{name} t={t} TC", equations.stencil_tc(k, t, alpha, tc_sparsity(shape, dims, radius, t))[2],
+        out.append((f"{name} t={t} TC", equations.stencil_tc(k, t, alpha, geometry.tc_sparsity(shape, dims, radius, t))[2],
                     "tensor_core"))
     return out

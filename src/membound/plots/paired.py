@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import pandas as pd
 
-from membound.analysis import claims
+from membound.analysis.claims import pairs, verdicts
 from membound.plots import common
 from membound.run.measure import geomean
 
 
 def paper_sides(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows of the paper's two sides (claims.CC_ROLE on CUDA cores, claims.TC_ROLE on tensor
+    """The rows of the paper's two sides (pairs.CC_ROLE on CUDA cores, pairs.TC_ROLE on tensor
     cores; CUDA-core twins aside), one per problem, precision and implementation: median time and
     value over the repetitions."""
-    role = rows["role"].where(rows["unit"] == "cuda_core").eq(rows["kernel"].map(claims.CC_ROLE)) | \
-        rows["role"].where(rows["unit"] == "tensor_core").eq(rows["kernel"].map(claims.TC_ROLE))
+    role = rows["role"].where(rows["unit"] == "cuda_core").eq(rows["kernel"].map(pairs.CC_ROLE)) | \
+        rows["role"].where(rows["unit"] == "tensor_core").eq(rows["kernel"].map(pairs.TC_ROLE))
     return common.medians(rows[role], ["problem", "precision", "unit", "role", "impl"])
 
 
@@ -33,9 +33,9 @@ def with_intervals(rows: pd.DataFrame, gpu: dict, side: str) -> pd.DataFrame:
 
 
 def _one_precision(rows: pd.DataFrame, gpu: dict, side: str) -> pd.DataFrame:
-    p = claims.pairs(rows, gpu, None)
+    p = pairs.pairs(rows, gpu, None)
     flag = p["problem"].map(rows.drop_duplicates("problem").set_index("problem")[side])
-    stats = {f: claims.interval(p[flag == f], "ratio") for f in (False, True)}
+    stats = {f: verdicts.interval(p[flag == f], "ratio") for f in (False, True)}
     out = paper_sides(rows)
     out = out.assign(speedup=out["problem"].map(p.groupby("problem")["ratio"].agg(geomean)))
     return out.assign(**{col: out[side].map({f: s[key] for f, s in stats.items()})

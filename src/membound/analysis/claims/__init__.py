@@ -1,0 +1,95 @@
+"""The paper's claims (paper 000 Sec. 4.2 and 5.4) checked on the measured raw rows, each in every
+precision of the run (fp64, fp32, fp16: rows of one precision against that precision's peaks, element
+size and eq. 23 bound) with a bootstrap confidence interval over problems and repetitions.
+
+A pair is one problem timed on two sides in one repetition (`rep`; rows without it are rep 0):
+- C2-C4 compare algorithms as the paper does: the CUDA-core baseline (role CC_ROLE) against the
+  tensor-core implementation (role TC_ROLE);
+- C1 compares each tensor-core implementation `<impl>` with its CUDA-core twin `<impl>_twin` (the
+  same layout, memory accesses and launch shape, FMAs for MMAs), on the pairs that are memory-bound
+  in practice: working set larger than the L2 and the twin's achieved DRAM bandwidth (analytical Q
+  over its time) at least `dram_fraction` of the spec's; where counters were measured, the twin must
+  also move its sibling's DRAM bytes to within TWIN_DRAM (else it is not a twin). The other pairs
+  are listed with the reason.
+
+Each claim's estimate is the geometric mean of its ratios (t_TC/t_CC, or the speedup t_CC/t_TC for
+C1), over problems of the per-problem geometric mean over repetitions; the 95% interval is a
+percentile bootstrap resampling problems, then each drawn problem's repetitions (seeded: the same
+rows give the same interval). Against the claim's reference value r (1, or eq. 23's bound for C1),
+with the relative `margin` (config claims.margin, docs/claims.md):
+LEVEL where the whole interval lies in r(1 -+ margin); else SUPPORTED where it lies entirely on the
+claim's side of r, CONTRADICTED entirely on the other side, INCONCLUSIVE where it straddles r.
+N/A in a precision the device has no tensor cores for (the CPU profile emulates them:
+`on_these_timings` still says what the timings give); NO DATA where no pair qualifies, with the reason
+(a precision with no rows at all says so). A CONTRADICTED verdict is a finding, reported like a
+SUPPORTED one, never an error.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from membound.analysis.claims import c1_bound, c2_scale, c3_spmv, c4_stencil, pairs
+from membound.analysis.claims.report import write
+from membound.analysis.claims.verdicts import LEVEL_95, NO_DATA, NOT_APPLICABLE, RESAMPLES, SEED
+from membound.model import peaks
+from membound.model.precision import PRECISIONS
+
+__all__ = ["check", "write"]
+
+PAPER = 'Zhang et al., "Can Tensor Cores Benefit Memory-Bound Kernels? (NO!)", GPGPU \'25 (paper 000)'
+
+
+def slurm_jobs(rows: pd.DataFrame) -> list[int]:
+    """The SLURM job ids that measured `rows`, ascending ([] where none ran under SLURM, or the rows
+    predate the column)."""
+    ids = pd.to_numeric(rows.get("slurm_job", pd.Series(dtype=float)), errors="coerce").dropna()
+    return sorted({int(i) for i in ids})
+
+
+def _in_precision(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction: float,
+                  counters: pd.DataFrame | None, precision: str) -> list[dict]:
+    """C1-C4 on the rows of one precision, each record naming it: NO DATA (and why) without rows,
+    N/A where the device has no tensor cores in it."""
+    p, twins = pairs.pairs(rows, gpu, stencils), pairs.pairs(rows, gpu, stencils, twins=True)
+    claims = [c1_bound.speedup_bound(twins, gpu, margin, dram_fraction, pairs.missing_twins(rows), counters, precision),
+              c2_scale.scale_l2(p, gpu, margin), c3_spmv.spmv_l2(p, gpu, margin),
+              c4_stencil.stencils_generally(p, margin)]
+    peak = peaks.at(gpu, precision)
+    for c in claims:
+        c["precision"] = precision
+        if rows.empty:
+            c["verdict"] = c["on_these_timings"] = NO_DATA
+            c["summary"] = f"no {precision} rows in this run's raw results" + (f" ({peak.note})" if peak.note else "")
+        elif not peak.has_tensor_cores:
+            c["verdict"] = NOT_APPLICABLE
+    return claims
+
+
+def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction: float,
+          counters: pd.DataFrame | None = None, precisions=PRECISIONS) -> dict:
+    """Every claim in every precision of `precisions` on the raw `rows` (measure.ROW_COLUMNS,
+    optionally `rep`) of device `gpu`, claim by claim (C1 fp64, C1 fp32, ..., C4 fp16); `stencils`
+    is config["stencil"]["kernels"], `margin` config["claims"]["margin"] and `dram_fraction`
+    config["claims"]["dram_fraction"]; `counters` the run's ncu rows, if measured."""
+    rows = pairs.with_rep(rows)
+    per = [_in_precision(rows[rows["precision"] == p], gpu, stencils, margin, dram_fraction, counters, p)
+           for p in precisions]
+    claims = [c for part in zip(*per) for c in part]
+    matrices = sorted(set(rows.loc[rows["kernel"] == "spmv", "source"].dropna()))
+    return {"paper": PAPER, "device_spec": gpu["name"],
+            "tensor_cores": any(peaks.at(gpu, p).has_tensor_cores for p in precisions),
+            "no_tensor_cores": [p for p in precisions if not peaks.at(gpu, p).has_tensor_cores],
+            "precisions": list(precisions),
+            "measured": {"device": sorted(set(rows["device"].dropna().astype(str))),
+                         "host": sorted(set(rows["host"].dropna().astype(str))),
+                         "slurm_jobs": slurm_jobs(rows),
+                         "date_first": str(rows["date"].min()), "date_last": str(rows["date"].max()),
+                         **{col: sorted(set(rows.get(col, pd.Series(dtype=str)).dropna().astype(str)))
+                            for col in ("membound", "commit")},
+                         "precisions": sorted(set(rows["precision"])),
+                         "repetitions": int(rows["rep"].nunique()) if len(rows) else 0},
+            "statistics": {"interval": f"{LEVEL_95:g}% percentile bootstrap over problems and repetitions",
+                           "resamples": RESAMPLES, "seed": SEED, "margin": margin, "dram_fraction": dram_fraction},
+            "matrix_source": "/".join(matrices) or "none", "surrogate": "surrogate" in matrices,
+            "claims": claims}
