@@ -73,6 +73,12 @@ def at(gpu: dict, precision: str) -> Peaks:
                  tuple(mma["shape"]) if mma else None, mma["type"] if mma else "")
 
 
+def no_rows(gpu: dict, precision: str, what: str) -> str:
+    """What a table or figure says for a precision without `what` rows: that, and why there may be none."""
+    note = at(gpu, precision).note
+    return f"no {precision} {what} rows in this run's raw results" + (f"\n({note})" if note else "")
+
+
 def listed(gpu: dict) -> list[str]:
     """The precisions spec `gpu` gives peaks for, in SPEC_PRECISIONS order."""
     return [p for p in SPEC_PRECISIONS if p in gpu.get("peak_TFLOPs", {})]

@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from membound.model import peaks
 
+from membound.model.precision import PRECISIONS
 from membound.run import config
 from membound.run.measure import ROW_COLUMNS, geomean, with_later_columns
 from membound.run.outputs import save_figure, write_csv
-from membound.model.precision import PRECISIONS
 
 UNITS = ("cuda_core", "tensor_core")
 KEEP = ["precision", "gpu", "device", "date", "source"]   # the axis and provenance columns of every plotted-data CSV
@@ -91,12 +90,6 @@ def caption(gpu_name: str, rows: pd.DataFrame | None = None, spec: str | None = 
     elif (matrices == "real").any():
         parts.append("matrices: REAL (SuiteSparse)")
     return "; ".join(parts)
-
-
-def missing(gpu: dict, what: str):
-    """The line of an empty precision facet: no `what` rows in it, and why there may be none."""
-    return lambda p: f"no {p} {what} rows in this run's raw results" + (
-        f"\n({peaks.at(gpu, p).note})" if peaks.at(gpu, p).note else "")
 
 
 def render(module, raw_paths, gpu_file: str, output, precisions=None) -> None:

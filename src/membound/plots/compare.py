@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from membound.plots import common, fig2, style
 from membound.model.precision import PRECISIONS
+from membound.plots import common, fig2, style
 
 GPU_COLORS = ("tab:blue", "tab:red", "tab:green", "tab:purple", "tab:brown")
 

@@ -12,8 +12,8 @@ import pandas as pd
 
 from membound.model import equations, peaks
 from membound.model.analytical import kernel_intensities
-from membound.plots import style
 from membound.model.precision import PRECISIONS
+from membound.plots import style
 
 WIDTHS, HEIGHT = (8.5,), 4.6
 COLUMNS = ["precision", "item", "label", "unit", "intensity_FLOP_per_B", "GFLOPs", "peak_GFLOPs", "bandwidth_GBs",

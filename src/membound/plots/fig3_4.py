@@ -16,8 +16,8 @@ from __future__ import annotations
 import pandas as pd
 
 from membound.model import equations, peaks
-from membound.plots import common, paired, style
 from membound.model.precision import PRECISIONS
+from membound.plots import common, paired, style
 
 WIDTHS, HEIGHT = (5.2, 5.2), 3.6
 CASES = {"overlapped": ("Figure 3: fully overlapped (eq. 17)", equations.overlapped_time),
@@ -99,4 +99,4 @@ def figure(data: pd.DataFrame, gpu: dict, caption: str, precisions=PRECISIONS):
                   "precision's MMA that SCALE uses, Sec. 5.1, or P_CC without tensor cores in it); T_others: the "
                   f"measured time at the smallest n, where T_mem and T_cmp are negligible ({sizes or 'no rows'}).")
     return style.facets(draw, WIDTHS, HEIGHT, data, f"Figures 3 and 4: time breakdown of SCALE at the largest n on "
-                        f"{gpu['name']}", f"{model_note}\n{caption}", precisions, common.missing(gpu, "SCALE"))
+                        f"{gpu['name']}", f"{model_note}\n{caption}", precisions, lambda p: peaks.no_rows(gpu, p, "SCALE"))

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from membound.model import peaks
 from membound.model.equations import MB
 from membound.model.peaks import ELEMENT_BYTES
-from membound.plots import common, paired, style
 from membound.model.precision import PRECISIONS
+from membound.plots import common, paired, style
 
 TITLE = "Figure 6: SCALE (a = q b)"
 WIDTHS, HEIGHT = (7.5,), 4.2
@@ -39,4 +40,4 @@ def draw(axes, data: pd.DataFrame) -> None:
 def figure(data: pd.DataFrame, gpu: dict, caption: str, precisions=PRECISIONS):
     """Figure 6 of `data` (see `data`), a row per precision, with `caption` at its foot."""
     return style.facets(draw, WIDTHS, HEIGHT, data, f"{TITLE} on {gpu['name']}", caption, precisions,
-                        common.missing(gpu, "SCALE"))
+                        lambda p: peaks.no_rows(gpu, p, "SCALE"))

@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
+from membound.model import peaks
 from membound.model.equations import size_mb
 from membound.model.peaks import ELEMENT_BYTES
-from membound.plots import common, paired, style
 from membound.model.precision import PRECISIONS
+from membound.plots import common, paired, style
 
 TITLE = "Figure 7: SpMV (CSR)"
 WIDTHS, HEIGHT = (8.5, 2.6), 4.2
@@ -83,4 +84,4 @@ def _geomeans(ax, matrices: pd.DataFrame) -> None:
 def figure(data: pd.DataFrame, gpu: dict, caption: str, precisions=PRECISIONS):
     """Figure 7 of `data` (see `data`), a row per precision, with `caption` at its foot."""
     return style.facets(draw, WIDTHS, HEIGHT, data, f"{TITLE} on {gpu['name']}", caption, precisions,
-                        common.missing(gpu, "SpMV"))
+                        lambda p: peaks.no_rows(gpu, p, "SpMV"))

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from membound.model import peaks
 from membound.model.equations import MB
 from membound.model.peaks import ELEMENT_BYTES
-from membound.plots import common, style
 from membound.model.precision import PRECISIONS
+from membound.plots import common, style
 
 TITLE = "GEMV (y = A x, A n x n)"
 WIDTHS, HEIGHT = (7.5,), 4.2
@@ -40,4 +41,4 @@ def draw(axes, data: pd.DataFrame) -> None:
 def figure(data: pd.DataFrame, gpu: dict, caption: str, precisions=PRECISIONS):
     """The GEMV panel of `data` (see `data`), a row per precision, with `caption` at its foot."""
     return style.facets(draw, WIDTHS, HEIGHT, data, f"{TITLE} on {gpu['name']}", caption, precisions,
-                        common.missing(gpu, "GEMV"))
+                        lambda p: peaks.no_rows(gpu, p, "GEMV"))
