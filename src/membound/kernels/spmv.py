@@ -47,7 +47,7 @@ IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precision
          Impl("spmv", "numpy_mma", "tensor_core", "DASP", "cpu", precisions=PRECISIONS),
          Impl("spmv", "numpy_mma_twin", "cuda_core", "DASP twin", "cpu", precisions=PRECISIONS))
 TC_UNROLL = 4        # spmv_tc.cu: tiles loaded before their MMAs
-TC_MINB = 1          # spmv_tc.cu: __launch_bounds__ blocks per SM
+TC_MINB = 4          # spmv_tc.cu: __launch_bounds__ blocks of 256 per SM (<= 64 registers, no spills on sm_90)
 THREADS = 256
 CUDA_TYPE = {"fp64": 1, "fp32": 0, "fp16": 2}   # cudaDataType_t: CUDA_R_64F, CUDA_R_32F, CUDA_R_16F
 
@@ -129,9 +129,10 @@ def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False
     slot = cp.asarray(p.slot)
     ok = slot >= 0
     slot = cp.where(ok, slot, 0)
-    word = (cp.asarray(p.seg).astype(cp.uint32) << SEG_SHIFT) | indices[slot].astype(cp.uint32)
+    word = cp.left_shift(cp.asarray(p.seg).astype(cp.uint32), cp.uint32(SEG_SHIFT)) | indices[slot].astype(cp.uint32)
     dev = {"desc": cp.asarray(p.desc), "rows": cp.asarray(_nonempty(p.rows)),  # packed once, as DASP
-           "pval": cp.where(ok, data[slot], 0).astype(data.dtype), "pcol": cp.where(ok, word, 0).view(cp.int32),
+           "pval": cp.where(ok, data[slot], 0).astype(data.dtype),
+           "pcol": cp.where(ok, word, cp.uint32(0)).astype(cp.uint32).view(cp.int32),
            "long_row": cp.asarray(_nonempty(p.long_row)), "long_pieces": cp.asarray(_nonempty(p.long_pieces)),
            "long_acc": cp.zeros(max(len(p.long_row), 1), accumulator(precision)),
            "long_cnt": cp.zeros(max(len(p.long_row), 1), cp.uint32)}
