@@ -104,6 +104,20 @@ def test_tf32_rounds_to_nearest_ties_away():
     assert list(spmv_emulate.tf32(values)) == [one, one + ulp, one + ulp, -(one + ulp)]
 
 
+@pytest.mark.parametrize("lengths", [[0] * 5, [3000], [1] * 9, [0, 300, 0]])
+@pytest.mark.parametrize("impl", ["numpy_mma", "numpy_mma_twin"])
+def test_cpu_emulation_of_degenerate_shapes(impl, lengths):
+    """Only empty rows, one long row, rows of one nonzero: every row written, right."""
+    matrix = ragged(6, 0, lengths=lengths)
+    x = np.random.default_rng(3).uniform(-1, 1, matrix.shape[1])
+    for s, precision in [(1, "fp64"), (4, "fp16")]:
+        q = spmv.rounded(matrix, "m", precision)
+        y = np.full(matrix.shape[0], np.nan, q.dtype)
+        spmv.cpu_runner(impl, q, quantize(x, precision), y, precision, spmv_plan.plan(q.indptr, s))()
+        ref = q.astype(np.float64) @ quantize(x, precision).astype(np.float64)
+        assert np.allclose(y, ref, rtol=1e-2, atol=1e-2 * np.abs(ref).max(initial=1))
+
+
 def write_matrix(path, matrix, name="ragged"):
     csr.save(path, matrix, {"code": "T1", "name": name, "source": "synthetic"})
     return path

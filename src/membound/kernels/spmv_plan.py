@@ -112,12 +112,10 @@ def _lanes(length: np.ndarray, k: int):
     n, win = length[rows], rows // WINDOW
     windows = int(win.max()) + 1 if len(rows) else 0
     short = n < k
-    short_counts = np.zeros((windows, k), np.int64)
-    np.add.at(short_counts, (win[short], n[short]), 1)
+    short_counts = np.bincount(win[short] * k + n[short], minlength=windows * k).reshape(windows, k)
     prim = rows[~short]
     free = (-length[prim]) % k
-    bins = np.zeros((windows, k), np.int64)
-    np.add.at(bins, (prim // WINDOW, free), 1)
+    bins = np.bincount(prim // WINDOW * k + free, minlength=windows * k).reshape(windows, k)
     taken = _greedy(short_counts, bins, k)
     assert not short_counts.any(), "every short row is packed"
     # instances of each (capacity, pattern): window, capacity, pattern items; ordered by window, capacity, greedy order
@@ -171,10 +169,8 @@ def plan(indptr: np.ndarray, s: int) -> Plan:
     group = (np.cumsum(win_groups) - win_groups)[win] + pos // 8 if len(win) else pos
     n_groups = int(win_groups.sum())
     g_lane = pos % 8
-    c = np.zeros(n_groups, np.int64)
-    np.maximum.at(c, group, c_own)
-    j = np.ones(n_groups, np.int64)
-    np.maximum.at(j, group, n_items)
+    starts = np.flatnonzero(np.diff(group, prepend=-1))     # lane rows are in group order
+    c, j = (np.maximum.reduceat(a, starts) if n_groups else a[:0] for a in (c_own, n_items))
     # warps of runs of groups with equal (c, j)
     new_run = np.ones(n_groups, bool)
     new_run[1:] = (c[1:] != c[:-1]) | (j[1:] != j[:-1])
@@ -191,7 +187,7 @@ def plan(indptr: np.ndarray, s: int) -> Plan:
     long_base = np.cumsum(long_tiles) - long_tiles
     group_base = long_tiles.sum() + np.cumsum(c) - c
     # where every nonzero goes
-    row_of = np.repeat(np.arange(len(length)), length)
+    row_of = np.repeat(np.arange(len(length), dtype=np.int32), length)
     q = np.arange(indptr[-1]) - indptr[row_of]
     base = np.zeros(len(length), np.int64)   # group tile of the row's lane row, or its long row's first tile
     lane_g = np.zeros(len(length), np.int64)
