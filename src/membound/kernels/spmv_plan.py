@@ -186,34 +186,28 @@ def plan(indptr: np.ndarray, s: int) -> Plan:
     pieces = -(-long_tiles // PIECE_TILES)
     long_base = np.cumsum(long_tiles) - long_tiles
     group_base = long_tiles.sum() + np.cumsum(c) - c
-    # where every nonzero goes
-    row_of = np.repeat(np.arange(len(length), dtype=np.int32), length)
-    q = np.arange(indptr[-1]) - indptr[row_of]
-    base = np.zeros(len(length), np.int64)   # group tile of the row's lane row, or its long row's first tile
-    lane_g = np.zeros(len(length), np.int64)
-    start = np.zeros(len(length), np.int64)  # its first position in its lane row
+    # where every nonzero goes: position p = start + q in its lane row (q: its index in its row) lies at
+    # first + p + (p // k) (tile - k) in the tile stream; a long row's nonzeros are consecutive (jump 0)
+    first = np.zeros(len(length), np.int64)   # the slot of the row's lane row in its first tile
+    start = np.zeros(len(length), np.int64)   # the row's first position in its lane row
+    jump = np.full(len(length), tile - k, np.int64)
     segment = np.zeros(len(length), np.uint8)
     present = items >= 0
-    fill_end = c[group][:, None] * k
-    fill_start = fill_end - np.cumsum(lens[:, ::-1], axis=1)[:, ::-1]
-    at = np.where(np.arange(MAX_SEG) == 0, 0, fill_start)
+    fill_start = c[group][:, None] * k - np.cumsum(lens[:, ::-1], axis=1)[:, ::-1]  # fillers right-aligned
+    lane_of, seg_of = np.nonzero(present)
     r = items[present]
-    lane_of = np.nonzero(present)[0]
-    base[r], lane_g[r] = group_base[group][lane_of], g_lane[lane_of]
-    start[r], segment[r] = at[present], np.nonzero(present)[1]
-    base[long_row] = long_base
-    is_long = np.zeros(len(length), bool)
-    is_long[long_row] = True
-    p = start[row_of] + q
-    dest = np.where(is_long[row_of], base[row_of] * tile + q,
-                    (base[row_of] + p // k) * tile + lane_g[row_of] * k + p % k)
-    del p, q
+    first[r] = group_base[group][lane_of] * tile + g_lane[lane_of] * k
+    start[r], segment[r] = np.where(seg_of == 0, 0, fill_start[present]), seg_of
+    first[long_row], jump[long_row] = long_base * tile, 0
+    p = np.arange(indptr[-1]) + np.repeat(start - indptr[:-1], length)
+    dest = np.repeat(first, length) + p + p // k * np.repeat(jump, length)
+    del p
     n_tiles = int(long_tiles.sum() + c.sum())
     slot = np.full(n_tiles * tile, -1, np.int32)
     slot[dest] = np.arange(indptr[-1], dtype=np.int32)
     seg = np.zeros(n_tiles * tile, np.uint8)
-    seg[dest] = segment[row_of]
-    del dest, row_of
+    seg[dest] = np.repeat(segment, length)
+    del dest
     return _warps(s, slot, seg, items, group, g_lane, c, j, g_warp, group_base, long_row, long_base, pieces,
                   long_tiles, np.flatnonzero(length == 0))
 
