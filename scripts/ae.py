@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from membound import ae
-from membound.outputs import write_text
+from membound.run.outputs import write_text
 
 path = snakemake.input.get("inventory")
 inventory = json.loads(Path(path).read_text()) if path else None

@@ -10,8 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from membound import analytical, measure, model
+from membound import families
 from membound.kernels import gemv, harness
+from membound.model import equations
+from membound.run import measure
 
 REPO = Path(__file__).resolve().parents[1]
 SHAPES = [(1, 1), (7, 5), (8, 32), (33, 70), (1000, 517)]
@@ -44,8 +46,8 @@ def test_cli_cpu_writes_checked_rows_and_a_wrong_one_fails(tmp_path, monkeypatch
 def test_analytical_w_and_q_are_eq_6_7():
     gpu = {"mma_shape": [8, 8, 4]}
     row = {"kernel": "gemv", "unit": "tensor_core", "rows": 1000, "cols": 1000, "n": 10**6}
-    a = analytical.analytical(row, gpu)
-    assert (a["W"], a["Q"]) == model.gemv_wq(1000, 1000) and a["W_exec"] == 8 * a["W"]
+    a = families.analytical_row(row, gpu)
+    assert (a["W"], a["Q"]) == equations.gemv_wq(1000, 1000) and a["W_exec"] == 8 * a["W"]
     assert a["I"] == pytest.approx(2e6 / (8 * (10**6 + 2000)))
 
 

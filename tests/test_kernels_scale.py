@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from membound import measure
 from membound.kernels import harness, scale
+from membound.run import measure
 
 RAGGED = [1, 31, 1000, 4097, 3 * scale.CHUNK + 77]
 

@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from membound import measure
 from membound.kernels import harness, spmv, spmv_emulate, spmv_plan
 from membound.matrices import csr
-from membound.precision import dot_tolerance, quantize
+from membound.model.precision import dot_tolerance, quantize
+from membound.run import measure
 
 S = {"fp64": 1, "fp32": 2, "fp16": 4}
 # rows with 0, 1, 3, 5, 7 and 100 nonzeros, long rows of one and several pieces in every precision, and a

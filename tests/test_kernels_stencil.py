@@ -4,9 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from membound import measure, model
 from membound.kernels import harness
 from membound.kernels import stencil as S
+from membound.model import equations
+from membound.run import measure
 
 NAMES = [i.name for i in S.IMPLS]
 
@@ -70,7 +71,7 @@ def test_tc_sparsity_values():
     assert S.tc_sparsity("star", 2, 1, 3) == pytest.approx(25 / 80)
     for shape, dims, radius, depth in STENCILS.values():
         mask = S.fused_support(S.support(shape, dims, radius), depth)
-        assert mask.sum() == model.fused_points(shape, dims, radius, depth)
+        assert mask.sum() == equations.fused_points(shape, dims, radius, depth)
         assert 0 < S.tc_sparsity(shape, dims, radius, depth) <= 1
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from membound import config
+from membound.run import config
 
 REPO = Path(__file__).resolve().parents[1]
 OVERLAYS = {"slurm"}  # profiles that go after a device profile (tests/test_slurm.py), not device profiles
@@ -208,7 +208,7 @@ def test_html_report_holds_every_figure_table_and_the_claims(reference_run):
 def test_a_model_edit_reruns_what_imports_the_model_and_nothing_else(reference_run):
     copy, env = reference_run
     before = planned_jobs(copy, env)
-    with open(copy / "src" / "membound" / "model.py", "a") as module:
+    with open(copy / "src" / "membound" / "model" / "equations.py", "a") as module:
         module.write("\n# an edit of the model's equations\n")
     others = "|".join(config.reference_gpus("h100")[1:]) or "-"
     rerun = {re.sub(rf"^({others})_", "", job) for job in planned_jobs(copy, env) - before}  # every GPU's rules alike
@@ -238,13 +238,13 @@ def test_profiles_install_repairs_a_dangling_link_and_says_where_each_name_point
     (tmp_path / "snakemake" / "cpu").symlink_to(gone, target_is_directory=True)
     (tmp_path / "other" / "h100").mkdir(parents=True)
     (tmp_path / "snakemake" / "h100").symlink_to(tmp_path / "other" / "h100", target_is_directory=True)
-    run = subprocess.run([sys.executable, "-m", "membound.profiles", "install"], capture_output=True, text=True,
+    run = subprocess.run([sys.executable, "-m", "membound.run.profiles", "install"], capture_output=True, text=True,
                          env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "PYTHONPATH": str(REPO / "src")})
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "snakemake" / "cpu").resolve() == REPO / "profiles" / "cpu"
     assert f"(repaired: it pointed at {gone}, which is gone)" in run.stdout
     assert "not this checkout's, left alone; here use --profile profiles/h100" in run.stdout
-    check = subprocess.run([sys.executable, "-m", "membound.profiles", "check", "h10"], capture_output=True, text=True,
+    check = subprocess.run([sys.executable, "-m", "membound.run.profiles", "check", "h10"], capture_output=True, text=True,
                            env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     assert check.returncode != 0 and "unknown profile 'h10': choose one of a100, cpu, gh200, h100" in check.stderr
 
@@ -263,7 +263,7 @@ def documented_commands() -> list[str]:
 @pytest.mark.parametrize("command", documented_commands())
 def test_every_documented_command_dry_runs_as_printed(command, tmp_path):
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "PYTHONPATH": str(REPO / "src")}
-    subprocess.run([sys.executable, "-m", "membound.profiles", "install"], env=env, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "membound.run.profiles", "install"], env=env, check=True, capture_output=True)
     words = shlex.split(command)
     run = subprocess.run([*SNAKEMAKE, "-n", *words[1:]], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]

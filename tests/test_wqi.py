@@ -5,10 +5,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from membound import config, wqi
+from membound.analysis import wqi
 from membound.counters import ncu
-from membound.outputs import save_figure
 from membound.plots import roofline_achieved
+from membound.run import config
+from membound.run.outputs import save_figure
 
 FIX = Path(__file__).parent / "fixtures" / "ncu"
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from membound import measure
 from membound.kernels import spmv, spmv_plan, stencil as S
-from membound.precision import dot_tolerance
 from membound.matrices import csr, surrogate, table2
+from membound.model.precision import dot_tolerance
+from membound.run import measure
 
 MATS = Path("/tmp/mats")
 SPMV_VARIANTS = {"default": {}}   # FP64; the plan's variants per precision: tools/bench_spmv.py

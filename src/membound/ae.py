@@ -8,9 +8,10 @@ from pathlib import Path
 import pandas as pd
 
 from membound import families
-from membound.claims import SURROGATE, interval_text
-from membound.inventory import ABSENT, provenance
-from membound.outputs import sha256
+from membound.analysis.claims.report import SURROGATE
+from membound.analysis.claims.verdicts import interval_text
+from membound.run.inventory import ABSENT, provenance
+from membound.run.outputs import sha256
 
 # Snakemake rule name (prefix) -> the part of the run its benchmark file times.
 FAMILIES = {"download_matrix": "matrices", "convert_matrix": "matrices", "surrogate_matrix": "matrices",
@@ -53,7 +54,7 @@ def _probe(entry: dict, fmt: str) -> str:
 
 
 def inventory_table(inv: dict) -> pd.DataFrame:
-    """The inventory (membound.inventory.collect) as item/value rows."""
+    """The inventory (membound.run.inventory.collect) as item/value rows."""
     rows = [(f"GPU {d['index']}", (f"{d['name']}; driver {d['driver_version']}; memory {d['memory.total']}; max clocks "
                                    f"SM {d['clocks.max.sm']}, memory {d['clocks.max.mem']}; power limit {d['power.limit']}"))
             for d in inv["gpus"].get("devices", [])] or [("GPU", _probe(inv["gpus"], "none reported"))]

@@ -4,9 +4,9 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from membound import config as mbconfig
-from membound import detect
 from membound.plots import compare as compare_plots
+from membound.run import config as mbconfig
+from membound.run import detect
 
 min_version("9.0")
 

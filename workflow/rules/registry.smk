@@ -1,8 +1,9 @@
 # What the rules know of the kernel families, all from the registry (membound.families): raw paths,
-# repetitions and the code each rule runs (membound.codedeps).
+# repetitions and the code each rule runs (membound.run.codedeps).
 import os
 
-from membound import codedeps, families
+from membound import families
+from membound.run import codedeps
 
 FAMILY = families.FAMILIES
 # Independent repetitions of every benchmark job (raw/<stem>.csv, then <stem>.rep<r>.csv). The

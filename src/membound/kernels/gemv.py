@@ -21,7 +21,7 @@ import numpy as np
 
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_jobs, select
-from membound.measure import guarded
+from membound.run.measure import guarded
 
 IMPLS = (Impl("gemv", "cublas_dgemv", "cuda_core", "cuBLAS", "cuda"),
          Impl("gemv", "gemv_tc", "tensor_core", "DMMA", "cuda"),

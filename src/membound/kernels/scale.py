@@ -25,10 +25,10 @@ from functools import partial
 
 import numpy as np
 
-from membound import runinfo
 from membound.kernels import arg_parser, load_module
-from membound.measure import guarded
 from membound.kernels.harness import Case, Impl, run_jobs, select
+from membound.run import runinfo
+from membound.run.measure import guarded
 
 IMPLS = (Impl("scale", "cuda_core", "cuda_core", "STREAM", "cuda"),
          Impl("scale", "tensor_core", "tensor_core", "STREAM", "cuda"),

@@ -35,9 +35,9 @@ from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_jobs, select
 from membound.kernels.spmv_emulate import accumulator, emulator
 from membound.kernels.spmv_plan import SEG_SHIFT, Plan, plan, slots_per_lane
-from membound.measure import guarded
 from membound.matrices import csr
-from membound.precision import dot_tolerance, fmt, quantize
+from membound.model.precision import dot_tolerance, fmt, quantize
+from membound.run.measure import guarded
 
 PRECISIONS = ("fp64", "fp32", "fp16")   # each a traits struct of spmv_tc.cu
 IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precisions=PRECISIONS),

@@ -24,7 +24,7 @@ from functools import cache
 
 import numpy as np
 
-from membound.precision import fmt
+from membound.model.precision import fmt
 
 SEG_SHIFT = 30      # column word = segment << SEG_SHIFT | column (spmv_tc.cu)
 MAX_SEG = 4         # rows per lane row (2 bits)

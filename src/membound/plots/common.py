@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from membound import config
-from membound.measure import ROW_COLUMNS, geomean, with_later_columns
-from membound.outputs import save_figure, write_csv
+from membound.run import config
+from membound.run.measure import ROW_COLUMNS, geomean, with_later_columns
+from membound.run.outputs import save_figure, write_csv
 
 UNITS = ("cuda_core", "tensor_core")
 KEEP = ["gpu", "device", "date", "source"]   # provenance columns of every plotted-data CSV

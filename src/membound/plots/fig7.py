@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
-from membound.model import size_mb
+from membound.model.equations import size_mb
 from membound.plots import common, paired, style
 
 TITLE = "Figure 7: SpMV (FP64, CSR)"

@@ -20,16 +20,16 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from membound import outputs
+from membound.run import outputs
 
 # Columns of every raw benchmark CSV (results/<gpu>/raw/...): what was run, how it was timed,
-# what it achieved, and where (the run-info columns of membound.runinfo.describe()).
+# what it achieved, and where (the run-info columns of membound.run.runinfo.describe()).
 ROW_COLUMNS = [
     "kernel",        # scale | spmv | stencil
     "impl",          # implementation, e.g. cuda_core, tensor_core, cusparse_csr, dasp_tc, numpy
     "unit",          # cuda_core | tensor_core: the unit the paper compares (emulated on the CPU)
     "role",          # the paper's baseline this plays (STREAM, cuSPARSE, DASP, Brick, EBISU, ConvStencil)
-    "precision",     # fp64 | fp32 | fp16: the storage format (membound.precision; tensor cores: f64, tf32, f16 MMA)
+    "precision",     # fp64 | fp32 | fp16: the storage format (membound.model.precision; tensor cores: f64, tf32, f16 MMA)
     "sparsity",      # dense | 2:4 (sparse tensor cores)
     "problem",       # n=2^k | matrix name | stencil name
     "code",          # D1..D21 for matrices, else empty

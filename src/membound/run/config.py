@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 GPUS_DIR = REPO / "config" / "gpus"
 MATRICES_FILE = REPO / "config" / "matrices.yaml"
 DEFAULTS_FILE = REPO / "config" / "config.yaml"

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from membound import measure, outputs
-from membound.analytical import analytical
+from membound.families import analytical_row
+from membound.run import measure, outputs
 
 NOT_MEASURED = "not measured"
 COLUMNS = ["kernel", "impl", "unit", "problem", "part", "kernel_name", "launches", "work_items",
@@ -60,7 +60,7 @@ def table(bench: pd.DataFrame, counters: pd.DataFrame | None, gpu: dict, stencil
         bench = bench.sort_values("rep", kind="stable").drop_duplicates(["kernel", "impl", "problem"])
     out = []
     for _, row in bench.iterrows():
-        a = analytical(row, gpu, stencils)
+        a = analytical_row(row, gpu, stencils)
         a["I_exec"] = a["W_exec"] / a["Q"]
         items = float(row["work_items"])
         base = {"kernel": row["kernel"], "impl": row["impl"], "unit": row["unit"], "problem": row["problem"],

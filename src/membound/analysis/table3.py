@@ -7,7 +7,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from membound import model, outputs
+from membound.model import equations
+from membound.run import outputs
 
 ROLES = ("ConvStencil", "Brick", "EBISU")
 PAPER = {  # paper 000 Table 3: domain (temporal blocking depth) per role; Brick ran the 3D stencils only
@@ -38,7 +39,7 @@ def table(rows: pd.DataFrame, stencils: Mapping) -> pd.DataFrame:
     out = []
     for name, spec in stencils.items():
         row = {"stencil": name, "shape": spec["shape"], "dims": spec["dims"], "radius": spec["radius"],
-               "K": model.stencil_points(spec["shape"], spec["dims"], spec["radius"])}
+               "K": equations.stencil_points(spec["shape"], spec["dims"], spec["radius"])}
         for role in ROLES:
             row[role] = cell(ran[name].get(role))
             row[f"{role} (paper)"] = cell(PAPER.get(name, {}).get(role))
