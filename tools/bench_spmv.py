@@ -22,10 +22,11 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from membound import config, detect, model
 from membound.kernels import harness, spmv, spmv_plan
 from membound.matrices import csr, surrogate
-from membound.precision import fmt
+from membound.model import equations as model
+from membound.model.precision import fmt
+from membound.run import config, detect
 
 # The yardstick: GFLOP/s of the original DASP (commit 8ce8363, its own harness, FP64) on membound's
 # surrogates, MEASURED BY THE AUTHOR OF ISSUE 21 on 2026-11-23 (same machines, same day), typed in
