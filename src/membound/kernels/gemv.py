@@ -145,6 +145,10 @@ def tc_runner(a, x, y, precision: str = "fp64"):
 
 def half2_runner(a, x, y):
     """A no-argument callable launching gemv_half2.cu on the row-major fp16 device matrix a, x, y."""
+    import cupy as cp
+
+    if cp.cuda.runtime.is_hip:
+        raise ValueError("gemv_half2: the kernel uses PTX f16 instructions (NVIDIA only); on HIP use --precisions fp64 fp32")
     m, n = a.shape
     options = (f"-DGEMV_HALF2_WARPS={HALF2_WARPS}", f"-DGEMV_HALF2_UNROLL={HALF2_UNROLL}")
     kernel = load_module("gemv_half2.cu", options).get_function("gemv_half2")

@@ -54,7 +54,7 @@ __device__ __forceinline__ void load(Pack<P>* v, int count, const typename P::El
             Elem e[VEC];
 #pragma unroll
             for (int j = 0; j < VEC; ++j) e[j] = (in && col + VEC * i + j < n) ? p[col + VEC * i + j] : Elem(0);
-            __builtin_memcpy(&v[i], e, 16);
+            memcpy(&v[i], e, 16);
         }
     }
 }

@@ -89,9 +89,9 @@ __device__ __forceinline__ void scale(typename P::Elem* __restrict__ a, const ty
 #pragma unroll
             for (int j = 0; j < VEC; ++j) e[j] = i + j < n ? b[i + j] : Elem(0);
             Pack<P> x;
-            __builtin_memcpy(&x, e, 16);
+            memcpy(&x, e, 16);
             x = op(x);
-            __builtin_memcpy(e, &x, 16);
+            memcpy(e, &x, 16);
 #pragma unroll
             for (int j = 0; j < VEC; ++j)
                 if (i + j < n) a[i + j] = e[j];

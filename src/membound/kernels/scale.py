@@ -140,6 +140,10 @@ def cpu_runner(impl: str, a: np.ndarray, b: np.ndarray, q, precision: str = "fp6
 
 def gpu_runner(impl: str, a, b, q, precision: str = "fp64"):
     """A no-argument callable that launches scale.cu's kernel for impl and precision on CuPy arrays a, b."""
+    import cupy as cp
+
+    if precision == "fp16" and cp.cuda.runtime.is_hip:
+        raise ValueError("scale fp16: the kernels use PTX f16 instructions (NVIDIA only); on HIP use --precisions fp64 fp32")
     dtype = fmt(precision).dtype
     for name, x in (("a", a), ("b", b)):
         if x.dtype != dtype or not x.flags.c_contiguous or x.data.ptr % 16 or x.size != b.size:
