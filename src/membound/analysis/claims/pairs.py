@@ -51,7 +51,10 @@ def pairs(rows: pd.DataFrame, gpu: dict, stencils, twins: bool = False) -> pd.Da
     ratio t_TC/t_CC, the CUDA-core row's analytical I, memory- or compute-bound by eq. 4 against the
     CUDA-core machine balance (eq. 1), both sides' temporal depth, size_MB (SCALE: the input array,
     8n bytes; SpMV: Table 2's size; stencils: n/a), the working set and the CUDA-core side's
-    achieved DRAM bandwidth by the model's Q. `twins`: twin pairs (C1) instead of algorithm pairs."""
+    achieved DRAM bandwidth by the model's Q. `twins`: twin pairs (C1) instead of algorithm pairs.
+    Only the fp64 rows are paired: the paper's claims (per precision: issue 21)."""
+    if "precision" in rows:
+        rows = rows[rows["precision"].fillna("fp64") == "fp64"]
     cc, tc = _sides(with_rep(rows), twins)
     keys = ["kernel", "problem", "rep"]
     for side in (cc, tc):
