@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from membound import config, detect, runinfo
+from membound.run import config, detect, runinfo
 from membound.kernels import gemv, harness, scale
-from membound.precision import PRECISIONS
+from membound.model.precision import PRECISIONS
 
 def jobs(backend, log2_sizes, gemv_sizes, rng, l2_bytes):
     """(family, impl, precision, prepare) of every impl of `backend` in every precision it has."""

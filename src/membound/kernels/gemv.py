@@ -1,4 +1,4 @@
-"""Dense GEMV, y = A x (A row-major n x n), in fp64, fp32 and fp16 (membound.precision), on CUDA cores
+"""Dense GEMV, y = A x (A row-major n x n), in fp64, fp32 and fp16 (membound.model.precision), on CUDA cores
 and tensor cores (paper 000 eq. 6-7: W = 2mn, Q = (mn + m + n) D, I -> 2/D): the fourth family, added
 through the harness as docs/architecture.md describes.
 

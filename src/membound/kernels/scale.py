@@ -1,4 +1,4 @@
-"""STREAM SCALE, a = q b, in fp64, fp32 and fp16 (membound.precision), on CUDA cores and tensor cores
+"""STREAM SCALE, a = q b, in fp64, fp32 and fp16 (membound.model.precision), on CUDA cores and tensor cores
 (paper 000 Sec. 5.1, Figure 6).
 
 Implementations (impl: unit), each in every precision of MMA below:
