@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pandas as pd
 
-
 from membound.model.precision import PRECISIONS
 from membound.run import config
 from membound.run.measure import ROW_COLUMNS, geomean, with_later_columns
