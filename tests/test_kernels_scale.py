@@ -201,7 +201,7 @@ def test_gpu_cli_counters_mode(tmp_path):
     assert (frame.reps == 1).all() and frame.note.str.contains("counter run").all()
 
 
-def test_the_paper_claims_and_figures_read_the_fp64_rows_of_a_run_in_every_precision(tmp_path):
+def test_the_claims_and_figures_pair_and_plot_a_run_in_every_precision(tmp_path):
     from membound.analysis.claims.pairs import pairs
     from membound.plots import common, fig6
     from membound.run import config
@@ -210,7 +210,10 @@ def test_the_paper_claims_and_figures_read_the_fp64_rows_of_a_run_in_every_preci
     scale.main(["--backend", "cpu", "--log2-min", "10", "--log2-max", "11", "--warmup", "0", "--reps", "1",
                 "--precisions", *PRECISIONS, "--out", str(out)])
     rows, gpu = pd.read_csv(out), config.load_gpu("cpu")
-    assert len(pairs(rows, gpu, None)) == 2 and len(pairs(rows, gpu, None, twins=True)) == 2
+    p = pairs(rows, gpu, None)
+    assert len(p) == 2 * len(PRECISIONS) and set(p["precision"]) == set(PRECISIONS)
+    assert len(pairs(rows, gpu, None, twins=True)) == 2 * len(PRECISIONS)
     paths = type("Out", (), {s: str(tmp_path / f"f.{s}") for s in ("csv", "pdf", "png")})
-    common.render(fig6, [str(out)], str(config.GPUS_DIR / "cpu.yaml"), paths)
-    assert len(pd.read_csv(paths.csv)) == len(fig6.data(rows[rows.precision == "fp64"], gpu))
+    common.render(fig6, [str(out)], str(config.GPUS_DIR / "cpu.yaml"), paths, list(PRECISIONS))
+    plotted = pd.read_csv(paths.csv)
+    assert len(plotted) == len(fig6.data(rows, gpu)) and set(plotted["precision"]) == set(PRECISIONS)
