@@ -278,6 +278,8 @@ def test_each_precision_is_checked_on_its_own_rows():
     assert [fp64[c]["verdict"] for c in ("C2", "C3", "C4")] == ["SUPPORTED"] * 3
     assert [fp32[c]["verdict"] for c in ("C2", "C4")] == ["CONTRADICTED"] * 2
     assert fp32["C3"]["verdict"] == "NO DATA" and fp32["C3"]["numbers"]["fitting_in_L2"] == 4   # BIG in fp32: 49.6 MB
+    _, only_scale = check(in_precision("fp32", scale(2**20, 1.0, 1.1)), precision="fp32")
+    assert only_scale["C4"]["verdict"] == "NO DATA" and only_scale["C4"]["summary"] == "no fp32 stencil rows in this run's raw results"
     assert {c["verdict"] for c in fp16.values()} == {"NO DATA"}
     assert fp16["C3"]["summary"] == "no fp16 rows in this run's raw results"
     assert result["measured"]["precisions"] == ["fp32", "fp64"]

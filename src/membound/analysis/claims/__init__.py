@@ -37,6 +37,7 @@ from membound.model.precision import PRECISIONS
 
 __all__ = ["check", "write"]
 
+FAMILY = {"C2": "scale", "C3": "spmv", "C4": "stencil"}   # the family a claim reads (C1: every one with twins)
 PAPER = 'Zhang et al., "Can Tensor Cores Benefit Memory-Bound Kernels? (NO!)", GPGPU \'25 (paper 000)'
 
 
@@ -58,9 +59,11 @@ def _in_precision(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_f
     peak = peaks.at(gpu, precision)
     for c in claims:
         c["precision"] = precision
-        if rows.empty:
+        kernel = FAMILY.get(c["id"])
+        if rows.empty or kernel and not (rows["kernel"] == kernel).any():
             c["verdict"] = c["on_these_timings"] = NO_DATA
-            c["summary"] = f"no {precision} rows in this run's raw results" + (f" ({peak.note})" if peak.note else "")
+            c["summary"] = (f"no {precision}{' ' + kernel if kernel and len(rows) else ''} rows in this run's raw "
+                            "results" + (f" ({peak.note})" if peak.note else ""))
         elif not peak.has_tensor_cores:
             c["verdict"] = NOT_APPLICABLE
     return claims
