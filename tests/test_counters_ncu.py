@@ -199,6 +199,8 @@ def test_hmma_flops_take_the_shape_of_the_launchs_precision():
     assert pd.isna(rows.loc["fp64", "flops_tensor"]) and "fp64 launch" in rows.loc["fp64", "tensor_flops_from"]
     unknown = ncu.summarize(fp16).iloc[0]                          # no shape anywhere: not counted, said so
     assert pd.isna(unknown["flops_tensor"]) and "unknown shape" in unknown["tensor_flops_from"]
+    absent = ncu.summarize(fp16.assign(hmma_inst=float("nan")), {"fp16": (16, 8, 16)}).iloc[0]   # metric not collected
+    assert pd.isna(absent["flops_tensor"]) and "not collected" in absent["tensor_flops_from"]
 
 
 def test_own_sources_give_a_shape_per_operand_type(tmp_path, monkeypatch):

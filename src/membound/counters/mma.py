@@ -91,8 +91,12 @@ def tensor_flops(launches: pd.DataFrame, fallbacks: dict) -> tuple[pd.Series, li
         dmma = ((l["tensor_fp64_ops"], "sm__ops_path_tensor_src_fp64 (1 FLOP per unit)") if pd.notna(l["tensor_fp64_ops"])
                 else _part(_count(l["dmma_inst"]), "DMMA", name, "f64", fallbacks.get("fp64")))
         kind, hmma_inst = fmt(precision).tc_type, _count(l.get("hmma_inst"))
-        hmma = (_part(hmma_inst, "HMMA", name, kind, fallbacks.get(precision)) if kind != "f64" else
-                (float("nan"), "HMMA instructions in an fp64 launch: not counted") if hmma_inst else (0.0, ""))
+        if kind == "f64":
+            hmma = (float("nan"), "HMMA instructions in an fp64 launch: not counted") if hmma_inst else (0.0, "")
+        elif pd.isna(l.get("hmma_inst", float("nan"))):
+            hmma = float("nan"), "HMMA instructions not collected (ncu lacks the metric): not counted"
+        else:
+            hmma = _part(hmma_inst, "HMMA", name, kind, fallbacks.get(precision))
         flops.append(dmma[0] + hmma[0])
         how.append("; ".join(h for h in (dmma[1], hmma[1]) if h) or "no tensor instructions")
     return pd.Series(flops, index=launches.index, dtype=float), how
