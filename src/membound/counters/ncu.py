@@ -37,8 +37,7 @@ from membound.counters import mma
 from membound.counters.ncu_csv import CUDA_CORE_OPS, METRICS, NVTX_FILTER, CounterError, parse_launches
 from membound.run.outputs import write_csv
 
-OPTIONAL = {"sm__ops_path_tensor_src_fp64.sum",     # newer GPUs only; DMMA instructions stand in for it
-            "sm__inst_executed_pipe_tensor_op_hmma.sum"}   # without it, TF32/FP16 tensor FLOPs are not counted
+OPTIONAL = {"sm__ops_path_tensor_src_fp64.sum"}   # newer GPUs only; DMMA instructions stand in for it
 PERMISSION_FIX = ("GPU performance counters are not permitted for this user (ERR_NVGPUCTRPERM): run the "
                   "counter jobs as root, or let all users profile (driver option "
                   "NVreg_RestrictProfilingToAdminUsers=0, https://developer.nvidia.com/ERR_NVGPUCTRPERM), "
