@@ -28,8 +28,10 @@ from __future__ import annotations
 import pandas as pd
 
 from membound.analysis.claims import c1_bound, c2_scale, c3_spmv, c4_stencil, pairs
+from membound.analysis.claims.originals import on_originals
 from membound.analysis.claims.report import write
 from membound.analysis.claims.verdicts import LEVEL_95, NOT_APPLICABLE, RESAMPLES, SEED, has_tensor_cores
+from membound.originals.rows import split
 
 __all__ = ["check", "write"]
 
@@ -47,13 +49,15 @@ def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction:
           counters: pd.DataFrame | None = None) -> dict:
     """Every claim on the raw `rows` (measure.ROW_COLUMNS, optionally `rep`) of device `gpu`;
     `stencils` is config["stencil"]["kernels"], `margin` config["claims"]["margin"] and
-    `dram_fraction` config["claims"]["dram_fraction"]; `counters` the run's ncu rows, if measured."""
-    p = pairs.pairs(rows, gpu, stencils)
+    `dram_fraction` config["claims"]["dram_fraction"]; `counters` the run's ncu rows, if measured. The
+    original codes' rows (docs/originals.md) give C3 and C4 a second verdict (originals.on_originals)."""
+    ours = split(rows)[0]
+    p = pairs.pairs(ours, gpu, stencils)
     tensor_cores = has_tensor_cores(gpu)
-    twins = pairs.pairs(rows, gpu, stencils, twins=True)
-    claims = [c1_bound.speedup_bound(twins, gpu, margin, dram_fraction, pairs.missing_twins(rows), counters),
+    twins = pairs.pairs(ours, gpu, stencils, twins=True)
+    claims = [c1_bound.speedup_bound(twins, gpu, margin, dram_fraction, pairs.missing_twins(ours), counters),
               c2_scale.scale_l2(p, gpu, margin), c3_spmv.spmv_l2(p, gpu, margin),
-              c4_stencil.stencils_generally(p, margin)]
+              c4_stencil.stencils_generally(p, margin), *on_originals(rows, gpu, stencils, margin)]
     if not tensor_cores:
         for c in claims:
             c["verdict"] = NOT_APPLICABLE
