@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from membound.run.config import ConfigError
 from membound.originals.codes import CODES, LAUNCH_STEPS, supports
 from membound.originals.problems import PAPER, configured, executable
+from membound.run.config import ConfigError
 
 
 def check(config: Mapping) -> None:

@@ -29,10 +29,10 @@ from pathlib import Path
 
 import scipy.io
 
-from membound.run import measure, outputs, runinfo
 from membound.matrices import csr
 from membound.originals import parsers
 from membound.originals.codes import CODES, Problem, commands
+from membound.run import measure, outputs, runinfo
 
 CLOCK_QUERY = ["nvidia-smi", "-i", "0", "--query-gpu=clocks.sm,clocks.mem", "--format=csv,noheader,nounits"]
 CLOCK_PERIOD_S = 0.5
