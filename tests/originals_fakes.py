@@ -21,6 +21,18 @@ RATE, START_S = {RATE}, {START_S}
 argv = sys.argv[1:]
 """
 
+TC = """
+shape, *sizes, times = argv
+sizes, times = [int(v) for v in sizes], int(times)
+per_launch = PER_LAUNCH
+counted = COUNTED
+secs = START_S + math.prod(sizes) * times * per_launch / (RATE * 1e9)
+names = "hmn"[3 - len(sizes):]
+print(f"INFO: shape = {shape}, " + ", ".join(f"{k} = {v}" for k, v in zip(names, sizes)) + f", times = {times}")
+print(f"TITLE: \\nTime = {int(secs * 1e3)}[ms]")
+print(f"GStencil/s = {math.prod(sizes) * times * counted / secs / 1e9:f}")
+"""
+
 FAKES = {
     # DASP: ./spmv_double matrix.mtx; reads the Matrix Market size line; appends to data/ as DASP does
     "dasp": """
@@ -51,28 +63,13 @@ if "--check" in argv:
     print("[Test] Max Error : 0.000000e+00 @ (,0,0)")
     print("[Test] RMS Error : 0.000000e+00")
 """,
-    # ConvStencil / LoRAStencil: shape m n times (2D) or shape h m n times (3D); no warm-up
-    "convstencil": """
-shape, *sizes, times = argv
-sizes, times = [int(v) for v in sizes], int(times)
-per_launch = 3 if "1r" in shape else 1
-secs = START_S + math.prod(sizes) * times * per_launch / (RATE * 1e9)
-names = "hmn"[3 - len(sizes):]
-print(f"INFO: shape = {shape}, " + ", ".join(f"{k} = {v}" for k, v in zip(names, sizes)) + f", times = {times}")
-print(f"ConvStencil({len(sizes)}D): \\nTime = {int(secs * 1e3)}[ms]")
-print(f"GStencil/s = {math.prod(sizes) * times * per_launch / secs / 1e9:f}")
-""",
-    "lorastencil": """
-shape, *sizes, times = argv
-sizes, times = [int(v) for v in sizes], int(times)
-per_launch = 3 if shape in ("star2d1r", "box2d1r") else 1
-counted = 3 if shape in ("star2d1r", "box2d1r", "box2d3r") else 1
-secs = START_S + math.prod(sizes) * times * per_launch / (RATE * 1e9)
-names = "hmn"[3 - len(sizes):]
-print(f"INFO: shape = {shape}, " + ", ".join(f"{k} = {v}" for k, v in zip(names, sizes)) + f", times = {times}")
-print(f"LoRAStencil({len(sizes)}D {shape}): \\nTime = {int(secs * 1e3)}[ms]")
-print(f"GStencil/s = {math.prod(sizes) * times * counted / secs / 1e9:f}")
-""",
+    # ConvStencil / LoRAStencil: shape m n times (2D) or shape h m n times (3D); no warm-up; PER_LAUNCH steps
+    # per launch, COUNTED steps per launch in its GStencil/s (LoRAStencil's box2d3r: 1 and 3)
+    "convstencil": TC.replace("TITLE", "ConvStencil({len(sizes)}D)").replace("PER_LAUNCH", '3 if "1r" in shape else 1')
+                     .replace("COUNTED", "per_launch"),
+    "lorastencil": TC.replace("TITLE", "LoRAStencil({len(sizes)}D {shape})")
+                     .replace("PER_LAUNCH", '3 if shape in ("star2d1r", "box2d1r") else 1')
+                     .replace("COUNTED", '3 if shape in ("star2d1r", "box2d1r", "box2d3r") else 1'),
     # Brick weak/cuda: -d x,y,z; the array section, then the brick section
     "brick": """
 points = math.prod(int(v) for v in argv[argv.index("-d") + 1].split(","))
