@@ -1,25 +1,8 @@
 # The paper's original codes (DASP, EBISU, ConvStencil, LoRAStencil, Brick, BabelStream), run from the
 # executables config `originals` names (docs/originals.md): one job per code, case and repetition,
 # writing raw/originals/<code>/<case>.csv and its run record (.json). The figures, the claims, Table 3
-# and the appendix read them through originals_raw(); without codes there are none and nothing changes.
-import glob
+# and the appendix read them through originals_raw() (registry.smk); without codes nothing changes.
 import re
-
-from membound.originals import problems as originals
-from membound.originals.codes import CODES
-
-ORIGINAL_JOBS = [] if REFERENCE else originals.jobs(config, MATRICES)
-
-
-def originals_raw(kernel=None, ext="csv"):
-    """The originals' raw CSVs (ext json: their run records) of `kernel` (every kernel if None), every
-    job and repetition; the reference profile takes the committed ones."""
-    if REFERENCE:
-        paths = sorted(glob.glob(f"{RESULTS}/raw/originals/*/*.{ext}"))
-    else:
-        paths = [originals.raw(RESULTS, code, case, rep, ext) for code, case in ORIGINAL_JOBS for rep in range(REPEATS)]
-    return [p for p in paths if kernel is None or CODES[p.split("/")[-2]].kernel == kernel]
-
 
 if ORIGINAL_JOBS:
 

@@ -104,7 +104,7 @@ def ebisu(outs: list[str], p: Problem) -> list[Measured]:
                      f"{math.ceil(iteration / depth)} launches of {depth} steps; interior points (halo {p.radius}) x "
                      "steps / its ms", steps=steps, depth=depth, reps=1,
                      points=math.prod(n - 2 * p.radius for n in p.domain),
-                     precision={"2": "fp64", "1": "fp32"}.get(f[1], f"size {f[1]}")) ]
+                     precision={"2": "fp64", "1": "fp32"}.get(f[1], f"size {f[1]}"))]
 
 
 def tc_stencil(code: str, outs: list[str], p: Problem) -> list[Measured]:
@@ -152,7 +152,7 @@ def brick(outs: list[str], p: Problem) -> list[Measured]:
 
 def babelstream(outs: list[str], p: Problem) -> list[Measured]:
     """BabelStream's Mul (SCALE, b = q c) row of its CSV output."""
-    found = _search(r"^Mul,(\d+),(\d+),(\d+),([^,]+),([^,]+),([^,]+),([^,\s]+)\s*$", (outs[0]), "'Mul,...' CSV row",
+    found = _search(r"^Mul,(\d+),(\d+),(\d+),([^,]+),([^,]+),([^,]+),([^,\s]+)\s*$", outs[0], "'Mul,...' CSV row",
                     "BabelStream", p.case)
     num_times, n, size = (int(v) for v in found.groups()[:3])
     if n != p.n:

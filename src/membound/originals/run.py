@@ -95,10 +95,9 @@ def _problem_columns(code: str, p: Problem, m: parsers.Measured, meta: dict, lab
     if kernel == "spmv":
         return ({"problem": p.case, "code": meta.get("code", ""), "source": meta["source"], "rows": meta["rows"],
                  "cols": meta["cols"], "nnz": meta["nnz"], "work_items": meta["nnz"]}, "GFLOP/s", 2 * meta["nnz"])
-    if kernel == "scale":
-        size = {"fp64": 8, "fp32": 4}[m.precision]
-        return {"problem": f"n={p.case}", "code": label, "source": "synthetic", "n": p.n, "work_items": p.n}, "GB/s", \
-            2 * size * p.n
+    if kernel == "scale":   # Mul reads c and writes b: two arrays of the element size
+        return ({"problem": f"n={p.case}", "code": label, "source": "synthetic", "n": p.n, "work_items": p.n}, "GB/s",
+                2 * {"fp64": 8, "fp32": 4}[m.precision] * p.n)
     return ({"problem": p.case, "code": label, "source": "synthetic", "n": m.points, "domain": "x".join(map(str, p.domain)),
              "depth": m.depth, "steps": m.steps, "work_items": m.points * m.steps}, "GStencil/s", m.points * m.steps)
 
