@@ -24,6 +24,7 @@ if not REFERENCE:  # the reference profile renders committed raw results and mea
     include: "workflow/rules/inventory.smk"
 
 
+include: "workflow/rules/originals.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/ae.smk"

@@ -10,6 +10,6 @@ from membound.run import config
 
 gpu = config.load_gpu(Path(snakemake.input.gpu).stem)
 counters = ncu.read_rows(snakemake.input.get("counters", []))
-result = claims.check(wqi.read_rows(snakemake.input.bench), gpu, snakemake.params.stencils,
+result = claims.check(wqi.read_rows([*snakemake.input.bench, *snakemake.input.originals]), gpu, snakemake.params.stencils,
                       snakemake.params.margin, snakemake.params.dram_fraction, counters, snakemake.params.precisions)
 claims.write(result, snakemake.output.json, snakemake.output.md)

@@ -89,8 +89,9 @@ ALLOWED = {
     "matrices": {"model", "run"},
     "kernels": {"model", "run", "matrices"},
     "counters": {"model", "run"},          # model: the precisions' MMA operand types and the spec's MMA shapes
-    "analysis": {"model", "families", "run"},
-    "plots": {"model", "families", "run", "analysis"},
+    "originals": {"run", "matrices"},
+    "analysis": {"model", "families", "run", "originals"},
+    "plots": {"model", "families", "run", "analysis", "originals"},
     "ae": {"families", "run", "analysis"},
 }
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
+from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
 from membound.run import config as mbconfig
 from membound.run import detect
@@ -24,6 +25,7 @@ try:  # the layers in their documented order (config/README.md, "Precedence"), e
     GPU_NAME = config["gpu"]
     GPU = mbconfig.load_gpu(GPU_NAME)
     MATRICES = mbconfig.select_matrices(config["matrices"])
+    originals_check.check(config)  # the original codes' executables, before any job runs
 except mbconfig.ConfigError as err:
     raise WorkflowError(str(err))
 

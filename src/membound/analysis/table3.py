@@ -1,5 +1,6 @@
 """Table 3 of paper 000: the stencils and, per implementation role, the domain and temporal depth
-actually run (read from the raw stencil rows), beside the paper's own."""
+actually run (read from the raw stencil rows), beside the paper's own, and those each original code
+ran where it ran (docs/originals.md)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from membound.model import equations
+from membound.originals.rows import split
 from membound.run import outputs
 
 ROLES = ("ConvStencil", "Brick", "EBISU")
@@ -34,8 +36,10 @@ def runs(rows: pd.DataFrame, stencils: Mapping) -> dict[str, dict[str, tuple[str
 
 def table(rows: pd.DataFrame, stencils: Mapping) -> pd.DataFrame:
     """One row per configured stencil (config["stencil"]["kernels"]): shape, dims, radius, points K,
-    the domain (depth) each role ran and paper 000's, and the time steps per timed run."""
-    ran = runs(rows, stencils)
+    the domain (depth) each role ran and paper 000's, each original code's ('<role> original' columns,
+    where one ran), and the time steps per timed run."""
+    ours, originals = split(rows)
+    ran, codes = runs(ours, stencils), list(dict.fromkeys(originals["role"]))
     out = []
     for name, spec in stencils.items():
         row = {"stencil": name, "shape": spec["shape"], "dims": spec["dims"], "radius": spec["radius"],
@@ -43,6 +47,9 @@ def table(rows: pd.DataFrame, stencils: Mapping) -> pd.DataFrame:
         for role in ROLES:
             row[role] = cell(ran[name].get(role))
             row[f"{role} (paper)"] = cell(PAPER.get(name, {}).get(role))
+        for role in codes:
+            mine = originals[(originals["problem"] == name) & (originals["role"] == role)]
+            row[f"{role} original"] = cell(tuple(mine[["domain", "depth"]].iloc[0])) if len(mine) else "-"
         steps = rows.loc[rows["problem"] == name, "steps"].dropna()
         row["steps"] = "/".join(str(int(s)) for s in sorted(set(steps)))
         out.append(row)
@@ -73,11 +80,13 @@ def differences(ran: dict) -> list[str]:
 def write(rows: pd.DataFrame, stencils: Mapping, csv, md, gpu_name: str) -> None:
     """Write Table 3 of the raw stencil `rows` as CSV and Markdown; the legend names every
     difference from the paper's."""
-    diffs = differences(runs(rows, stencils))
+    diffs = differences(runs(split(rows)[0], stencils))
     legend = ("Each role's cell: the domain (temporal blocking depth) this run measured, read from the raw "
               "rows; '(paper)': paper 000 Table 3. Here every role runs the configured domain "
               "(config stencil.domain_2d, domain_3d; the 3D one shrunk only if GPU memory requires it) and "
               "depth, so times compare at equal work; the paper ran each artifact on its own default domain. "
               "K: points of the stencil; steps: time steps per timed run. "
-              + (f"Differences from the paper: {'; '.join(diffs)}." if diffs else "Same domains and depths as the paper."))
+              + (f"Differences from the paper: {'; '.join(diffs)}." if diffs else "Same domains and depths as the paper.")
+              + (" '<role> original': the original code the user built (docs/originals.md), the domain (depth) it "
+                 "ran, under config originals.problems." if len(split(rows)[1]) else ""))
     outputs.write_table(table(rows, stencils), csv, md, f"Table 3: the stencils and the domains (depth) run on {gpu_name}", legend)

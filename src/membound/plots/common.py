@@ -53,7 +53,8 @@ def medians(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 def by_precision_order(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """`frame` sorted by precision (PRECISIONS order: a figure's facets), then by `keys`."""
     order = frame["precision"].map({p: i for i, p in enumerate(PRECISIONS)})
-    return frame.assign(_facet=order).sort_values(["_facet", *keys]).drop(columns="_facet").reset_index(drop=True)
+    return (frame.assign(_facet=order).sort_values(["_facet", *keys], kind="stable").drop(columns="_facet")
+            .reset_index(drop=True))
 
 
 def with_speedups(rows: pd.DataFrame, key: str, side: str) -> pd.DataFrame:

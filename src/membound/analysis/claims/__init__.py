@@ -30,10 +30,12 @@ from __future__ import annotations
 import pandas as pd
 
 from membound.analysis.claims import c1_bound, c2_scale, c3_spmv, c4_stencil, pairs
+from membound.analysis.claims.originals import on_originals
 from membound.analysis.claims.report import write
 from membound.analysis.claims.verdicts import LEVEL_95, NO_DATA, NOT_APPLICABLE, RESAMPLES, SEED
 from membound.model import peaks
 from membound.model.precision import PRECISIONS
+from membound.originals.rows import split
 
 __all__ = ["check", "write"]
 
@@ -49,36 +51,40 @@ def slurm_jobs(rows: pd.DataFrame) -> list[int]:
 
 
 def _in_precision(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction: float,
-                  counters: pd.DataFrame | None, precision: str) -> list[dict]:
-    """C1-C4 on the rows of one precision, each record naming it: NO DATA (and why) without rows,
-    N/A where the device has no tensor cores in it."""
-    p, twins = pairs.pairs(rows, gpu, stencils), pairs.pairs(rows, gpu, stencils, twins=True)
-    claims = [c1_bound.speedup_bound(twins, gpu, margin, dram_fraction, pairs.missing_twins(rows), counters, precision),
+                  counters: pd.DataFrame | None, precision: str) -> tuple[list[dict], list[dict]]:
+    """C1-C4 on the in-house rows of one precision, and the original codes' second verdicts of C3 and
+    C4 (originals.on_originals) where they ran in it, each record naming the precision: NO DATA (and
+    why) without rows, N/A where the device has no tensor cores in it."""
+    ours = split(rows)[0]
+    p, twins = pairs.pairs(ours, gpu, stencils), pairs.pairs(ours, gpu, stencils, twins=True)
+    claims = [c1_bound.speedup_bound(twins, gpu, margin, dram_fraction, pairs.missing_twins(ours), counters, precision),
               c2_scale.scale_l2(p, gpu, margin), c3_spmv.spmv_l2(p, gpu, margin),
               c4_stencil.stencils_generally(p, margin)]
+    extra = on_originals(rows, gpu, stencils, margin)
     peak = peaks.at(gpu, precision)
-    for c in claims:
+    for c in claims + extra:
         c["precision"] = precision
         kernel = FAMILY.get(c["id"])
-        if rows.empty or kernel and not (rows["kernel"] == kernel).any():
+        if ours.empty or kernel and not (ours["kernel"] == kernel).any():
             c["verdict"] = c["on_these_timings"] = NO_DATA
-            c["summary"] = (f"no {precision}{' ' + kernel if kernel and len(rows) else ''} rows in this run's raw "
+            c["summary"] = (f"no {precision}{' ' + kernel if kernel and len(ours) else ''} rows in this run's raw "
                             "results" + (f" ({peak.note})" if peak.note else ""))
         elif not peak.has_tensor_cores:
             c["verdict"] = NOT_APPLICABLE
-    return claims
+    return claims, extra
 
 
 def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction: float,
           counters: pd.DataFrame | None = None, precisions=PRECISIONS) -> dict:
     """Every claim in every precision of `precisions` on the raw `rows` (measure.ROW_COLUMNS,
-    optionally `rep`) of device `gpu`, claim by claim (C1 fp64, C1 fp32, ..., C4 fp16); `stencils`
-    is config["stencil"]["kernels"], `margin` config["claims"]["margin"] and `dram_fraction`
-    config["claims"]["dram_fraction"]; `counters` the run's ncu rows, if measured."""
+    optionally `rep`) of device `gpu`, claim by claim (C1 fp64, C1 fp32, ..., C4 fp16), then the
+    original codes' second verdicts (docs/originals.md); `stencils` is config["stencil"]["kernels"],
+    `margin` config["claims"]["margin"] and `dram_fraction` config["claims"]["dram_fraction"];
+    `counters` the run's ncu rows, if measured."""
     rows = pairs.with_rep(rows)
     per = [_in_precision(rows[rows["precision"] == p], gpu, stencils, margin, dram_fraction, counters, p)
            for p in precisions]
-    claims = [c for part in zip(*per) for c in part]
+    claims = [c for part in zip(*(main for main, _ in per)) for c in part] + [c for _, extra in per for c in extra]
     matrices = sorted(set(rows.loc[rows["kernel"] == "spmv", "source"].dropna()))
     return {"paper": PAPER, "device_spec": gpu["name"],
             "tensor_cores": any(peaks.at(gpu, p).has_tensor_cores for p in precisions),
