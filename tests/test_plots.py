@@ -207,6 +207,18 @@ def test_stencil_rows_keep_their_order_and_depths():
     assert list(d.loc[d["problem"] == "2d5pt", "label"]) == ["Brick t=1", "EBISU t=3", "ConvStencil t=3"]
 
 
+def test_each_stencil_bar_is_its_implementation_at_its_best_depth():
+    sweep = stencil_rows()
+    extra = raw([{"kernel": "stencil", "impl": impl, "unit": unit, "role": role, "problem": "2d5pt", "depth": d,
+                  "domain": "64x64", "steps": 6, "t_median_s": 1e-3, "metric": "GStencil/s", "value": v}
+                 for impl, unit, role, d, v in (("cc_tb", "cuda_core", "EBISU", 1, 3.5), ("cc_tb", "cuda_core", "EBISU", 2, 4.5),
+                                                ("tc", "tensor_core", "ConvStencil", 1, 2.5))])
+    d = fig8.data(pd.concat([sweep, extra], ignore_index=True), L2_1MB).set_index(["problem", "impl"])
+    assert (d.loc[("2d5pt", "cc_tb"), ["depth", "depths", "value", "label"]].tolist() == [2, "1-3", 4.5, "EBISU t=2"])
+    assert (d.loc[("2d5pt", "tc"), ["depth", "depths", "value"]].tolist() == [1, "1,3", 2.5])
+    assert (d.loc[("2d9pt", "cc_tb"), ["depth", "depths"]].tolist() == [3, "3"]) and len(d) == 6
+
+
 def test_stencil_and_gemv_bars_are_the_median_over_repetitions():
     reps = [stencil_rows().assign(rep=r, value=lambda d, r=r: d["value"] * (2, 5, 1)[r]) for r in range(3)]
     d = fig8.data(pd.concat(reps, ignore_index=True), L2_1MB)

@@ -215,10 +215,28 @@ def write_rows(rows: list[dict], path) -> pd.DataFrame:
     return frame
 
 
-def launch_tag(kernel: str, impl: str, problem: str) -> str:
-    """The NVTX range name around a launch measured by the counter runs."""
+def launch_tag(kernel: str, impl: str, problem: str, depth=None) -> str:
+    """The NVTX range name around a launch measured by the counter runs; with a temporal `depth`
+    (stencils) it ends in `.t<depth>` (counter runs before the depth sweep: `completed_tags`)."""
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in str(problem))
-    return f"membound:{kernel}:{impl}:{safe}"
+    tag = f"membound:{kernel}:{impl}:{safe}"
+    return tag if depth is None or pd.isna(depth) else f"{tag}.t{int(depth)}"
+
+
+def row_tags(rows: pd.DataFrame) -> list[str]:
+    """The launch tag of each result row."""
+    depth = rows["depth"] if "depth" in rows else [None] * len(rows)
+    return [launch_tag(*r) for r in zip(rows["kernel"], rows["impl"], rows["problem"], depth)]
+
+
+def completed_tags(counters: pd.DataFrame | None, rows: pd.DataFrame) -> pd.DataFrame | None:
+    """Counter rows (ncu) whose tag names no depth, written before the depth sweep, given the depth of
+    their case (kernel, impl, problem) where `rows` hold that case at one depth only; others unchanged."""
+    if counters is None or counters.empty or "depth" not in rows:
+        return counters
+    depths = rows.dropna(subset=["depth"]).groupby(["kernel", "impl", "problem"])["depth"].unique()
+    legacy = {launch_tag(*case): launch_tag(*case, d[0]) for case, d in depths.items() if len(d) == 1}
+    return counters.assign(tag=counters["tag"].map(lambda t: legacy.get(t, t)))
 
 
 @contextmanager

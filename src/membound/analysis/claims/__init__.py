@@ -31,7 +31,9 @@ from membound.analysis.claims import c1_bound, c2_scale, c3_spmv, c4_stencil, pa
 from membound.analysis.claims.originals import on_originals
 from membound.analysis.claims.report import write
 from membound.analysis.claims.verdicts import LEVEL_95, NOT_APPLICABLE, RESAMPLES, SEED, has_tensor_cores
+from membound.analysis.depths import role_rows
 from membound.originals.rows import split
+from membound.run import measure
 
 __all__ = ["check", "write"]
 
@@ -50,7 +52,10 @@ def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction:
     """Every claim on the raw `rows` (measure.ROW_COLUMNS, optionally `rep`) of device `gpu`;
     `stencils` is config["stencil"]["kernels"], `margin` config["claims"]["margin"] and
     `dram_fraction` config["claims"]["dram_fraction"]; `counters` the run's ncu rows, if measured. The
-    original codes' rows (docs/originals.md) give C3 and C4 a second verdict (originals.on_originals)."""
+    original codes' rows (docs/originals.md) give C3 and C4 a second verdict (originals.on_originals).
+    Stencils are compared at their role depth (depths.role_rows), not at the sweep's other depths."""
+    counters = measure.completed_tags(counters, rows)
+    rows = role_rows(rows, stencils)
     ours = split(rows)[0]
     p = pairs.pairs(ours, gpu, stencils)
     tensor_cores = has_tensor_cores(gpu)
