@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from functools import cache
 
 from membound.model import equations, geometry
 
@@ -69,6 +70,9 @@ def per_item(wq: dict) -> dict:
     return out
 
 
+_tc_sparsity = cache(geometry.tc_sparsity)   # the grid of Figure 10 asks for each configuration once per GPU
+
+
 def stencil_model(shape: str, dims: int, radius: int, t: int, unit: str, d: int = equations.D_FP64) -> dict:
     """Paper 002's K, alpha (eq. 9-10) and S (this workflow's tensor-core transformation), and C, M, I
     per output point of one launch of depth t: on CUDA cores C = 2tK (eq. 8), on tensor cores alpha/S
@@ -77,7 +81,7 @@ def stencil_model(shape: str, dims: int, radius: int, t: int, unit: str, d: int 
     if unit != "tensor_core":
         c, m, i = equations.stencil_cc(k, t, d)
         return {"K": k, "alpha": math.nan, "S": math.nan, "C": c, "M": m, "I": i}
-    alpha, s = equations.fusion_redundancy(shape, dims, radius, t), geometry.tc_sparsity(shape, dims, radius, t)
+    alpha, s = equations.fusion_redundancy(shape, dims, radius, t), _tc_sparsity(shape, dims, radius, t)
     c, m, i = equations.stencil_tc(k, t, alpha, s, d)
     return {"K": k, "alpha": alpha, "S": s, "C": c, "M": m, "I": i}
 

@@ -42,7 +42,7 @@ def draw(axes, data: pd.DataFrame) -> None:
     ax.set_xticks(x, [f"{p}\n{domains[p]}" for p in x.index])
     ax.set(ylabel=data["metric"].iloc[0], xlabel="stencil (domain)")
     style.bar_yscale(ax, data["value"])
-    ax.margins(y=0.15)
+    ax.margins(y=0.3)   # room for the labels "t=<best> of <depths>"
     style.legend_above(ax, 2 if is_original(data).any() else 3)   # the original codes' series: more of them
 
 
