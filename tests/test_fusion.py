@@ -73,6 +73,9 @@ def test_fusion_figure(tmp_path):
     t = fusion.table(raw, None, STENCILS, H100)
     save_figure(fusion_plot.figure(t, H100, "GPU: test"), tmp_path / "f.pdf", tmp_path / "f.png")
     save_figure(fusion_plot.figure(t[t["unit"] == "cuda_core"], CPU, "GPU: cpu"), tmp_path / "c.pdf", tmp_path / "c.png")
+    fp32 = fusion.table(frame(*(dict(r, precision="fp32") for r in raw.to_dict("records"))), None, STENCILS, H100)
+    assert fp32["M_model"].eq(8).all()                                  # D = 4 bytes
+    save_figure(fusion_plot.figure(fp32, H100, "GPU: test"), tmp_path / "s.pdf", tmp_path / "s.png")   # no fp32 roofs yet
     assert (tmp_path / "f.png").stat().st_size > 10_000 and (tmp_path / "c.png").exists()
 
 

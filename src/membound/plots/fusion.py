@@ -23,7 +23,10 @@ def draw(ax, data: pd.DataFrame, gpu: dict) -> None:
     """One stencil's sweep (rows of one problem and precision) under the GPU's roofs."""
     first = data.iloc[0]
     bw = gpu["memory_bandwidth_TBs"] * 1e3
-    cu, tc = peaks(gpu, first["precision"])
+    try:
+        cu, tc = peaks(gpu, first["precision"])
+    except KeyError:          # the spec gives no peaks of this precision yet: no roofs
+        cu = tc = None
     i = pd.concat([data["I_model"], data["I_ach"]]).dropna()
     x = np.logspace(math.log10(i.min() / 2), math.log10(i.max() * 2), 100)
     for unit, peak, ls in (("cuda_core", cu, "-"), ("tensor_core", tc, "--")):
