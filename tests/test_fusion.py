@@ -161,3 +161,12 @@ def test_classification_table_and_figure(tmp_path):
     fig = cl_plot.figure(cl.grid(specs), cl_plot.overlay(v), H100["name"], "GPU: test")
     save_figure(fig, tmp_path / "f.pdf", tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 10_000
+
+
+def test_the_original_codes_rows_stay_out_of_the_sweep_and_the_verdicts():
+    original = dict(rows("3d27pt", "cc_tb", 3, 0.1, value=999.0), impl="cc_tb_original")
+    raw = frame(*measured_rows(), original)
+    t = fusion.table(raw, None, STENCILS, H100)
+    assert "cc_tb_original" not in set(t["impl"]) and t["GStencil_s"].max() < 999
+    v = cl.verdicts(raw, H100, STENCILS, 0.02).set_index(["problem", "depth"])
+    assert v.loc[("3d27pt", 3), "cc_impl"] == "cc_tb" and v.loc[("3d27pt", 3), "speedup"] == pytest.approx(0.5, rel=0.01)

@@ -32,6 +32,7 @@ from membound.model import equations
 from membound.model.analytical import stencil_model
 from membound.model.geometry import MMA_K, MMA_M, MMA_N
 from membound.model.precision import fmt
+from membound.originals.rows import split
 from membound.run import outputs
 
 GRID = {2: {"radii": (1, 2, 3), "depths": range(1, 9)}, 3: {"radii": (1, 2), "depths": range(1, 5)}}
@@ -95,7 +96,8 @@ def grid(specs: Mapping[str, dict]) -> pd.DataFrame:
 def pairs(raw: pd.DataFrame) -> pd.DataFrame:
     """Per stencil, depth, precision and repetition timed on both units: the CUDA-core impl and t_CC
     (temporal blocking; the unblocked kernel at t = 1 without it), t_TC and the speedup t_CC/t_TC."""
-    st = raw[(raw["kernel"] == "stencil") & ~raw["impl"].astype(str).str.endswith(TWIN)]
+    ours = split(raw)[0]                                       # the in-house kernels, not the original codes
+    st = ours[(ours["kernel"] == "stencil") & ~ours["impl"].astype(str).str.endswith(TWIN)]
     st = with_rep(st).assign(depth=st["depth"].astype(int))
     keys = ["problem", "depth", "precision", "rep"]
     cc = (st[st["unit"] == "cuda_core"].assign(blocked=st["impl"] != "cc_naive")

@@ -9,7 +9,7 @@ temporal depth t on CUDA cores (temporal blocking) and on tensor cores (kernel f
 - GFLOP/s for the roofline: the measured rate times the model's or the counters' executed work.
 
 The CUDA-core point at depth t is the temporal-blocking row; at t = 1 without one, the unblocked
-row (the same kernel at depth 1). Twins are left out.
+row (the same kernel at depth 1). Twins and the original codes' rows are left out.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import pandas as pd
 
 from membound.model.analytical import stencil_model
 from membound.model.precision import fmt
+from membound.originals.rows import split
 
 KEYS = ["problem", "unit", "depth", "precision"]
 COLUMNS = ["problem", "shape", "dims", "radius", "K", "depth", "unit", "impl", "role", "precision", "alpha", "S",
@@ -31,7 +32,8 @@ NOT_MEASURED = "not measured"
 def points(raw: pd.DataFrame) -> pd.DataFrame:
     """One row per (stencil, unit, depth, precision): the median GStencil/s over repetitions and their
     number; on CUDA cores the temporal-blocking row, the unblocked one where the depth has no other."""
-    st = raw[(raw["kernel"] == "stencil") & ~raw["impl"].astype(str).str.endswith("_twin")]
+    ours = split(raw)[0]                                       # the in-house kernels, not the original codes
+    st = ours[(ours["kernel"] == "stencil") & ~ours["impl"].astype(str).str.endswith("_twin")]
     st = st.assign(depth=st["depth"].astype(int), blocked=st["impl"] != "cc_naive")
     med = (st.groupby([*KEYS, "impl", "role", "blocked"], sort=False, as_index=False)
              .agg(GStencil_s=("value", "median"), reps=("value", "size")))
