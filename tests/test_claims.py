@@ -219,6 +219,16 @@ def test_c4_is_the_geomean_over_stencils_at_equal_depth():
     assert c4["numbers"]["tensor_cores_faster"] == ["s0"] and c4["numbers"]["unequal_depth_excluded"] == ["s4"]
 
 
+def test_the_depth_sweep_leaves_c1_and_c4_at_the_role_depth():
+    """Rows of the fusion sweep (cc_tb and tc at other depths) neither pair nor count twice."""
+    sweep = [r for t in (1, 2, 4) for r in stencil("s0", 0.1 * t, 0.1, depth=t)[1:]]
+    base = stencil("s0", 1.0, 0.75, t_twin=2.0)
+    _, swept = check(frame(base, sweep, *[stencil(f"s{i}", 1.0, 1.3) for i in (1, 2, 3)]))
+    _, alone = check(frame(base, *[stencil(f"s{i}", 1.0, 1.3) for i in (1, 2, 3)]))
+    assert swept["C4"]["estimate"] == alone["C4"]["estimate"] == pytest.approx((0.75 * 1.3**3) ** 0.25)
+    assert swept["C1"]["numbers"]["twin_pairs"] == alone["C1"]["numbers"]["twin_pairs"] == 1
+
+
 def test_without_tensor_cores_every_verdict_is_not_applicable_and_says_why():
     result, c = check(noisy(1.1, 0.01, problems=3, reps=2), gpu=CPU)
     assert {x["verdict"] for x in c.values()} == {"N/A"}

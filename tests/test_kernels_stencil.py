@@ -6,6 +6,7 @@ import pytest
 
 from membound.kernels import harness
 from membound.kernels import stencil as S
+from membound.kernels import stencil_plan as P
 from membound.model import equations
 from membound.run import measure
 
@@ -117,7 +118,8 @@ def test_cli_cpu_writes_checked_rows(tmp_path):
     assert (frame.work_items == 40 * 52 * 6).all() and (frame.metric == "GStencil/s").all()
 
 
-@pytest.mark.parametrize("argv, match", [(["--domain", "40x52x3"], "--domain"), (["--steps", "4"], "--steps")])
+@pytest.mark.parametrize("argv, match", [(["--domain", "40x52x3"], "--domain"), (["--steps", "0"], "--steps"),
+                                         (["--depths", "9"], "depth 9 is outside the 2D kernels' 1..8")])
 def test_cli_bad_input(tmp_path, argv, match):
     base = {"--domain": "40x52", "--steps": "6"}
     base.update(dict(zip(argv[::2], argv[1::2])))
@@ -126,6 +128,88 @@ def test_cli_bad_input(tmp_path, argv, match):
     with pytest.raises(SystemExit, match=match):
         S.main(args + [v for kv in base.items() for v in kv])
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_cli_cpu_runs_every_depth_of_the_sweep(tmp_path):
+    """--depths: cc_tb and tc at each depth, cc_naive at 1, the twin at the role depth; steps rounded up."""
+    out = tmp_path / "2d9pt.csv"
+    S.main(["--backend", "cpu", "--stencil", "2d9pt", "--shape", "box", "--dims", "2", "--radius", "1",
+            "--depth", "2", "--depths", "1", "3", "--domain", "30x41", "--steps", "4", "--warmup", "0", "--reps", "1",
+            "--out", str(out)])
+    frame = pd.read_csv(out)
+    assert list(zip(frame.impl, frame.depth, frame.steps)) == [
+        ("cc_naive", 1, 4), ("cc_tb", 1, 4), ("cc_tb", 2, 4), ("cc_tb", 3, 6), ("tc", 1, 4), ("tc", 2, 4), ("tc", 3, 6),
+        ("tc_twin", 2, 4)]
+    assert (frame.rel_err < S.TOL).all() and (frame.work_items == 30 * 41 * frame.steps).all()
+
+
+@pytest.mark.parametrize("name", STENCILS)
+def test_cpu_temporal_blocking_and_fusion_at_every_depth(name):
+    shape, dims, radius, _ = STENCILS[name]
+    rng = np.random.default_rng(10)
+    x = rng.random(RAGGED[dims])
+    w = S.random_weights(rng, shape, dims, radius)
+    for depth in range(1, P.MAX_DEPTH[dims] + 1):
+        ref = S.reference(x, w, 2 * depth)
+        for impl in P.SWEPT:
+            measure.check(S.CPU[impl](x, w, 2 * depth, depth), ref, S.TOL, f"{name} {impl} t={depth}")
+
+
+def test_shared_bytes_are_what_the_launch_asks_for(monkeypatch):
+    asked = []
+    monkeypatch.setattr(S, "_compiled", lambda source, name, macros, smem: (asked.append(smem), (None, smem))[1])
+    for name, (shape, dims, radius, _) in STENCILS.items():
+        w = S.random_weights(np.random.default_rng(11), shape, dims, radius)
+        for depth in (1, P.MAX_DEPTH[dims]):
+            st = S.Stencil(name, shape, dims, radius, depth)
+            rows, frags = S.tc_rows(S.fuse(w, depth), S.fused_support(w != 0, depth))
+            S._cc_kernel(st, depth)
+            S._tc_kernel(st, frags, rows, False)
+            assert asked[-2:] == [P.shared_bytes("cc_tb", st), P.shared_bytes("tc", st)]
+
+
+def test_plan_refuses_what_does_not_fit_and_keeps_the_role_depth():
+    st = S.Stencil("2d49pt", "box", 2, 3, 1)
+    jobs, refused = P.plan(st, range(1, 9), NAMES, 227 * 1024)
+    at = [(impl, s.depth) for impl, s in jobs]
+    assert ("cc_tb", 7) in at and ("tc", 7) in at and ("cc_tb", 8) not in at and ("tc", 8) not in at
+    assert [a for a in at if a[0] in ("cc_naive", "tc_twin")] == [("cc_naive", 1), ("tc_twin", 1)]
+    assert len(refused) == 2 and "2d49pt tc at depth 8 needs 244.0 KiB" in refused[1]
+    with pytest.raises(ValueError, match="the role depth must run"):
+        P.plan(S.Stencil("2d49pt", "box", 2, 3, 8), [], NAMES, 227 * 1024)
+    assert P.plan(st, range(1, 9), NAMES)[1] == []          # no limit (the CPU): every depth runs
+
+
+def test_check_config_on_the_h100_and_a100():
+    kernels = {name: dict(shape=sh, dims=d, radius=r, depth=t, depths=list(range(1, P.MAX_DEPTH[d] + 1)))
+               for name, (sh, d, r, t) in STENCILS.items()}
+    h100 = S.check_config(kernels, "sm_90")
+    assert [w.split(" needs")[0] for w in h100] == [f"2d13pt cc_tb at depth {t}" for t in range(4, 9)] + [
+        "2d49pt cc_tb at depth 8", "2d49pt tc at depth 8"]
+    assert len(S.check_config(kernels, "sm_80")) > len(h100) and S.check_config(kernels, "x86-64") == []
+    kernels["3d7pt"]["depths"] = [1, 5]
+    with pytest.raises(ValueError, match="stencil.kernels.3d7pt on x86-64: depth 5 is outside the 3D kernels' 1..4"):
+        S.check_config(kernels, "x86-64")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", STENCILS)
+@pytest.mark.parametrize("impl", P.SWEPT)
+def test_gpu_every_depth_that_fits_matches_reference(name, impl):
+    """cc_tb and tc at every depth 1..MAX_DEPTH the device's shared memory allows, on a ragged domain."""
+    import cupy as cp
+
+    shape, dims, radius, _ = STENCILS[name]
+    rng = np.random.default_rng(12)
+    x = rng.random(RAGGED[dims])
+    w = S.random_weights(rng, shape, dims, radius)
+    limit = S._shared_limit("cuda")
+    for depth in range(1, P.MAX_DEPTH[dims] + 1):
+        st = S.Stencil(name, shape, dims, radius, depth)
+        if P.refusal(impl, st, limit):
+            continue
+        out = S._cuda_runner(impl, st, w, cp.asarray(x), 2 * depth)()
+        measure.check(cp.asnumpy(out), S.reference(x, w, 2 * depth), S.TOL, f"{name} {impl} t={depth}")
 
 
 @pytest.mark.gpu

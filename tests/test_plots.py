@@ -192,7 +192,7 @@ def test_figure_is_saved_as_pdf_and_png(name, tmp_path):
 
 
 def test_a_profile_without_tensor_core_rows_still_plots(tmp_path):
-    gpu = {**L2_1MB, "fp64_matrix_TFLOPs": None}
+    gpu = {**L2_1MB, "peak_TFLOPs": {**L2_1MB["peak_TFLOPs"], "fp64": {"cuda_core": 34.0, "tensor_core": None}}}
     both = pd.concat([scale_rows(SCALE_SPEEDUPS), spmv_rows({"D1": (40_000, 2.0, "real")})])
     cuda_only = both[both["unit"] == "cuda_core"]
     for module in (fig3_4, fig6, fig7):
@@ -206,6 +206,18 @@ def test_stencil_rows_keep_their_order_and_depths():
     d = fig8.data(stencil_rows(), L2_1MB)
     assert list(d["problem"].unique()) == ["2d9pt", "2d5pt"]
     assert list(d.loc[d["problem"] == "2d5pt", "label"]) == ["Brick t=1", "EBISU t=3", "ConvStencil t=3"]
+
+
+def test_each_stencil_bar_is_its_implementation_at_its_best_depth():
+    sweep = stencil_rows()
+    extra = raw([{"kernel": "stencil", "impl": impl, "unit": unit, "role": role, "problem": "2d5pt", "depth": d,
+                  "domain": "64x64", "steps": 6, "t_median_s": 1e-3, "metric": "GStencil/s", "value": v}
+                 for impl, unit, role, d, v in (("cc_tb", "cuda_core", "EBISU", 1, 3.5), ("cc_tb", "cuda_core", "EBISU", 2, 4.5),
+                                                ("tc", "tensor_core", "ConvStencil", 1, 2.5))])
+    d = fig8.data(pd.concat([sweep, extra], ignore_index=True), L2_1MB).set_index(["problem", "impl"])
+    assert (d.loc[("2d5pt", "cc_tb"), ["depth", "depths", "value", "label"]].tolist() == [2, "1-3", 4.5, "EBISU t=2"])
+    assert (d.loc[("2d5pt", "tc"), ["depth", "depths", "value"]].tolist() == [1, "1,3", 2.5])
+    assert (d.loc[("2d9pt", "cc_tb"), ["depth", "depths"]].tolist() == [3, "3"]) and len(d) == 6
 
 
 def test_stencil_and_gemv_bars_are_the_median_over_repetitions():

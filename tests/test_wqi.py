@@ -71,7 +71,7 @@ def test_rows_join_the_counters_of_their_precision(parts):
     and the TF32 m16n8k8 shape (16 executed FLOPs per element, 8 bytes)."""
     bench, counters, gpu = parts
     bench = bench.assign(precision=["fp64", "fp32", "fp64"][: len(bench)])
-    bench["tag"] = [measure.launch_tag(k, i, q, p) for k, i, q, p in
+    bench["tag"] = [measure.launch_tag(k, i, q, precision=p) for k, i, q, p in
                     zip(bench["kernel"], bench["impl"], bench["problem"], bench["precision"])]
     counters = counters.assign(tag=counters["tag"].where(counters["impl"] != "tensor_core",
                                                          counters["tag"] + ":fp32"))
@@ -101,3 +101,24 @@ def test_repetitions_of_a_case_give_one_row(tmp_path):
     assert len(bench) == 2 * len(rows)                               # the claims read every repetition
     table = wqi.table(bench, None, config.load_gpu("h100"), {})
     assert len(table) == len(rows) and list(table["problem"]) == list(rows["problem"])
+
+
+def test_each_depth_of_the_sweep_joins_its_own_counter_row():
+    """Tags name the depth (measure.launch_tag); a tag without one (counter runs before the sweep)
+    joins only a case measured at one depth."""
+    from membound.run import measure
+
+    bench = wqi.read_rows([FIX / "stencil_2d5pt_h100_rows.csv"])
+    counters = pd.read_csv(FIX / "stencil_2d5pt_h100_counters.csv")
+    cc_tb = bench[bench["impl"] == "cc_tb"].iloc[[0]]
+    deeper = cc_tb.assign(depth=4, steps=12, tag=measure.launch_tag("stencil", "cc_tb", "2d5pt", 4))
+    sweep = pd.concat([bench, deeper], ignore_index=True)
+    assert sweep["tag"].iloc[-1] == "membound:stencil:cc_tb:2d5pt.t4" and "membound:stencil:tc:2d5pt.t3" in set(sweep["tag"])
+    stencils = {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3}}
+    t = wqi.table(sweep, counters, config.load_gpu("h100"), stencils).set_index(["impl", "depth"])
+    assert t.loc[("cc_tb", 3), "status"].startswith("not measured") and t.loc[("cc_tb", 4), "status"].startswith("not")
+    assert t.loc[("cc_naive", 1), "status"] == "measured"              # one depth: the older tag still joins
+    tagged = counters.assign(tag=counters["tag"].str.replace("cc_tb:2d5pt", "cc_tb:2d5pt.t4", regex=False))
+    t = wqi.table(sweep, tagged, config.load_gpu("h100"), stencils).set_index(["impl", "depth"])
+    assert t.loc[("cc_tb", 4), "status"] == "measured" and t.loc[("cc_tb", 3), "status"].startswith("not measured")
+    assert t.loc[("cc_tb", 4), "launches"] == 4

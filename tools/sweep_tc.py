@@ -81,7 +81,7 @@ def stencil_run(name, impl, tile, rng, domain=None, steps=12, reps=5):
     shape, dims, radius, depth = STENCILS[name]
     st = S.Stencil(name, shape, dims, radius, depth)
     if tile:
-        S.TC3_TILE = tile
+        S.stencil_plan.TC3_TILE = tile
     err = S._check_cuda(impl, st, rng, S.CHECK_DOMAIN[dims], steps)
     domain = domain or DOMAIN[dims]
     w = S.random_weights(rng, shape, dims, radius)

@@ -100,8 +100,10 @@ def _problem_args(family: str, config: Mapping, case: str | None, counters: bool
         stencil = config["stencil"]
         st = stencil["kernels"][case]
         domain = "x".join(map(str, stencil[f"domain_{st['dims']}d"]))
+        sweep = "".join(f" {t}" for t in st.get("depths", []) if t != st["depth"])
         return (f"--stencil {case} --shape {st['shape']} --dims {st['dims']} --radius {st['radius']}"
-                f" --depth {st['depth']} --domain {domain} --steps {stencil['steps']}")
+                f" --depth {st['depth']}{' --depths' + sweep if sweep else ''} --domain {domain}"
+                f" --steps {stencil['steps']}")
     return ""
 
 

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
+from membound.kernels import stencil as stencil_kernels
 from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
 from membound.run import config as mbconfig
@@ -31,6 +32,12 @@ except mbconfig.ConfigError as err:
 
 REFERENCE = config.get("reference", False)  # the reference profile: committed raw results, no device
 RESULTS = f"results/reference/{GPU_NAME}" if REFERENCE else f"results/{GPU_NAME}"
+if not REFERENCE:  # stencil depths the kernels cannot run on this GPU: refused here, before any job
+    try:
+        for _why in stencil_kernels.check_config(config["stencil"]["kernels"], GPU["arch"]):
+            print(f"membound: refused: {_why} on {GPU['arch']}; no row", file=sys.stderr)
+    except ValueError as err:
+        raise WorkflowError(str(err))
 # The reference profile renders this GPU and every other one with committed raw results (the
 # others as modules of the Snakefile, see there); a module's config names its one GPU.
 REFERENCE_GPUS = config.get("reference_gpus") or mbconfig.reference_gpus(GPU_NAME) if REFERENCE else []

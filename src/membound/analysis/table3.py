@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from membound.analysis.depths import role_rows, span
 from membound.model import equations
 from membound.originals.rows import split
 from membound.run import outputs
@@ -29,7 +30,8 @@ def cell(run: tuple[str, int] | None) -> str:
 
 
 def runs(rows: pd.DataFrame, stencils: Mapping) -> dict[str, dict[str, tuple[str, int]]]:
-    """Per configured stencil and role: the (domain, depth) of its raw row, where there is one."""
+    """Per configured stencil and role: the (domain, depth) of its raw row at the role depth, where there is one."""
+    rows = role_rows(rows, stencils)
     return {name: {r["role"]: (r["domain"], int(r["depth"])) for _, r in rows[rows["problem"] == name].iterrows()
                    if r["role"] in ROLES} for name in stencils}
 
@@ -52,6 +54,8 @@ def table(rows: pd.DataFrame, stencils: Mapping) -> pd.DataFrame:
             row[f"{role} original"] = cell(tuple(mine[["domain", "depth"]].iloc[0])) if len(mine) else "-"
         steps = rows.loc[rows["problem"] == name, "steps"].dropna()
         row["steps"] = "/".join(str(int(s)) for s in sorted(set(steps)))
+        depths = ours.loc[ours["problem"] == name, "depth"].dropna()
+        row["depths"] = span(depths) if len(depths) else "-"
         out.append(row)
     return pd.DataFrame(out)
 
@@ -85,7 +89,8 @@ def write(rows: pd.DataFrame, stencils: Mapping, csv, md, gpu_name: str) -> None
               "rows; '(paper)': paper 000 Table 3. Here every role runs the configured domain "
               "(config stencil.domain_2d, domain_3d; the 3D one shrunk only if GPU memory requires it) and "
               "depth, so times compare at equal work; the paper ran each artifact on its own default domain. "
-              "K: points of the stencil; steps: time steps per timed run. "
+              "K: points of the stencil; steps: time steps per timed run (at each depth, rounded up to a multiple of it); "
+              "depths: every depth the in-house kernels measured (the fusion sweep, config stencil.kernels.<name>.depths). "
               + (f"Differences from the paper: {'; '.join(diffs)}." if diffs else "Same domains and depths as the paper.")
               + (" '<role> original': the original code the user built (docs/originals.md), the domain (depth) it "
                  "ran, under config originals.problems." if len(split(rows)[1]) else ""))

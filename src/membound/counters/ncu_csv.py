@@ -107,7 +107,7 @@ def parse_launches(source) -> pd.DataFrame:
         raise CounterError(f"ncu profiled kernel '{bad}' outside any membound:* NVTX range; "
                            f"profile with --nvtx-include '{NVTX_FILTER}'")
     innermost = [t[-1] for t in tags]
-    out["tag"] = [launch_tag(k, i, p, prec or "fp64") for k, i, p, prec in innermost]
+    out["tag"] = [launch_tag(k, i, p, precision=prec or "fp64") for k, i, p, prec in innermost]
     out["kernel"], out["impl"], out["problem"], out["precision"] = (
         [k for k, *_ in innermost], [i for _, i, *_ in innermost], [q for _, _, q, _ in innermost],
         [prec or "fp64" for *_, prec in innermost])

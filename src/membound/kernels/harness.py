@@ -118,7 +118,8 @@ def measure(impl: Impl, prepare: Callable[[], Case], backend: str, warmup: int, 
         err = check(case.output(case.run()), case.reference, case.tol, case.what)
         notes = list(case.notes)
         if counters:
-            with nvtx_range(launch_tag(impl.family, impl.name, case.row["problem"], case.precision)):
+            with nvtx_range(launch_tag(impl.family, impl.name, case.row["problem"], case.row.get("depth"),
+                                       case.precision)):
                 timing = time_kernel(case.run, backend, 0, 1, short=False)
             warmup = 0
             notes.append("counter run: one launch under the profiler, time not comparable")

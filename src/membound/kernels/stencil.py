@@ -16,6 +16,11 @@ Roles (impl: unit, paper role):
 - tc_twin (cuda_core, ConvStencil twin): the same sources built with TWIN=1 (issue 15): the same
   loads, stores and launches, each MMA done on its register fragments with shuffles and FMAs.
 
+Depths (the fusion sweep, paper 002 Figure 11): one process runs cc_tb and tc at every depth of
+--depths and the role depth --depth (Table 3's), cc_naive at depth 1 and tc_twin at the role depth; a
+timed call runs `steps` rounded up to a multiple of its depth. A depth whose kernel needs more shared
+memory per block than the device allows is refused before any job (stencil_plan.py).
+
 Boundary rule: periodic in every dimension, for every role and the reference. With periodic
 boundaries t sequential steps equal one application of the fused stencil everywhere, so all three
 roles compute exactly the function of `steps` sequential steps of scipy.ndimage.correlate(mode='wrap').
@@ -26,14 +31,16 @@ The CPU backend runs the same algorithms in numpy, and the reference is scipy's 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import sys
 from functools import partial
 
 import numpy as np
 
-from membound.kernels import arg_parser, load_module
+from membound.kernels import arg_parser, load_module, stencil_plan
 from membound.kernels.harness import Case, Impl, run_jobs, select
 from membound.kernels.stencil_cpu import CPU, reference, sampled_reference
+from membound.kernels.stencil_plan import (SWEPT, TC3_TILE, Stencil, cc_config, cc_tile, plan, steps_at,  # noqa: F401
+                                           tc_config)
 from membound.model.geometry import fuse, fused_support, support, tc_rows, tc_sparsity  # noqa: F401
 from membound.run import measure
 from membound.run.measure import guarded
@@ -45,19 +52,6 @@ TOL = 1e-10                   # FP64; the fused stencil sums in another order th
 WHOLE_CHECK_POINTS = 4_000_000  # larger timed domains: whole check on CHECK_DOMAIN + sampled check
 CHECK_DOMAIN = {2: (333, 517), 3: (37, 45, 70)}
 SAMPLES = 256
-
-
-@dataclass(frozen=True)
-class Stencil:
-    name: str
-    shape: str
-    dims: int
-    radius: int
-    depth: int
-
-    def __post_init__(self):
-        if self.shape not in ("star", "box") or self.dims not in (2, 3) or self.radius < 1 or self.depth < 1:
-            raise ValueError(f"stencil '{self.name}': need shape star|box, dims 2|3, radius >= 1, depth >= 1")
 
 
 # ------------------------------------------------------------------------------------ weights
@@ -91,67 +85,21 @@ def tc_groups(rows: np.ndarray, frags: np.ndarray, rf: int) -> tuple[str, np.nda
 
 # --------------------------------------------------------------------------------------- CUDA
 
-# CUDA-core kernel and tile per (dims, temporally blocked, shape, high order: radius > 1), from sweeps on
-# the H100 (docs/kernels_stencil.md). kernel: the .cu file (stencil_cc: 2D, a tile plus halo per block;
-# stencil_cc3 / stencil_tb3: 3D, streaming along z). BX x BY (x BZ) output tile per block, V points
-# per thread along y, TPB tiles per block along y (stencil_cc; the next one prefetched with cp.async
-# when > 1), MINB minimum blocks per SM (0: the compiler's choice), WSMEM weights in shared memory.
-_2D = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0)
-_3D_TB = dict(kernel="stencil_tb3", BX=32, BY=32, BZ=128, V=4, NTHREADS=512, MINB=0, WSMEM=0)
-CC_TILE = {
-    **{(2, blocked, shape, False): _2D for blocked in (False, True) for shape in ("star", "box")},
-    **{(2, blocked, "star", True): dict(_2D, BX=128, V=16, TPB=4) for blocked in (False, True)},
-    **{(2, blocked, "box", True): dict(_2D, V=16, NTHREADS=128, TPB=4, WSMEM=1) for blocked in (False, True)},
-    **{(3, False, "star", high): dict(_3D_TB, BX=64, BY=16, BZ=32, NTHREADS=256) for high in (False, True)},
-    **{(3, False, "box", high): dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0)
-       for high in (False, True)},
-    **{(3, True, "star", high): _3D_TB for high in (False, True)},
-    **{(3, True, "box", high): dict(_3D_TB, BX=64, BY=16) for high in (False, True)},
-}
-TC_TILE = dict(NT=4, WX=2, WY=4)
-TC3_TILE = dict(NT=2, WX=2, WY=4, BZ=64, MINB=2)   # stencil_tc3.cu: BZ output planes per block, MINB blocks per SM
-
-
-def cc_tile(st: Stencil, depth: int) -> dict:
-    """The CUDA-core kernel and tile (CC_TILE) of stencil `st` at `depth` (1: the unblocked role)."""
-    return CC_TILE[st.dims, depth > 1, st.shape, st.radius > 1]
-
-
 def _cc_kernel(st: Stencil, depth: int):
-    """(kernel, shared bytes, tile) of the CUDA-core kernel at `depth` (1: the unblocked role)."""
-    tile, r = cc_tile(st, depth), st.radius
-    name = tile["kernel"]
-    macros = dict(RAD=r, STAR=int(st.shape == "star"), DEPTH=depth,
-                  **{k: v for k, v in tile.items() if k != "kernel"})
-    halo = depth * r
-    sx, sy = tile["BX"] + 2 * halo, tile["BY"] + 2 * halo
-    if name == "stencil_cc3":    # a ring of 2r+1 planes
-        words = (2 * r + 1) * sy * sx
-    elif name == "stencil_tb3":  # `depth` stages of 2r+2 planes, V rows of slack
-        words = depth * (2 * r + 2) * sy * sx + tile["V"] * sx
-    else:  # one input tile (two when a block walks several: the next one in flight) and, temporally
-        #    blocked, the ping-pong partner with V rows of slack
-        words = (1 + (tile["TPB"] > 1) + (depth > 1)) * (sy + (tile["V"] if depth > 1 else 0)) * sx
-    return _compiled(f"{name}.cu", name, macros, 8 * words), tile
+    """(kernel, shared bytes), tile of the CUDA-core kernel at `depth` (1: the unblocked role)."""
+    name, macros, smem, tile = cc_config(st, depth)
+    return _compiled(f"{name}.cu", name, macros, smem), tile
 
 
 def _tc_kernel(st: Stencil, frags: np.ndarray, rows: np.ndarray, twin: bool):
     """((kernel, shared bytes), tile, threads, B fragments, rows or None) of the tensor-core kernel:
     2D stencil_tc.cu, 3D stencil_tc3.cu (its TABLE from tc_groups); twin: built with TWIN=1."""
-    rf = st.radius * st.depth
-    tile = TC3_TILE if st.dims == 3 else TC_TILE
-    bx, by = 8 * tile["NT"] * tile["WX"], 8 * tile["WY"]
-    pitch = bx + 2 * rf + 3
-    pitch += (4 - pitch) % 16
-    macros = dict(RF=rf, PITCH=pitch, TWIN=int(twin), **tile)
-    threads = 32 * tile["WX"] * tile["WY"]
+    name, macros, smem, tile = tc_config(st, len(frags), twin)
+    bx, by, threads = 8 * tile["NT"] * tile["WX"], 8 * tile["WY"], 32 * tile["WX"] * tile["WY"]
     if st.dims == 3:
-        table, frags = tc_groups(rows, frags, rf)
-        words = 2 * (by + 2 * rf) * pitch + 32 * len(frags)
-        kernel = _compiled("stencil_tc3.cu", "stencil_tc3", dict(macros, TABLE=table), 8 * words)
-        return kernel, (bx, by, tile["BZ"]), threads, frags, None
-    words = (by + 2 * rf) * pitch + 32 * len(frags)
-    return _compiled("stencil_tc.cu", "stencil_tc", dict(macros, DIMS=2), 8 * words), (bx, by, 1), threads, frags, rows
+        table, frags = tc_groups(rows, frags, st.radius * st.depth)
+        return _compiled(f"{name}.cu", name, dict(macros, TABLE=table), smem), (bx, by, tile["BZ"]), threads, frags, None
+    return _compiled(f"{name}.cu", name, macros, smem), (bx, by, 1), threads, frags, rows
 
 
 def _compiled(source: str, name: str, macros: dict, smem: int):
@@ -263,23 +211,46 @@ def parse_domain(text: str, dims: int) -> tuple[int, ...]:
     return domain
 
 
+def _shared_limit(backend: str) -> int | None:
+    """The device's opt-in shared memory per block in bytes (None on the CPU)."""
+    if backend != "cuda":
+        return None
+    import cupy as cp
+
+    attr = getattr(cp.cuda.runtime, "cudaDevAttrMaxSharedMemoryPerBlockOptin", 97)
+    return cp.cuda.runtime.deviceGetAttribute(attr, cp.cuda.Device().id)
+
+
+def check_config(kernels, arch: str) -> list[str]:
+    """stencil_plan.check_config of every implementation (the rules call it at start-up)."""
+    return stencil_plan.check_config(kernels, arch, [impl.name for impl in IMPLS])
+
+
 def main(argv=None):
     parser = arg_parser("FP64 stencils on CUDA cores (naive, temporal blocking) and tensor cores (kernel fusion).")
     parser.add_argument("--stencil", required=True, help="name, e.g. 2d5pt")
     parser.add_argument("--shape", choices=["star", "box"], required=True)
     parser.add_argument("--dims", type=int, choices=[2, 3], required=True)
     parser.add_argument("--radius", type=int, required=True)
-    parser.add_argument("--depth", type=int, required=True)
+    parser.add_argument("--depth", type=int, required=True, help="the role depth (Table 3, the twin)")
+    parser.add_argument("--depths", type=int, nargs="+", default=[], help=f"further depths of {', '.join(SWEPT)}")
     parser.add_argument("--domain", required=True, help="e.g. 10240x10240 or 512x512x512")
-    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--steps", type=int, required=True, help="per timed call, rounded up to a multiple of each depth")
     args = parser.parse_args(argv)
     st = Stencil(args.stencil, args.shape, args.dims, args.radius, args.depth)
     domain = parse_domain(args.domain, args.dims)
-    if args.steps < 1 or args.steps % args.depth:
-        raise SystemExit(f"error: --steps {args.steps} must be a positive multiple of --depth {args.depth}")
+    if args.steps < 1:
+        raise SystemExit(f"error: --steps {args.steps} must be positive")
+    impls = {impl.name: impl for impl, _ in select(IMPLS, args.backend, args.precisions)}
+    try:
+        planned, refused = plan(st, args.depths, list(impls), _shared_limit(args.backend))
+    except ValueError as err:
+        raise SystemExit(f"error: {err}") from None
+    for why in refused:
+        print(f"note: refused: {why}; no row", file=sys.stderr)
     rng = np.random.default_rng()
-    jobs = [(impl, partial(prepare, impl, st, domain, args.steps, args.backend, rng))
-            for impl, _ in select(IMPLS, args.backend, args.precisions)]
+    jobs = [(impls[name], partial(prepare, impls[name], at, domain, steps_at(args.steps, at.depth), args.backend, rng))
+            for name, at in planned]
     run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:9.2f} GStencil/s")
 
 

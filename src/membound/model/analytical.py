@@ -13,7 +13,9 @@ the raw row's `mma`). Q counts compulsory DRAM traffic. Each takes the row's pre
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from functools import cache
 
 from membound.model import equations, geometry, peaks
 
@@ -74,6 +76,22 @@ def per_item(wq: dict) -> dict:
     return out
 
 
+_tc_sparsity = cache(geometry.tc_sparsity)   # the grid of Figure 10 asks for each configuration once per GPU
+
+
+def stencil_model(shape: str, dims: int, radius: int, t: int, unit: str, d: int = equations.D_FP64) -> dict:
+    """Paper 002's K, alpha (eq. 9-10) and S (this workflow's tensor-core transformation), and C, M, I
+    per output point of one launch of depth t: on CUDA cores C = 2tK (eq. 8), on tensor cores alpha/S
+    times that (eq. 3, 11-12; alpha and S NaN on CUDA cores); M = 2D."""
+    k = equations.stencil_points(shape, dims, radius)
+    if unit != "tensor_core":
+        c, m, i = equations.stencil_cc(k, t, d)
+        return {"K": k, "alpha": math.nan, "S": math.nan, "C": c, "M": m, "I": i}
+    alpha, s = equations.fusion_redundancy(shape, dims, radius, t), _tc_sparsity(shape, dims, radius, t)
+    c, m, i = equations.stencil_tc(k, t, alpha, s, d)
+    return {"K": k, "alpha": alpha, "S": s, "C": c, "M": m, "I": i}
+
+
 def kernel_intensities(config: Mapping, gpu: dict, tensor_cores: bool = True,
                        precision: str = "fp64") -> list[tuple[str, float, str]]:
     """(label, analytical I, unit) of every kernel the workflow runs, in `precision` (its element
@@ -90,12 +108,9 @@ def kernel_intensities(config: Mapping, gpu: dict, tensor_cores: bool = True,
            ("GEMV", equations.intensity(*equations.gemv_wq(10**5, 10**5, d)), "cuda_core"),
            ("SpMV CSR", equations.intensity(*equations.csr_wq(10**6, 10**6, 10**8, d)), "cuda_core")]
     for name, spec in config["stencil"]["kernels"].items():
-        shape, dims, radius, t = spec["shape"], spec["dims"], spec["radius"], spec["depth"]
-        k = equations.stencil_points(shape, dims, radius)
-        out.append((f"{name} t={t}", equations.stencil_cc(k, t, d)[2], "cuda_core"))
-        if not tensor_cores or precision != "fp64":
-            continue
-        alpha = equations.fusion_redundancy(shape, dims, radius, t)
-        out.append((f"{name} t={t} TC", equations.stencil_tc(k, t, alpha, geometry.tc_sparsity(shape, dims, radius, t))[2],
-                    "tensor_core"))
+        case = (spec["shape"], spec["dims"], spec["radius"], spec["depth"])
+        units = ("cuda_core", "tensor_core") if tensor_cores and precision == "fp64" else ("cuda_core",)
+        for unit in units:
+            tag = " TC" if unit == "tensor_core" else ""
+            out.append((f"{name} t={spec['depth']}{tag}", stencil_model(*case, unit, d)["I"], unit))
     return out

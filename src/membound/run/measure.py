@@ -215,12 +215,33 @@ def write_rows(rows: list[dict], path) -> pd.DataFrame:
     return frame
 
 
-def launch_tag(kernel: str, impl: str, problem: str, precision: str = "fp64") -> str:
-    """The NVTX range name around a launch measured by the counter runs: membound:<kernel>:<impl>:<problem>,
-    then :<precision> except for fp64 (whose tags keep the form they had before the precision axis,
-    so that counter runs made then still join their rows)."""
+def launch_tag(kernel: str, impl: str, problem: str, depth=None, precision: str = "fp64") -> str:
+    """The NVTX range name around a launch measured by the counter runs: membound:<kernel>:<impl>:<problem>;
+    with a temporal `depth` (stencils) the problem ends in `.t<depth>` (counter runs before the depth
+    sweep: `completed_tags`), and a precision other than fp64 adds `:<precision>` (fp64 tags keep the
+    form they had before the precision axis, so that counter runs made then still join their rows)."""
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in str(problem))
-    return f"membound:{kernel}:{impl}:{safe}" + ("" if precision == "fp64" else f":{precision}")
+    tag = f"membound:{kernel}:{impl}:{safe}"
+    tag = tag if depth is None or pd.isna(depth) else f"{tag}.t{int(depth)}"
+    return tag if precision == "fp64" else f"{tag}:{precision}"
+
+
+def row_tags(rows: pd.DataFrame) -> list[str]:
+    """The launch tag of each result row (rows without a precision: fp64)."""
+    depth = rows["depth"] if "depth" in rows else [None] * len(rows)
+    precision = rows["precision"].astype(object).fillna("fp64") if "precision" in rows else ["fp64"] * len(rows)
+    return [launch_tag(k, i, q, d, p) for k, i, q, d, p in zip(rows["kernel"], rows["impl"], rows["problem"], depth,
+                                                               precision)]
+
+
+def completed_tags(counters: pd.DataFrame | None, rows: pd.DataFrame) -> pd.DataFrame | None:
+    """Counter rows (ncu) whose tag names no depth, written before the depth sweep, given the depth of
+    their case (kernel, impl, problem) where `rows` hold that case at one depth only; others unchanged."""
+    if counters is None or counters.empty or "depth" not in rows:
+        return counters
+    depths = rows.dropna(subset=["depth"]).groupby(["kernel", "impl", "problem"])["depth"].unique()
+    legacy = {launch_tag(*case): launch_tag(*case, d[0]) for case, d in depths.items() if len(d) == 1}
+    return counters.assign(tag=counters["tag"].map(lambda t: legacy.get(t, t)))
 
 
 @contextmanager

@@ -33,9 +33,11 @@ from membound.analysis.claims import c1_bound, c2_scale, c3_spmv, c4_stencil, pa
 from membound.analysis.claims.originals import on_originals
 from membound.analysis.claims.report import write
 from membound.analysis.claims.verdicts import LEVEL_95, NO_DATA, NOT_APPLICABLE, RESAMPLES, SEED
+from membound.analysis.depths import role_rows
 from membound.model import peaks
 from membound.model.precision import PRECISIONS
 from membound.originals.rows import split
+from membound.run import measure
 
 __all__ = ["check", "write"]
 
@@ -80,8 +82,10 @@ def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction:
     optionally `rep`) of device `gpu`, claim by claim (C1 fp64, C1 fp32, ..., C4 fp16), then the
     original codes' second verdicts (docs/originals.md); `stencils` is config["stencil"]["kernels"],
     `margin` config["claims"]["margin"] and `dram_fraction` config["claims"]["dram_fraction"];
-    `counters` the run's ncu rows, if measured."""
-    rows = pairs.with_rep(rows)
+    `counters` the run's ncu rows, if measured. Stencils are compared at their role depth
+    (depths.role_rows), not at the sweep's other depths."""
+    counters = measure.completed_tags(counters, rows)
+    rows = pairs.with_rep(role_rows(rows, stencils))
     per = [_in_precision(rows[rows["precision"] == p], gpu, stencils, margin, dram_fraction, counters, p)
            for p in precisions]
     claims = [c for part in zip(*(main for main, _ in per)) for c in part] + [c for _, extra in per for c in extra]

@@ -24,8 +24,9 @@ def twin_counters(p: pd.DataFrame, counters: pd.DataFrame | None) -> pd.DataFram
     if counters is None or counters.empty:
         return out
     main = counters[counters["part"] == "main"].drop_duplicates("tag").set_index("tag")
-    tag = lambda impl: [measure.launch_tag(k, i, q, r) for k, i, q, r in zip(p["kernel"], impl, p["problem"], p["precision"])]
-    twin, sibling = main.reindex(tag(p["cc_impl"])), main.reindex(tag(p["tc_impl"]))
+    tag = lambda impl, depth: [measure.launch_tag(*case) for case in
+                               zip(p["kernel"], impl, p["problem"], depth, p["precision"])]
+    twin, sibling = main.reindex(tag(p["cc_impl"], p["depth_cc"])), main.reindex(tag(p["tc_impl"], p["depth_tc"]))
     out["twin_dram_ratio"] = twin["dram_bytes"].to_numpy() / sibling["dram_bytes"].to_numpy()
     out["I_achieved"] = twin["flops"].to_numpy() / twin["dram_bytes"].to_numpy()
     return out
