@@ -21,15 +21,24 @@ SPMV_MATRICES = (
 )
 
 
+FAMILY_NAMES = "|".join(FAMILY)  # the `family` and `case` wildcards of the generic rules bench and counters
+CASE_SUFFIX = families.case_suffix([c for f in FAMILY for c in families.cases(f, config, MATRICES) if c])
+
+
 def raw(family=None, prefix="", repeats=None):
     """The raw CSVs of one family (every family if None), every case and repetition (counter runs:
     one). The reference profile takes only the committed ones (a family measured after the
     reference run, e.g. gemv, has none)."""
     paths = families.raw_paths(
-        RESULTS, config, SPMV_MATRICES, prefix, repeats or REPEATS, os.path.exists if REFERENCE else None
+        RESULTS,
+        config,
+        SPMV_MATRICES,
+        prefix,
+        repeats or REPEATS,
+        os.path.exists if REFERENCE else None,
+        [family] if family else None,
     )
-    paths = [p for p in paths if os.path.exists(p)] if REFERENCE else paths
-    return [p for p in paths if family is None or p.startswith(f"{RESULTS}/raw/{prefix}{family}")]
+    return [p for p in paths if os.path.exists(p)] if REFERENCE else paths
 
 
 def code(*scripts_or_modules):
@@ -53,3 +62,19 @@ def originals_raw(kernel=None, ext="csv"):
     else:
         paths = [originals.raw(RESULTS, code, case, rep, ext) for code, case in ORIGINAL_JOBS for rep in range(REPEATS)]
     return [p for p in paths if kernel is None or CODES[p.split("/")[-2]].kernel == kernel]
+
+
+def bench_inputs(wildcards, counters=False):
+    """Inputs of a benchmark job (`counters`: a counter job): its family's benchmark code (with
+    ncu's runner) and, for a family with a `case_file` option, the case's CSR file (matrices.smk)."""
+    family = FAMILY[wildcards.family]
+    files = {*bench_code(family.name), *(code("membound.counters.ncu") if counters else [])}
+    case = families.case_name(wildcards.case)
+    return {"code": sorted(files), **({"case_file": csr_file(case)} if family.case_file else {})}
+
+
+def bench_args(wildcards, input, counters=False):
+    """The benchmark CLI's problem arguments of a job's case (and its case file's option)."""
+    family = FAMILY[wildcards.family]
+    args = families.cli_args(family.name, config, families.case_name(wildcards.case), counters)
+    return f"{family.case_file} {input.case_file} {args}" if family.case_file else args

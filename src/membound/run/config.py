@@ -9,6 +9,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from membound.families import FAMILIES
+
 REPO = Path(__file__).resolve().parents[3]
 GPUS_DIR = REPO / "config" / "gpus"
 MATRICES_FILE = REPO / "config" / "matrices.yaml"
@@ -64,8 +66,8 @@ def check_interpreter(executable: str) -> None:
 
 def check(data: dict, schema: str, source: str, partial: bool = False) -> None:
     """Raise a one-line ConfigError naming `source` and the offending key unless `data` fits the
-    schema workflow/schemas/<schema>.schema.yaml (`partial`: a layer, where no key is required)."""
-    rules = yaml.safe_load((SCHEMAS / f"{schema}.schema.yaml").read_text())
+    schema `schema` (schema_of(); `partial`: a layer, where no key is required)."""
+    rules = schema_of(schema)
     if partial:
         rules = _optional(rules)
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(rules).iter_errors(data))
@@ -81,6 +83,16 @@ def check_depths(kernels: dict) -> None:
         if spec["depth"] not in spec.get("depths", [spec["depth"]]):
             raise ConfigError(f"stencil.kernels.{name}: depths {spec['depths']} lack its depth {spec['depth']} "
                               f"(Table 3's and the claims'): add {spec['depth']} to depths")
+
+
+def schema_of(name: str) -> dict:
+    """The schema workflow/schemas/<name>.schema.yaml; the config's with every kernel family's block
+    (its `schema` in membound.families), each required."""
+    rules = yaml.safe_load((SCHEMAS / f"{name}.schema.yaml").read_text())
+    if name == "config":
+        rules["properties"].update({f.name: f.schema for f in FAMILIES.values()})
+        rules["required"] = [*rules["required"], *FAMILIES]
+    return rules
 
 
 def _optional(schema):
