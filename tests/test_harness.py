@@ -1,6 +1,7 @@
 """The shared lifecycle (kernels/harness.py), the family registry and the one-way import structure."""
 
 import ast
+import re
 from pathlib import Path
 
 import numpy as np
@@ -154,3 +155,20 @@ def test_no_module_over_300_lines():
     long = {str(p.relative_to(REPO)): n for p in (REPO / "src" / "membound").rglob("*.py")
             if (n := len(p.read_text().splitlines())) > 300}
     assert not long, f"split these modules: {long}"
+
+
+def test_the_package_tree_in_the_docs_matches_the_sources():
+    """docs/architecture.md's tree of src/membound: each line's modules belong to the folder above it."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    tree = text.split("```\nsrc/membound/\n", 1)[1].split("```", 1)[0]
+    named, folders = set(), []                     # (indent, folder) of the enclosing folders
+    for line in tree.splitlines():
+        indent = len(line) - len(line.lstrip())
+        folders = [(i, f) for i, f in folders if i < indent]
+        first = line.split()[0]
+        if first.endswith("/"):
+            folders.append((indent, first))
+        here = "".join(f for _, f in folders if not first.endswith("/") or f != first)
+        named |= {here + m for m in re.findall(r"\b\w+\.py\b", line)}
+    on_disk = {str(p.relative_to(REPO / "src" / "membound")) for p in (REPO / "src" / "membound").rglob("*.py")}
+    assert named == on_disk, (sorted(on_disk - named), sorted(named - on_disk))
