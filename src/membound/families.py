@@ -33,7 +33,7 @@ class Family:
     cc_role: str              # the CUDA-core baseline the claims set against the tensor-core role
     tc_role: str
     wq: Callable[[Mapping, dict, Mapping | None], dict]   # analytical W, Q, W_exec, items of one row
-    schema: dict              # its config block (block()); membound.run.config composes it into the config's
+    schema: dict              # its config block (block()); the rules pass it to membound.run.config.assemble
     args: Callable[[Mapping, str | None, bool], str] = lambda config, case, counters: ""   # the CLI's problem
     cases: Callable[[Mapping, list], list] | None = None  # one job per case (raw/<name>/<case>.csv), else one
     case_file: str = ""       # the CLI option that takes the case's CSR matrix file (the matrices rules make it)

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
+from membound import families
 from membound.kernels import stencil as stencil_kernels
 from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
@@ -17,7 +18,10 @@ try:  # the layers in their documented order (config/README.md, "Precedence"), e
     # A module (the reference profile's other GPUs, see the Snakefile) gets the same layers for its own gpu.
     MODULE_GPU = None if workflow.modifier.is_main_snakefile() else config["gpu"]
     merged, LAYERS = mbconfig.assemble(
-        workflow.config_settings.configfiles, workflow.config_settings.config, gpu=MODULE_GPU
+        workflow.config_settings.configfiles,
+        workflow.config_settings.config,
+        gpu=MODULE_GPU,
+        blocks={f.name: f.schema for f in families.FAMILIES.values()},  # each family's config block
     )
     if MODULE_GPU:
         merged["reference_gpus"] = [MODULE_GPU]
