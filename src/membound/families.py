@@ -136,6 +136,11 @@ def analytical_row(row: Mapping, gpu: dict, stencils: Mapping | None = None) -> 
     return analytical.per_item(FAMILIES[kernel].wq(row, gpu, stencils))
 
 
+def config_blocks() -> dict[str, dict]:
+    """Every family's config block schema by its key, for membound.run.config.assemble(blocks=...)."""
+    return {f.name: f.schema for f in FAMILIES.values()}
+
+
 def cases(family: str, config: Mapping, matrices) -> list[str | None]:
     """The cases of `family` in a run: one per job (e.g. SpMV one per matrix in `matrices`, stencils
     one per config["stencil"]["kernels"] entry), or [None] for one job of all its sizes."""

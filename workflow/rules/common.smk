@@ -21,7 +21,7 @@ try:  # the layers in their documented order (config/README.md, "Precedence"), e
         workflow.config_settings.configfiles,
         workflow.config_settings.config,
         gpu=MODULE_GPU,
-        blocks={f.name: f.schema for f in families.FAMILIES.values()},  # each family's config block
+        blocks=families.config_blocks(),  # each kernel family's config block
     )
     if MODULE_GPU:
         merged["reference_gpus"] = [MODULE_GPU]
