@@ -45,7 +45,8 @@ ROW_COLUMNS = [
     "metric", "value",             # GB/s | GFLOP/s | GStencil/s, from the median time
     "rel_err",       # ||out - ref|| / ||ref|| of the checked output
     "note",          # anything a reader must know (e.g. what the timed region holds)
-    "device", "vendor", "driver", "runtime", "cupy", "numpy", "sm_clock_mhz", "mem_clock_mhz",
+    "device", "device_index", "device_uuid",  # the GPU's name, nvidia-smi index and UUID on its node
+    "vendor", "driver", "runtime", "cupy", "numpy", "sm_clock_mhz", "mem_clock_mhz",
     "l2_bytes", "host", "slurm_job", "date", "membound", "commit",
 ]
 
@@ -53,7 +54,8 @@ ROW_COLUMNS = [
 def with_later_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """Raw rows written before a column existed, completed: `rep` 0 (one repetition), and
     `t_launch_median_s` = `t_median_s` (those runs timed every launch alone), `slurm_job` empty (not
-    recorded), `precision` fp64 and `sparsity` dense (all there was). Other rows unchanged."""
+    recorded), `precision` fp64 and `sparsity` dense (all there was), `device_index` and `device_uuid`
+    empty (not recorded). Other rows unchanged."""
     if "precision" not in frame:
         frame = frame.assign(precision="fp64")
     if "sparsity" not in frame:
@@ -62,8 +64,9 @@ def with_later_columns(frame: pd.DataFrame) -> pd.DataFrame:
         frame = frame.assign(rep=0)
     if "t_launch_median_s" not in frame and "t_median_s" in frame:
         frame = frame.assign(t_launch_median_s=frame["t_median_s"])
-    if "slurm_job" not in frame:
-        frame = frame.assign(slurm_job=None)
+    for column in ("slurm_job", "device_index", "device_uuid"):
+        if column not in frame:
+            frame = frame.assign(**{column: None})
     return frame
 
 
