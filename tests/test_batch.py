@@ -6,7 +6,7 @@ import sys
 import pandas as pd
 import pytest
 
-from membound import measure
+from membound.run import measure
 from membound.kernels import batch
 
 SHARED = ["--backend", "cpu", "--warmup", "0", "--reps", "2", "--rep", "3"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-from membound.measure import guarded
+from membound.run.measure import guarded
 
 
 def split(argv: list[str]) -> tuple[list[str], list[list[str]]]:

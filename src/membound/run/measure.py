@@ -184,14 +184,29 @@ def time_batched(run: Callable[[], object], batch: int, reps: int) -> list[float
     return [cp.cuda.get_elapsed_time(a, b) / 1e3 / batch for a, b in events]
 
 
+def array_module(*arrays):
+    """cupy where every one of `arrays` is a CuPy (device) array, else numpy."""
+    cupy = sys.modules.get("cupy")
+    return cupy if cupy is not None and all(isinstance(a, cupy.ndarray) for a in arrays) else np
+
+
+def to_host(a) -> np.ndarray:
+    """`a` as a numpy array (copied from the device where it is a CuPy array)."""
+    return a.get() if array_module(a) is not np else np.asarray(a)
+
+
 def rel_err(out, ref) -> float:
-    """||out - ref|| / ||ref|| in float64; NaN anywhere gives inf, so it never passes."""
-    out = np.asarray(out, dtype=np.float64).ravel()
-    ref = np.asarray(ref, dtype=np.float64).ravel()
-    if out.shape != ref.shape or not np.all(np.isfinite(out)):
+    """||out - ref|| / ||ref|| in float64; NaN anywhere gives inf, so it never passes. Computed on the
+    device where both are there (no copy of a large output to the host), else on the host."""
+    xp = array_module(out, ref)
+    if xp is np:
+        out, ref = to_host(out), to_host(ref)
+    out = xp.asarray(out, dtype=xp.float64).ravel()
+    ref = xp.asarray(ref, dtype=xp.float64).ravel()
+    if out.shape != ref.shape or not bool(xp.all(xp.isfinite(out))):
         return float("inf")
-    denom = np.linalg.norm(ref)
-    return float(np.linalg.norm(out - ref) / (denom if denom > 0 else 1.0))
+    denom = float(xp.linalg.norm(ref))
+    return float(xp.linalg.norm(out - ref)) / (denom if denom > 0 else 1.0)
 
 
 class CheckError(RuntimeError):
