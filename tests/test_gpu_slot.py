@@ -105,3 +105,15 @@ def test_mixed_models_are_refused_with_the_gpus_to_choose():
 def test_pci_bus_ids_match_in_cuda_and_nvidia_smi_spelling():
     assert devices.by_bus_id("0000:3B:00.0", GPU_LIST) == GPU_LIST[1]
     assert devices.by_bus_id("0000:99:00.0", GPU_LIST) is None
+
+
+def test_slots_default_to_the_gpus_and_refuse_more_than_there_are():
+    assert devices.slots(None, GPU_LIST[:2]) == 2 and devices.slots(1, GPU_LIST[:2]) == 1
+    assert devices.slots(None, []) == 1 and devices.slots(4, []) == 4    # no GPU listed (a dry run elsewhere)
+    with pytest.raises(devices.DeviceError, match="gpu=3, but this node has 2 usable GPUs .*use gpu=2"):
+        devices.slots(3, GPU_LIST[:2])
+    with pytest.raises(devices.DeviceError, match="mixes GPU models"):
+        devices.slots(None, GPU_LIST)
+    assert devices.slots(None, GPU_LIST[:2], slurm=True) == 1
+    with pytest.raises(devices.DeviceError, match="inside a SLURM allocation"):
+        devices.slots(2, GPU_LIST[:2], slurm=True)

@@ -9,7 +9,7 @@ from membound.kernels import stencil as stencil_kernels
 from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
 from membound.run import config as mbconfig
-from membound.run import detect
+from membound.run import detect, devices, gpu_slot, progress
 
 min_version("9.0")
 
@@ -49,6 +49,25 @@ GPU_FILE = f"config/gpus/{GPU_NAME}.yaml"
 PLATFORMS = mbconfig.profiles()
 print(f"membound: {RESULTS}/ from {' < '.join(LAYERS)}", file=sys.stderr)
 BACKEND = "cpu" if GPU["vendor"] == "cpu" else "cuda"  # amd: HIP; the harness skips tensor-core impls
+
+
+# One job per GPU (docs/performance.md): a local run on a GPU profile runs --resources gpu=N GPU jobs
+# at once, by default one per GPU of this node, each on a GPU of its own (membound.run.gpu_slot); a
+# node that mixes GPU models, or N above its GPUs, stops here. SLURM jobs ask SLURM for their GPU.
+if BACKEND == "cuda" and not REFERENCE and workflow.local_exec and workflow.is_main_process:
+    try:
+        _asked = workflow.global_resources.get("gpu").value
+        _gpus = devices.visible(devices.listed())
+        workflow.register_resource("gpu", devices.slots(_asked, _gpus, gpu_slot.scheduler_assigned()))
+    except devices.DeviceError as err:
+        raise WorkflowError(str(err))
+# What the logger plugin `membound` says is left after each job (membound.run.progress).
+progress.configure(
+    progress.expected_from(Path(f"results/reference/{GPU_NAME}/raw/benchmarks")),
+    lambda: [r.name for r in workflow.rules if "gpu" in r.resources],
+    workflow.global_resources.get("gpu").value,
+    workflow.cores,
+)
 
 
 onstart:

@@ -85,3 +85,20 @@ def by_bus_id(pci_bus_id: str, gpus: list[Gpu]) -> Gpu | None:
     """The GPU of `gpus` at PCI bus id `pci_bus_id` (either spelling), or None."""
     key = bus_key(pci_bus_id)
     return next((g for g in gpus if bus_key(g.pci_bus_id) == key), None)
+
+
+def slots(requested: int | None, gpus: list[Gpu], slurm: bool = False) -> int:
+    """How many GPU jobs a local run runs at once: `requested` (--resources gpu=N) or one per GPU
+    in `gpus` (the usable ones, one model: DeviceError where they mix models or N exceeds them).
+    Inside a SLURM allocation (`slurm`) the jobs keep the GPUs as SLURM set them: one at a time."""
+    if slurm:
+        if requested and requested > 1:
+            raise DeviceError(f"--resources gpu={requested} inside a SLURM allocation: its jobs would share the "
+                              "GPUs as SLURM set them; run with --profile slurm (one GPU per job) or gpu=1")
+        return 1
+    one_model(gpus)
+    if requested and gpus and requested > len(gpus):
+        raise DeviceError(f"--resources gpu={requested}, but this node has {len(gpus)} usable GPU"
+                          f"{'s' if len(gpus) > 1 else ''} ({', '.join(str(g.index) for g in gpus)}): "
+                          f"use gpu={len(gpus)} or fewer")
+    return requested or max(len(gpus), 1)
