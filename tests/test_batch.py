@@ -1,4 +1,5 @@
-"""Several cases of a family in one process (membound.kernels.batch): each case's own rows and file."""
+"""Every case of a family in one process (membound.kernels.batch): each case checked and measured as
+its CLI does, every row in the job's one CSV, none where a case fails."""
 
 import subprocess
 import sys
@@ -6,15 +7,15 @@ import sys
 import pandas as pd
 import pytest
 
-from membound.run import measure
 from membound.kernels import batch
+from membound.run import measure
 
 SHARED = ["--backend", "cpu", "--warmup", "0", "--reps", "2", "--rep", "3"]
 
 
-def stencil(name, shape, out):
-    return ["--stencil", name, "--shape", shape, "--dims", "2", "--radius", "1", "--depth", "3", "--domain", "24x40",
-            "--steps", "3", "--out", str(out)]
+def stencil(name, shape, domain="24x40"):
+    return ["--stencil", name, "--shape", shape, "--dims", "2", "--radius", "1", "--depth", "3", "--domain", domain,
+            "--steps", "3"]
 
 
 def test_split_takes_shared_arguments_then_one_group_per_case():
@@ -22,22 +23,24 @@ def test_split_takes_shared_arguments_then_one_group_per_case():
     assert batch.split(["-a"]) == (["-a"], [])
 
 
-def test_each_case_writes_its_own_checked_rows_in_one_process(tmp_path):
-    a, b = tmp_path / "2d5pt.rep3.csv", tmp_path / "2d9pt.rep3.csv"
-    run = subprocess.run([sys.executable, "-m", "membound.kernels.batch", "stencil", *SHARED,
-                          "--", *stencil("2d5pt", "star", a), "--", *stencil("2d9pt", "box", b)],
+def test_every_case_checked_in_one_process_and_one_csv(tmp_path):
+    out = tmp_path / "stencil.rep3.csv"
+    run = subprocess.run([sys.executable, "-m", "membound.kernels.batch", "stencil", "--out", str(out), *SHARED,
+                          "--", *stencil("2d5pt", "star"), "--", *stencil("2d9pt", "box")],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
-    for path, name in ((a, "2d5pt"), (b, "2d9pt")):
-        frame = pd.read_csv(path)
-        assert list(frame.columns) == measure.ROW_COLUMNS
-        assert set(frame.problem) == {name} and (frame.rep == 3).all() and (frame.rel_err < 1e-10).all()
-    assert len({pd.read_csv(p).host.iloc[0] for p in (a, b)}) == 1
+    frame = pd.read_csv(out)
+    assert list(frame.columns) == measure.ROW_COLUMNS and (frame.rep == 3).all() and (frame.rel_err < 1e-10).all()
+    assert frame.problem.tolist() == ["2d5pt"] * 4 + ["2d9pt"] * 4 and frame.host.nunique() == 1
 
 
-def test_a_bad_case_fails_the_job_naming_it(tmp_path):
+def test_a_bad_case_fails_the_job_naming_it_and_writes_nothing(tmp_path):
+    out = tmp_path / "x.csv"
     with pytest.raises(SystemExit, match="--domain"):
-        batch.main(["stencil", *SHARED, "--", *stencil("2d5pt", "star", tmp_path / "a.csv")[:-4], "--domain", "24",
-                    "--steps", "3", "--out", str(tmp_path / "a.csv")])
+        batch.main(["stencil", "--out", str(out), *SHARED, "--", *stencil("2d5pt", "star"),
+                    "--", *stencil("2d9pt", "box", domain="24")])
+    assert not out.exists()
     with pytest.raises(SystemExit, match="no kernel family 'nosuch'"):
-        batch.main(["nosuch", "--", "-x"])
+        batch.main(["nosuch", "--out", str(out), "--", "-x"])
+    with pytest.raises(SystemExit, match="usage"):
+        batch.main(["stencil", *SHARED, "--", *stencil("2d5pt", "star")])

@@ -157,13 +157,3 @@ def test_cli_leaves_no_partial_output_on_error(tmp_path, monkeypatch):
     with pytest.raises(SystemExit, match="ncu"):
         ncu.main(["--out", str(out), "--", "python", "-c", "pass"])
     assert not out.exists()
-
-
-def test_a_batched_counter_run_writes_one_file_per_problem(tmp_path):
-    rows = ncu.summarize(ncu.parse_launches(FIX / "scale_h100_raw.csv"))
-    two = pd.concat([rows, rows.assign(problem="other")])
-    ncu.write(two, str(tmp_path / "c-{problem}.csv"))
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"c-{rows.problem.iloc[0]}.csv", "c-other.csv"])
-    assert len(pd.read_csv(tmp_path / "c-other.csv")) == len(rows)
-    ncu.write(two, str(tmp_path / "all.csv"))
-    assert len(pd.read_csv(tmp_path / "all.csv")) == 2 * len(rows)

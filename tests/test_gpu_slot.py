@@ -117,3 +117,11 @@ def test_slots_default_to_the_gpus_and_refuse_more_than_there_are():
     assert devices.slots(None, GPU_LIST[:2], slurm=True) == 1
     with pytest.raises(devices.DeviceError, match="inside a SLURM allocation"):
         devices.slots(2, GPU_LIST[:2], slurm=True)
+
+
+def test_every_job_shares_one_kernel_cache_unless_one_is_set(node, tmp_path):
+    show = [sys.executable, "-c", "import os; print(os.environ['CUPY_CACHE_DIR'])"]
+    env = {k: v for k, v in node().items() if k != "CUPY_CACHE_DIR"}
+    shared = slot({**env, "XDG_CACHE_HOME": str(tmp_path)}, *show).communicate(timeout=30)[0].strip()
+    assert shared == str(tmp_path / "membound" / "cupy-kernels")
+    assert slot({**env, "CUPY_CACHE_DIR": "/x"}, *show).communicate(timeout=30)[0].strip() == "/x"

@@ -73,11 +73,12 @@ def test_raw_paths_of_the_registry():
     assert fam["spmv"].raw("r", "dc2", prefix="counters/") == "r/raw/counters/spmv/dc2.csv"
     assert families.rep_index("") == 0 and families.rep_index(".rep12") == 12
     config = {"stencil": {"kernels": {"2d5pt": {}}}}
-    paths = families.raw_paths("r", config, [{"name": "dc2"}], repeats=2)
-    assert paths == ["r/raw/scale.csv", "r/raw/scale.rep1.csv", "r/raw/stencil/2d5pt.csv", "r/raw/stencil/2d5pt.rep1.csv",
-                     "r/raw/spmv/dc2.csv", "r/raw/spmv/dc2.rep1.csv", "r/raw/gemv.csv", "r/raw/gemv.rep1.csv"]
-    assert families.raw_paths("r", config, [], repeats=3, exists=lambda p: False) == [
-        "r/raw/scale.csv", "r/raw/stencil/2d5pt.csv", "r/raw/gemv.csv"]
+    paths = families.raw_paths("r", config, [{"name": "dc2"}], repeats=2)   # a job per family and repetition
+    assert paths == ["r/raw/scale.csv", "r/raw/scale.rep1.csv", "r/raw/stencil.csv", "r/raw/stencil.rep1.csv",
+                     "r/raw/spmv.csv", "r/raw/spmv.rep1.csv", "r/raw/gemv.csv", "r/raw/gemv.rep1.csv"]
+    committed = {"r/raw/stencil.csv", "r/raw/spmv/dc2.csv", "r/raw/spmv/dc2.rep2.csv"}   # SpMV: a file per case
+    assert families.raw_paths("r", config, [{"name": "dc2"}], repeats=3, exists=committed.__contains__) == [
+        "r/raw/scale.csv", "r/raw/stencil.csv", "r/raw/spmv/dc2.csv", "r/raw/spmv/dc2.rep2.csv", "r/raw/gemv.csv"]
     for family in fam.values():
         assert all((REPO / f).is_file() for f in family.code), family.name
 

@@ -108,8 +108,8 @@ def patch_kernels(family):
 
     timing.time_gpu = time_gpu
     for attr, name in (("load_matrix", "load matrix file"), ("plan", "plan (tensor-core SpMV)"),
-                       ("_device_csr", "upload matrix"), ("reference", "reference (CPU)"),
-                       ("sampled_reference", "reference (CPU)"), ("_check_cuda", "check on the small domain")):
+                       ("_device_csr", "upload matrix"), ("reference", "reference (stencil)"),
+                       ("sampled_reference", "reference (stencil)"), ("_check_cuda", "check on the small domain")):
         wrap(family_mod, attr, name)
     wrap(_imported("membound.kernels.batch"), "_free_device_memory", "free device memory between cases")
     run_jobs = family_mod.run_jobs
@@ -136,6 +136,7 @@ def _timed_output(output, result):
 def patch_compiler():
     """CuPy's kernel cache: NVRTC compiles, the cache key's empty-file compile, lookup and module load."""
     compiler = _imported("cupy.cuda.compiler")
+    wrap(_imported("cupy._core.core"), "compile_with_cache", "compile: cache lookup and module load")  # RawModule's
     wrap(compiler, "compile_with_cache", "compile: cache lookup and module load")
     wrap(compiler, "_compile_module_with_cache", "compile: cache lookup and module load")
     wrap(compiler, "compile_using_nvrtc", "compile: NVRTC (cache miss)")

@@ -14,8 +14,9 @@ surrogates made here; stencils: --stencils, default 2d5pt and 3d27pt), with the 
 - part passes: ncu's passes per metric of membound.counters.ncu.METRICS, alone and all together, on
   one SCALE launch.
 Writes $OUT (default ./out): breakdown.csv (family, job, run, phase, seconds, calls), jobs.csv (wall
-time and exit status of every command), passes.csv (kernel, passes); prints the tables. --src DIR
-measures another checkout's code (DIR first on the jobs' PYTHONPATH, e.g. the code before issue 25).
+time and exit status of every command), passes.csv (kernel, passes); prints the tables. Another
+checkout's code (e.g. before issue 25) is measured with its src/ first on PYTHONPATH: the commands
+are then that code's, from its registry (docs/performance.md).
 """
 
 import argparse
@@ -82,16 +83,21 @@ def run(family, job, label, command, env, out, budget):
 
 def bench_command(family, cfg, case, data, out_csv, counters=False):
     """The family CLI's arguments for one case, as the workflow's rule gives them."""
-    args = families.cli_args(family, cfg, case, counters=True) if counters else families.cli_args(family, cfg, case)
+    args = families.cli_args(family, cfg, case, counters=counters)
     matrix = ["--matrix", data[case]] if family == "spmv" else []
     timing = ["--warmup", "0", "--reps", "1", "--counters"] if counters else [
         "--warmup", str(cfg[family]["warmup"]), "--reps", str(cfg[family]["reps"])]
     return [*matrix, *args.split(), "--rep", "0", *timing, "--out", out_csv]
 
 
+def batched(cases):
+    """`cases`, or the first alone where the code has no batch runner (before issue 25)."""
+    return cases if importlib.util.find_spec("membound.kernels.batch") else cases[:1]
+
+
 def batch_command(family, cfg, cases, data, work, counters=False):
-    """All `cases` in one process (membound.kernels.batch) where it exists, else the first case alone."""
-    if len(cases) == 1 or importlib.util.find_spec("membound.kernels.batch") is None:
+    """All `cases` in one process (membound.kernels.batch), or the one case alone."""
+    if len(cases) == 1:
         return [f"membound.kernels.{family}", "--backend", BACKEND,
                 *bench_command(family, cfg, cases[0], data, str(work / "rows.csv"), counters)]
     parts = [["--", *bench_command(family, cfg, c, data, str(work / f"rows-{c}.csv"), counters)] for c in cases]
@@ -121,12 +127,13 @@ def part_bench(family, cases, cfg, data, env, out, work, budget):
         plain = [PY, "-m", f"membound.kernels.{family}", "--backend", BACKEND,
                  *bench_command(family, cfg, case, data, str(work / "rows.csv"))]
         run(family, case or job, "plain", plain, {**env, **caches}, out, budget)
-    if len(cases) > 1:
+    if len(batched(cases)) > 1:
         run(family, job, "batch", [PY, PROBE, str(out / "probe.json"), *batch_command(family, cfg, cases, data, work)],
             {**env, **caches}, out, budget)
 
 
 def part_ncu(family, cases, cfg, gpu, data, env, out, work, budget):
+    cases = batched(cases)
     target = [PY, PROBE, str(out / "target.json"), *batch_command(family, cfg, cases, data, work, counters=True)]
     ncu_args = ["--mma-shape", *map(str, gpu["mma_shape"]), *cfg["ncu"]["options"].split(),
                 "--out", str(work / "counters-{problem}.csv" if len(cases) > 1 else work / "counters.csv")]
@@ -158,7 +165,6 @@ def main():
     parser.add_argument("--matrices", nargs="+", default=["cant", "circuit5M"])
     parser.add_argument("--stencils", nargs="+", default=["2d5pt", "3d27pt"])
     parser.add_argument("--budget-s", type=float, default=540, help="start no command after this many seconds")
-    parser.add_argument("--src", help="a checkout's src/ to measure instead of the installed membound")
     parser.add_argument("--backend", choices=["cuda", "cpu"], default="cuda")
     args = parser.parse_args()
     global BACKEND
@@ -167,8 +173,6 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="breakdown-"))
     env = dict(os.environ)
-    if args.src:
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(args.src).resolve()), env.get("PYTHONPATH", "")])
     cfg, _ = config.assemble([f"profiles/{args.profile}/membound.yaml"], {})
     gpu = config.load_gpu(cfg["gpu"])
     cases = {"scale": [None], "gemv": [None], "spmv": args.matrices, "stencil": args.stencils}

@@ -35,7 +35,7 @@ class Family:
     wq: Callable[[Mapping, dict, Mapping | None], dict]   # analytical W, Q, W_exec, items of one row
     schema: dict              # its config block (block()); the rules pass it to membound.run.config.assemble
     args: Callable[[Mapping, str | None, bool], str] = lambda config, case, counters: ""   # the CLI's problem
-    cases: Callable[[Mapping, list], list] | None = None  # one job per case (raw/<name>/<case>.csv), else one
+    cases: Callable[[Mapping, list], list] | None = None  # its cases, one CLI call each in its job; else one call
     case_file: str = ""       # the CLI option that takes the case's CSR matrix file (the matrices rules make it)
 
     @property
@@ -55,10 +55,12 @@ class Family:
         return [f"{KERNELS}/{self.name}.py", *(f"{KERNELS}/{s}" for s in found)]
 
     def raw(self, results: str, case: str | None = None, rep: int | str = 0, prefix: str = "") -> str:
-        """The raw CSV of `case` (per-case families) and repetition `rep` under <results>/raw/<prefix>:
-        repetition 0 is <stem>.csv, repetition r > 0 <stem>.rep<r>.csv (a string `rep` is a wildcard
-        pattern put in as it is)."""
-        stem = f"{self.name}/{case}" if self.per_case else self.name
+        """The raw CSV of repetition `rep` under <results>/raw/<prefix>, one job's: every case of the
+        family (membound.kernels.batch). Repetition 0 is <stem>.csv, repetition r > 0
+        <stem>.rep<r>.csv (a string `rep` is a wildcard pattern put in as it is). With `case`: that
+        case's own file, <name>/<case>, as runs wrote them before a job ran every case (the
+        reference profile still reads them)."""
+        stem = f"{self.name}/{case}" if case else self.name
         suffix = rep if isinstance(rep, str) else (f".rep{rep}" if rep else "")
         return f"{results}/raw/{prefix}{stem}{suffix}.csv"
 
@@ -146,8 +148,9 @@ def config_blocks() -> dict[str, dict]:
 
 
 def cases(family: str, config: Mapping, matrices) -> list[str | None]:
-    """The cases of `family` in a run: one per job (e.g. SpMV one per matrix in `matrices`, stencils
-    one per config["stencil"]["kernels"] entry), or [None] for one job of all its sizes."""
+    """The cases of `family` in a run, each one call of its CLI in the family's job (e.g. SpMV one per
+    matrix in `matrices`, stencils one per config["stencil"]["kernels"] entry), or [None] for one
+    call of all its sizes."""
     found = FAMILIES[family].cases
     return [None] if found is None else found(config, matrices)
 
@@ -159,14 +162,25 @@ def cli_args(family: str, config: Mapping, case: str | None = None, counters: bo
     return f"{problem} --precisions {' '.join(config['precisions'])}".strip()
 
 
+def batch_args(family: str, config: Mapping, cases, case_files=(), counters: bool = False) -> str:
+    """The case groups of one job that runs every case of `family` in one process
+    (membound.kernels.batch): per case '-- <its problem arguments>', with its case file (SpMV: the
+    matrix of `case_files`, in the order of `cases`) first."""
+    option = FAMILIES[family].case_file
+    return " ".join(f"-- {f'{option} {case_files[i]} ' if option else ''}{cli_args(family, config, case, counters)}"
+                    for i, case in enumerate(cases))
+
+
 def raw_paths(results: str, config: Mapping, matrices, prefix: str = "", repeats: int = 1,
               exists: Callable[[str], bool] | None = None, names=None) -> list[str]:
-    """The raw CSVs of the families `names` (default every one) under <results>/raw/<prefix> for
-    `repeats` repetitions (counter runs: one). With `exists`, repetitions r > 0 only where it says
-    the file is there (the reference profile's committed raw data)."""
+    """The raw CSVs of the families `names` (default every one) under <results>/raw/<prefix>, one per
+    job, so per repetition (counter runs: one). With `exists` (the reference profile's committed
+    data): repetitions r > 0 only where it says the file is there, and a per-case family whose file
+    of repetition 0 is not there in its older layout, a file per case (of `matrices` for SpMV)."""
     paths = []
     for family in (FAMILIES[n] for n in (names or FAMILIES)):
-        for case in cases(family.name, config, matrices):
+        older = family.per_case and exists is not None and not exists(family.raw(results, None, 0, prefix))
+        for case in cases(family.name, config, matrices) if older else [None]:
             for rep in range(repeats):
                 path = family.raw(results, case, rep, prefix)
                 if rep == 0 or exists is None or exists(path):

@@ -1,21 +1,21 @@
-# Every kernel family's benchmarks, one rule over the registry (membound.families): a job runs
-# `python -m membound.kernels.<family>` on one case (per-case families: raw/<family>/<case>.csv, else
-# raw/<family>.csv) and one repetition, with the family's problem arguments (families.cli_args) and
-# its config block's warmup and reps. A family adds no rule; `bench_<family>` names its jobs as a target.
+# Every kernel family's benchmarks, one rule over the registry (membound.families): a job runs every
+# case of one family in one process (membound.kernels.batch; per case its problem arguments,
+# families.cli_args) for one repetition, with its config block's warmup and reps, on a GPU of its own
+# (membound.run.gpu_slot), into raw/<family>.csv (repetition r: raw/<family>.rep<r>.csv). A family adds
+# no rule; `bench_<family>` names its jobs as a target. docs/performance.md says why.
 
 
 rule bench:
     input:
         unpack(bench_inputs),
     output:
-        f"{RESULTS}/raw/{{family}}{{case}}{{rep}}.csv",
+        f"{RESULTS}/raw/{{family}}{{rep}}.csv",
     log:
-        f"{RESULTS}/logs/bench_{{family}}{{case}}{{rep}}.log",
+        f"{RESULTS}/logs/bench_{{family}}{{rep}}.log",
     benchmark:
-        f"{RESULTS}/raw/benchmarks/bench_{{family}}{{case}}{{rep}}.tsv"
+        f"{RESULTS}/raw/benchmarks/bench_{{family}}{{rep}}.tsv"
     wildcard_constraints:
         family=FAMILY_NAMES,
-        case=CASE_SUFFIX,
         rep=families.REP_SUFFIX,
     conda:
         "../../envs/membound.yaml"
@@ -23,13 +23,14 @@ rule bench:
         gpu=1,
     params:
         backend=BACKEND,
-        args=bench_args,
+        cases=bench_args,
         rep=lambda wc: families.rep_index(wc.rep),
         warmup=lambda wc: config[wc.family]["warmup"],
         reps=lambda wc: config[wc.family]["reps"],
     shell:
-        "python -m membound.kernels.{wildcards.family} --backend {params.backend} {params.args} --rep {params.rep}"
-        " --warmup {params.warmup} --reps {params.reps} --out {output} > {log} 2>&1"
+        "python -m membound.run.gpu_slot -- python -m membound.kernels.batch {wildcards.family} --out {output}"
+        " --backend {params.backend} --rep {params.rep} --warmup {params.warmup} --reps {params.reps}"
+        " {params.cases} > {log} 2>&1"
 
 
 for _family in FAMILY:  # short targets: `snakemake --profile <gpu> bench_spmv` runs SpMV's jobs

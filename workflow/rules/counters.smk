@@ -1,7 +1,8 @@
 # Hardware counters: every benchmark rerun under ncu on its NVTX-tagged launches only (one measured
-# launch per case, --counters), with a minimal metric list; docs/counters.md. Pulled in by rule wqi.
-# One rule over the registry, as rule bench (bench.smk), and the DGEMM that checks the FP64
-# tensor-core counter; `counters_<family>` names a family's counter jobs as a target.
+# call per case, --counters; stencils: depth steps), with a minimal metric list; docs/counters.md.
+# Pulled in by rule wqi. One rule over the registry, as rule bench (bench.smk: every case of a family
+# in one process), and the DGEMM that checks the FP64 tensor-core counter; `counters_<family>` names
+# a family's counter job as a target.
 
 NCU = f"--mma-shape {' '.join(map(str, GPU['mma_shape']))} {config['ncu']['options']}"
 NCU_CODE = code("membound.counters.ncu")
@@ -11,26 +12,25 @@ rule counters:
     input:
         unpack(lambda wildcards: bench_inputs(wildcards, counters=True)),
     output:
-        counters=f"{RESULTS}/raw/counters/{{family}}{{case}}.csv",
-        rows=f"{RESULTS}/raw/counters/{{family}}{{case}}.rows.csv",
+        counters=f"{RESULTS}/raw/counters/{{family}}.csv",
+        rows=f"{RESULTS}/raw/counters/{{family}}.rows.csv",
     log:
-        f"{RESULTS}/logs/counters_{{family}}{{case}}.log",
+        f"{RESULTS}/logs/counters_{{family}}.log",
     benchmark:
-        f"{RESULTS}/raw/benchmarks/counters_{{family}}{{case}}.tsv"
+        f"{RESULTS}/raw/benchmarks/counters_{{family}}.tsv"
     wildcard_constraints:
         family=FAMILY_NAMES,
-        case=CASE_SUFFIX,
     conda:
         "../../envs/membound.yaml"
     resources:
         gpu=1,
     params:
         ncu=NCU,
-        args=lambda wc, input: bench_args(wc, input, counters=True),
+        cases=lambda wc, input: bench_args(wc, input, counters=True),
     shell:
-        "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
-        " -- python -m membound.kernels.{wildcards.family} --backend cuda {params.args} --warmup 0 --reps 1"
-        " --counters --out {output.rows} > {log} 2>&1"
+        "python -m membound.run.gpu_slot -- python -m membound.counters.ncu {params.ncu} --out {output.counters}"
+        " -- python -m membound.kernels.batch {wildcards.family} --out {output.rows} --backend cuda --warmup 0"
+        " --reps 1 --counters {params.cases} > {log} 2>&1"
 
 
 for _family in FAMILY:
@@ -44,7 +44,7 @@ for _family in FAMILY:
 
 rule counters_dgemm:
     input:
-        code=[*code("membound.counters.dgemm"), *NCU_CODE],
+        code=[*code("membound.counters.dgemm", "membound.run.gpu_slot"), *NCU_CODE],
     output:
         counters=f"{RESULTS}/raw/counters/dgemm.csv",
         rows=f"{RESULTS}/raw/counters/dgemm.rows.csv",
@@ -59,5 +59,5 @@ rule counters_dgemm:
     params:
         ncu=NCU,
     shell:
-        "python -m membound.counters.ncu {params.ncu} --out {output.counters}"
+        "python -m membound.run.gpu_slot -- python -m membound.counters.ncu {params.ncu} --out {output.counters}"
         " -- python -m membound.counters.dgemm --out {output.rows} > {log} 2>&1"

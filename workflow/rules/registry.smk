@@ -13,7 +13,8 @@ FAMILY = families.FAMILIES
 # Independent repetitions of every benchmark job (raw/<stem>.csv, then <stem>.rep<r>.csv). The
 # reference profile renders what is committed: repetitions beyond the first where their files exist.
 REPEATS = config["repeats"]
-# SpMV rows of the matrices the run benchmarks (reference: those with a committed raw CSV of any repetition).
+# SpMV's matrices in raw CSVs of one per matrix, the layout of runs before a job ran every case, which
+# the reference profile reads where a run committed them (those with a file of any repetition).
 SPMV_MATRICES = (
     [m for m in MATRICES if any(os.path.exists(FAMILY["spmv"].raw(RESULTS, m["name"], r)) for r in range(REPEATS))]
     if REFERENCE
@@ -21,8 +22,7 @@ SPMV_MATRICES = (
 )
 
 
-FAMILY_NAMES = "|".join(FAMILY)  # the `family` and `case` wildcards of the generic rules bench and counters
-CASE_SUFFIX = families.case_suffix([c for f in FAMILY for c in families.cases(f, config, MATRICES) if c])
+FAMILY_NAMES = "|".join(FAMILY)  # the `family` wildcard of the generic rules bench and counters
 
 
 def raw(family=None, prefix="", repeats=None):
@@ -47,8 +47,10 @@ def code(*scripts_or_modules):
 
 
 def bench_code(family):
-    """A family's benchmark code: its module's imports and its CUDA sources (the registry's)."""
-    return sorted({*code(f"membound.kernels.{family}"), *FAMILY[family].code})
+    """A family's benchmark code: its module's imports and its CUDA sources (the registry's), the
+    GPU slot wrapper and the batch runner every GPU job runs through."""
+    run = code(f"membound.kernels.{family}", "membound.run.gpu_slot", "membound.kernels.batch")
+    return sorted({*run, *FAMILY[family].code})
 
 
 ORIGINAL_JOBS = [] if REFERENCE else originals.jobs(config, MATRICES)  # (code, case) of config `originals`
@@ -65,16 +67,16 @@ def originals_raw(kernel=None, ext="csv"):
 
 
 def bench_inputs(wildcards, counters=False):
-    """Inputs of a benchmark job (`counters`: a counter job): its family's benchmark code (with
-    ncu's runner) and, for a family with a `case_file` option, the case's CSR file (matrices.smk)."""
+    """Inputs of a family's job (`counters`: its counter job): its benchmark code (with ncu's runner)
+    and, for a family with a `case_file` option, every case's CSR file (matrices.smk)."""
     family = FAMILY[wildcards.family]
     files = {*bench_code(family.name), *(code("membound.counters.ncu") if counters else [])}
-    case = families.case_name(wildcards.case)
-    return {"code": sorted(files), **({"case_file": csr_file(case)} if family.case_file else {})}
+    cases = families.cases(family.name, config, MATRICES) if family.case_file else []
+    return {"code": sorted(files), "case_files": [csr_file(case) for case in cases]}
 
 
 def bench_args(wildcards, input, counters=False):
-    """The benchmark CLI's problem arguments of a job's case (and its case file's option)."""
-    family = FAMILY[wildcards.family]
-    args = families.cli_args(family.name, config, families.case_name(wildcards.case), counters)
-    return f"{family.case_file} {input.case_file} {args}" if family.case_file else args
+    """A family's job runs every case in one process (membound.kernels.batch): each case's problem
+    arguments (and its case file)."""
+    cases = families.cases(wildcards.family, config, MATRICES)
+    return families.batch_args(wildcards.family, config, cases, input.case_files, counters)

@@ -191,8 +191,7 @@ def profile(command: list[str], mma_shape, clock_control="base", cache_control="
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Run a benchmark CLI under ncu; write per-kernel achieved counters.",
                                      usage="%(prog)s --out F.csv [options] -- python -m membound.kernels.X ... --counters")
-    parser.add_argument("--out", required=True, help="counter CSV (one row per launch tag and kernel name); with "
-                        "'{problem}' in it, one CSV per problem (a run of several cases, membound.kernels.batch)")
+    parser.add_argument("--out", required=True, help="counter CSV (one row per launch tag and kernel name)")
     parser.add_argument("--mma-shape", type=int, nargs=3, default=[8, 8, 4], metavar=("M", "N", "K"),
                         help="FP64 MMA shape assumed where ncu lacks the FP64 tensor-path op counter and a "
                              "kernel's own shape is unknown (exact on a GPU with one FP64 shape, as the A100)")
@@ -208,16 +207,7 @@ def main(argv=None):
         rows = profile(command, tuple(args.mma_shape), args.clock_control, args.cache_control, args.launch_count)
     except CounterError as err:
         sys.exit(f"error: {err}")
-    write(rows, args.out)
-
-
-def write(rows: pd.DataFrame, out: str) -> None:
-    """The counter rows to `out`, or, where it holds '{problem}', each problem's rows to its own file."""
-    if "{problem}" not in out:
-        write_csv(rows, out)
-        return
-    for problem, part in rows.groupby("problem", sort=False):
-        write_csv(part, out.replace("{problem}", str(problem)))
+    write_csv(rows, args.out)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ every GPU held waits for one.
 
 It changes nothing, and execs COMMAND as it is, where SLURM gave the job its GPUs (the
 scheduler's assignment is kept), or where nvidia-smi lists no GPU (the cpu profile, AMD).
+
+Every job gets one CuPy kernel cache, KERNEL_CACHE (CUPY_CACHE_DIR, unless set): a kernel is
+compiled by the first job that needs it and loaded from the cache by every later one.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from membound.run import devices
 
 LOCKS = Path(os.environ.get("MEMBOUND_GPU_LOCKS", "/tmp/membound-gpu-locks"))  # one node's, all users'
 POLL_S = 0.2
+KERNEL_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "membound" / "cupy-kernels"
 
 
 def scheduler_assigned(env=os.environ) -> bool:
@@ -86,7 +90,7 @@ def main(argv=None) -> None:
     command = argv[1:] if argv[:1] == ["--"] else argv
     if not command:
         sys.exit("usage: python -m membound.run.gpu_slot -- COMMAND [ARGS...]")
-    env = dict(os.environ)
+    env = {"CUPY_CACHE_DIR": str(KERNEL_CACHE), **os.environ}
     if not scheduler_assigned(env):
         try:
             gpus = devices.visible(devices.listed(), env)

@@ -4,7 +4,7 @@ time they take, for a log read later as much as for a terminal (no carriage retu
 Snakemake hands its log records to the logger plugin `membound` (snakemake_logger_plugin_membound,
 `logger: [membound]` in the profiles), which feeds them to a `Progress`. The workflow sets what it
 knows at parse time, in this same process (`configure`): the GPU rules, the number of GPUs, and each
-rule's expected seconds per job from committed job timings (`expected_from`). Once a job of a rule
+rule's expected seconds per job from the committed reference run's job timings (`expected_from`). Once a job of a rule
 has finished, this run's own mean time per job of that rule replaces the committed one.
 
 Estimate: GPU jobs' seconds over the GPUs, plus the other jobs' seconds over the cores (a job of
@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 SETTINGS = {"expected": {}, "gpu_rules": set(), "gpus": 1, "cores": 1}
-STEM = re.compile(r"^(?P<rule>[A-Za-z0-9_]+?)(?:-.*?)?(?:\.rep\d+)?$")   # <rule>[-<case>][.rep<r>]
+STEM = re.compile(r"^(?P<rule>[A-Za-z0-9_]+?)(?:-.*?)?(?P<rep>\.rep\d+)?$")   # <rule>[-<case>][.rep<r>]
 
 
 def configure(expected: dict[str, float], gpu_rules, gpus: int, cores: int) -> None:
@@ -30,16 +30,20 @@ def configure(expected: dict[str, float], gpu_rules, gpus: int, cores: int) -> N
                     cores=max(int(cores or 1), 1))
 
 
-def expected_from(benchmarks: Path, cases_per_job: dict[str, int] | None = None) -> dict[str, float]:
-    """Per rule, the mean seconds of its committed jobs (Snakemake benchmark files
-    <rule>[-<case>][.rep<r>].tsv under `benchmarks`), times `cases_per_job[rule]` where this run's
-    jobs of the rule each run that many of those jobs' cases."""
-    seconds = defaultdict(list)
+def expected_from(benchmarks: Path) -> dict[str, float]:
+    """Per rule, the seconds one of its jobs takes by committed timings (Snakemake benchmark files
+    <rule>[-<case>][<.rep r>].tsv under `benchmarks`): a job runs every case of one repetition
+    (membound.kernels.batch), so the cases' files of one repetition add up (older runs had a job
+    per case), and repetitions average."""
+    per_rep = defaultdict(float)
     for tsv in sorted(Path(benchmarks).glob("*.tsv")) if Path(benchmarks).is_dir() else []:
         rows = list(csv.DictReader(tsv.open(), delimiter="\t"))
         if rows and (match := STEM.match(tsv.stem)):
-            seconds[match["rule"]].append(float(rows[0]["s"]))
-    return {rule: sum(s) / len(s) * (cases_per_job or {}).get(rule, 1) for rule, s in seconds.items()}
+            per_rep[match["rule"], match["rep"]] += float(rows[0]["s"])
+    reps = defaultdict(list)
+    for (rule, _), seconds in per_rep.items():
+        reps[rule].append(seconds)
+    return {rule: sum(s) / len(s) for rule, s in reps.items()}
 
 
 def _minutes(seconds: float) -> str:
