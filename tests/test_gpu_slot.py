@@ -2,10 +2,12 @@
 locks them; racing jobs never share one, a killed holder frees its GPU, SLURM's choice is kept."""
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -125,3 +127,20 @@ def test_every_job_shares_one_kernel_cache_unless_one_is_set(node, tmp_path):
     shared = slot({**env, "XDG_CACHE_HOME": str(tmp_path)}, *show).communicate(timeout=30)[0].strip()
     assert shared == str(tmp_path / "membound" / "cupy-kernels")
     assert slot({**env, "CUPY_CACHE_DIR": "/x"}, *show).communicate(timeout=30)[0].strip() == "/x"
+
+
+def test_a_dry_run_on_two_gpus_sends_every_gpu_job_through_a_slot_one_job_per_repetition():
+    repo = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "XDG_CONFIG_HOME": str(repo / ".no-user-profiles")}
+    run = subprocess.run([sys.executable, "-m", "snakemake", "--profile", "profiles/h100", "all", "-n", "--forceall",
+                          "-p", "--resources", "gpu=2"], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    commands = re.findall(r"^Shell command: (.*)$", run.stdout, re.MULTILINE)
+    gpu_jobs = [c for c in commands if "membound.kernels" in c or "membound.counters" in c]
+    assert gpu_jobs and all(c.startswith("python -m membound.run.gpu_slot -- ") for c in gpu_jobs)
+    stats = dict(re.findall(r"^(bench_\w+|counters_\w+)\s+(\d+)$", run.stdout, re.MULTILINE))
+    assert stats == {"bench_scale": "5", "bench_spmv": "5", "bench_stencil": "5", "bench_gemv": "5",
+                     "counters_scale": "1", "counters_spmv": "1", "counters_stencil": "1", "counters_gemv": "1",
+                     "counters_dgemm": "1"}
+    spmv = next(c for c in gpu_jobs if "kernels.batch spmv" in c and "--rep 3" in c)
+    assert spmv.count(" -- --matrix ") == 21 and spmv.count(".rep3.csv") == 21

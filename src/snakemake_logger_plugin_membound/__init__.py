@@ -22,8 +22,9 @@ class LogHandler(LogHandlerBase):
             self.progress.start(record.jobid, record.rule_name)
         elif event == LogEvent.JOB_FINISHED:
             line = self.progress.finish(record.job_id)
-        if line:
-            print(line, file=sys.stderr, flush=True)
+        if line:   # one write: Snakemake's own handler writes from another thread
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
 
     @property
     def writes_to_stream(self) -> bool:

@@ -67,6 +67,7 @@ progress.configure(
     lambda: [r.name for r in workflow.rules if "gpu" in r.resources],
     workflow.global_resources.get("gpu").value,
     workflow.cores,
+    on_gpus=BACKEND == "cuda",
 )
 
 

@@ -19,15 +19,16 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-SETTINGS = {"expected": {}, "gpu_rules": set(), "gpus": 1, "cores": 1}
+SETTINGS = {"expected": {}, "gpu_rules": set(), "gpus": 1, "cores": 1, "on_gpus": True}
 STEM = re.compile(r"^(?P<rule>[A-Za-z0-9_]+?)(?:-.*?)?(?P<rep>\.rep\d+)?$")   # <rule>[-<case>][.rep<r>]
 
 
-def configure(expected: dict[str, float], gpu_rules, gpus: int, cores: int) -> None:
+def configure(expected: dict[str, float], gpu_rules, gpus: int, cores: int, on_gpus: bool = True) -> None:
     """What the workflow knows of this run (called while the Snakefile is parsed; `gpu_rules` may
-    be a function, asked when the run's jobs are planned, after every rule is defined)."""
+    be a function, asked when the run's jobs are planned, after every rule is defined; `on_gpus`
+    False: the cpu profile, whose benchmark jobs hold the resource `gpu` to run one at a time)."""
     SETTINGS.update(expected=dict(expected), gpu_rules=gpu_rules, gpus=max(int(gpus or 1), 1),
-                    cores=max(int(cores or 1), 1))
+                    cores=max(int(cores or 1), 1), on_gpus=on_gpus)
 
 
 def expected_from(benchmarks: Path) -> dict[str, float]:
@@ -108,7 +109,8 @@ class Progress:
         done, total = sum(self.finished.values()), sum(self.planned.values())
         gpus, cores = self.settings["gpus"], self.settings["cores"]
         estimate = gpu_s / gpus + cpu_s / cores
+        where = (f"GPU jobs {_minutes(gpu_s / gpus)} on {gpus} GPU{'s' if gpus > 1 else ''}"
+                 if self.settings.get("on_gpus", True) else f"benchmark jobs {_minutes(gpu_s / gpus)} one at a time")
         text = (f"membound progress: {done} of {total} jobs done, {jobs} left, about {_minutes(estimate)} to go "
-                f"(GPU jobs {_minutes(gpu_s / gpus)} on {gpus} GPU{'s' if gpus > 1 else ''}, others "
-                f"{_minutes(cpu_s / cores)} on {cores} cores")
+                f"({where}, others {_minutes(cpu_s / cores)} on {cores} cores")
         return text + (f"; {unknown} jobs without an estimate)" if unknown else ")")
