@@ -39,7 +39,7 @@ def shared(files: pd.DataFrame) -> list[tuple[str, str, str]]:
         for b in rows[i + 1:]:
             if b["start"] >= a["end"] - SLACK_S:
                 break
-            if a["gpu"] and a["gpu"] == b["gpu"] and a["end"] - SLACK_S > b["start"] and b["end"] - SLACK_S > a["start"]:
+            if a["gpu"] and a["gpu"] == b["gpu"] and b["end"] - SLACK_S > a["start"]:
                 bad.append((a["file"], b["file"], a["gpu"]))
     return bad
 
@@ -61,7 +61,8 @@ def main(a: str, b: str) -> int:
         span = files["end"].max() - files["start"].min() if len(files) else float("nan")
         print(f"== {run}: {len(files)} raw files, span {span:.0f} s, GPU jobs {gpu_seconds(run):.0f} s")
         print(files.groupby("gpu")["file"].count().rename("files").to_string())
-        print(f"files measured at once on one GPU: {len(bad)}" + "".join(f"\n  {x} | {y} ({g})" for x, y, g in bad[:20]))
+        print(f"files measured at once on one GPU: {len(bad)}")
+        print("".join(f"  {x} | {y} ({g})\n" for x, y, g in bad[:20]), end="")
         status |= bool(bad)
     both = claims(Path(a)).add_suffix("_a").join(claims(Path(b)).add_suffix("_b"))
     both["overlap"] = (both["ci_low_a"] <= both["ci_high_b"]) & (both["ci_low_b"] <= both["ci_high_a"])

@@ -1,6 +1,6 @@
 """Where the time of a membound GPU job goes (issue 25; docs/performance.md). Run on the GPU node:
 
-    python tools/time_breakdown.py --profile h100 [--part bench|ncu|passes|all] [--budget-s 540]
+    python tools/time_breakdown.py --profile h100 [--part bench ncu passes] [--budget-s 540]
 
 For one job of each family (SCALE and GEMV: all sizes; SpMV: --matrices, default cant and circuit5M,
 surrogates made here; stencils: --stencils, default 2d5pt and 3d27pt), with the config of the profile:
@@ -160,7 +160,7 @@ def table(frame, index, columns, values):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--profile", default="h100")
-    parser.add_argument("--part", choices=["bench", "ncu", "passes", "all"], default="all")
+    parser.add_argument("--part", nargs="+", choices=["bench", "ncu", "passes"], default=["bench", "ncu", "passes"])
     parser.add_argument("--families", nargs="+", default=["scale", "spmv", "stencil", "gemv"])
     parser.add_argument("--matrices", nargs="+", default=["cant", "circuit5M"])
     parser.add_argument("--stencils", nargs="+", default=["2d5pt", "3d27pt"])
@@ -176,14 +176,14 @@ def main():
     cfg, _ = config.assemble([f"profiles/{args.profile}/membound.yaml"], {})
     gpu = config.load_gpu(cfg["gpu"])
     cases = {"scale": [None], "gemv": [None], "spmv": args.matrices, "stencil": args.stencils}
-    data = matrices(args.matrices, cfg, work) if "spmv" in args.families and args.part in ("bench", "ncu", "all") else {}
+    data = matrices(args.matrices, cfg, work) if "spmv" in args.families and {"bench", "ncu"} & set(args.part) else {}
     try:
         for family in args.families:
-            if args.part in ("bench", "all"):
+            if "bench" in args.part:
                 part_bench(family, cases[family], cfg, data, env, out, work, args.budget_s)
-            if args.part in ("ncu", "all") and shutil.which("ncu"):
+            if "ncu" in args.part and shutil.which("ncu"):
                 part_ncu(family, cases[family], cfg, gpu, data, env, out, work, args.budget_s)
-        if args.part in ("passes", "all") and shutil.which("ncu"):
+        if "passes" in args.part and shutil.which("ncu"):
             part_passes(env, out, work, args.budget_s)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -196,7 +196,8 @@ def write(out):
         frame.to_csv(out / name, index=False)
     pd.set_option("display.width", 200, "display.max_rows", 500, "display.max_columns", 20)
     if not jobs.empty:
-        print("\n== wall time per command (s)\n" + jobs[["family", "run", "job", "wall_s", "rc"]].to_string(index=False))
+        table_ = jobs[["family", "run", "job", "wall_s", "rc"]].to_string(index=False)
+        print("\n== wall time per command (s)\n" + table_)
     for family, part in (rows.groupby("family", sort=False) if not rows.empty else []):
         print(f"\n== {family}: seconds per phase (exclusive)\n" + table(part, "phase", "run", "seconds").to_string())
     if not passes.empty:

@@ -32,7 +32,8 @@ KERNEL_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") 
 
 def scheduler_assigned(env=os.environ) -> bool:
     """True where SLURM allotted the job its GPUs (they are then kept as the scheduler set them)."""
-    return "SLURM_JOB_ID" in env and any(k in env for k in ("SLURM_JOB_GPUS", "SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES"))
+    gpus = ("SLURM_JOB_GPUS", "SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES")
+    return "SLURM_JOB_ID" in env and any(k in env for k in gpus)
 
 
 def _lock_file(lock_dir: Path, gpu: devices.Gpu) -> int:
