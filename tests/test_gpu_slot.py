@@ -107,6 +107,7 @@ def test_mixed_models_are_refused_with_the_gpus_to_choose():
 def test_pci_bus_ids_match_in_cuda_and_nvidia_smi_spelling():
     assert devices.by_bus_id("0000:3B:00.0", GPU_LIST) == GPU_LIST[1]
     assert devices.by_bus_id("0000:99:00.0", GPU_LIST) is None
+    assert devices.smi_bus_id("0000:3b:00.0") == "00000000:3B:00.0"
 
 
 def test_slots_default_to_the_gpus_and_refuse_more_than_there_are():
@@ -144,3 +145,15 @@ def test_a_dry_run_on_two_gpus_sends_every_gpu_job_through_a_slot_one_job_per_re
                      "counters_dgemm": "1"}
     spmv = next(c for c in gpu_jobs if "kernels.batch spmv" in c and "--rep 3" in c)
     assert spmv.count(" -- --matrix ") == 21 and spmv.count(".rep3.csv") == 21
+
+
+def test_rows_name_the_gpu_at_the_cuda_devices_bus_id(tmp_path, monkeypatch):
+    from membound.run import runinfo
+
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text('#!/bin/sh\n[ "$2" = "00000000:3B:00.0" ] && echo "1, GPU-bbbb-1111, NVIDIA H200, 580.1, 1980, 3201"\n')
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    info = runinfo._nvidia_smi("0000:3b:00.0")
+    assert (info["device_index"], info["device_uuid"], info["device"]) == ("1", "GPU-bbbb-1111", "NVIDIA H200")
+    assert runinfo._nvidia_smi("0000:99:00.0") == {}

@@ -81,6 +81,12 @@ def bus_key(pci_bus_id: str) -> tuple[int, int, int, int]:
     return int(domain, 16), int(bus, 16), int(device, 16), int(function, 16)
 
 
+def smi_bus_id(pci_bus_id: str) -> str:
+    """`pci_bus_id` in nvidia-smi's spelling (an 8-digit domain), as its -i option takes it."""
+    domain, bus, device, function = bus_key(pci_bus_id)
+    return f"{domain:08X}:{bus:02X}:{device:02X}.{function:X}"
+
+
 def by_bus_id(pci_bus_id: str, gpus: list[Gpu]) -> Gpu | None:
     """The GPU of `gpus` at PCI bus id `pci_bus_id` (either spelling), or None."""
     key = bus_key(pci_bus_id)

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 import membound
-from membound.run import inventory
+from membound.run import devices, inventory
 
 REPO = Path(membound.__file__).resolve().parents[2]  # the checkout: src/membound/__init__.py
 
@@ -25,11 +25,15 @@ def _nvidia_smi(pci_bus_id: str) -> dict:
         return {}
     fields = "index,uuid,name,driver_version,clocks.sm,clocks.mem"
     try:
-        out = subprocess.run(["nvidia-smi", "-i", pci_bus_id, f"--query-gpu={fields}", "--format=csv,noheader,nounits"],
+        out = subprocess.run(["nvidia-smi", "-i", devices.smi_bus_id(pci_bus_id), f"--query-gpu={fields}",
+                              "--format=csv,noheader,nounits"],
                              capture_output=True, text=True, timeout=20, check=True).stdout
     except (subprocess.SubprocessError, OSError):
         return {}
-    index, uuid, name, driver, sm, mem = [v.strip() for v in out.splitlines()[0].split(",")]
+    fields = [v.strip() for v in (out.splitlines() or [""])[0].split(",")]
+    if len(fields) != 6:
+        return {}
+    index, uuid, name, driver, sm, mem = fields
     return {"device_index": index, "device_uuid": uuid, "device": name, "driver": driver, "sm_clock_mhz": sm,
             "mem_clock_mhz": mem}
 
