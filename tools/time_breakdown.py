@@ -81,13 +81,23 @@ def run(family, job, label, command, env, out, budget):
             path.unlink()
 
 
-def bench_command(family, cfg, case, data, out_csv, counters=False):
-    """The family CLI's arguments for one case, as the workflow's rule gives them."""
-    args = families.cli_args(family, cfg, case, counters=counters)
+def case_args(family, cfg, case, data, counters=False):
+    """One case's problem arguments (SpMV: its --matrix first), as the workflow's rule gives them."""
     matrix = ["--matrix", data[case]] if family == "spmv" else []
-    timing = ["--warmup", "0", "--reps", "1", "--counters"] if counters else [
+    return [*matrix, *families.cli_args(family, cfg, case, counters=counters).split()]
+
+
+def timing(family, cfg, counters=False):
+    """The arguments every case of a job shares: backend, repetition, warm-up and timed calls."""
+    calls = ["--warmup", "0", "--reps", "1", "--counters"] if counters else [
         "--warmup", str(cfg[family]["warmup"]), "--reps", str(cfg[family]["reps"])]
-    return [*matrix, *args.split(), "--rep", "0", *timing, "--out", out_csv]
+    return ["--backend", BACKEND, "--rep", "0", *calls]
+
+
+def bench_command(family, cfg, case, data, out_csv, counters=False):
+    """The family CLI of one case: module and arguments."""
+    return [f"membound.kernels.{family}", *timing(family, cfg, counters), *case_args(family, cfg, case, data, counters),
+            "--out", out_csv]
 
 
 def batched(cases):
@@ -95,13 +105,12 @@ def batched(cases):
     return cases if importlib.util.find_spec("membound.kernels.batch") else cases[:1]
 
 
-def batch_command(family, cfg, cases, data, work, counters=False):
-    """All `cases` in one process (membound.kernels.batch), or the one case alone."""
+def batch_command(family, cfg, cases, data, out_csv, counters=False):
+    """All `cases` in one process (membound.kernels.batch, one CSV), or the one case alone."""
     if len(cases) == 1:
-        return [f"membound.kernels.{family}", "--backend", BACKEND,
-                *bench_command(family, cfg, cases[0], data, str(work / "rows.csv"), counters)]
-    parts = [["--", *bench_command(family, cfg, c, data, str(work / f"rows-{c}.csv"), counters)] for c in cases]
-    return ["membound.kernels.batch", family, "--backend", BACKEND, *[a for p in parts for a in p]]
+        return bench_command(family, cfg, cases[0], data, out_csv, counters)
+    groups = [a for c in cases for a in ("--", *case_args(family, cfg, c, data, counters))]
+    return ["membound.kernels.batch", family, "--out", out_csv, *timing(family, cfg, counters), *groups]
 
 
 def matrices(names, cfg, work):
@@ -118,25 +127,24 @@ def matrices(names, cfg, work):
 def part_bench(family, cases, cfg, data, env, out, work, budget):
     job = " ".join(c or "all sizes" for c in cases)
     caches = {"CUPY_CACHE_DIR": str(work / f"cupy-{family}"), "CUDA_CACHE_PATH": str(work / f"nv-{family}")}
-    single = [f"membound.kernels.{family}", "--backend", BACKEND,
-              *bench_command(family, cfg, cases[0], data, str(work / "rows.csv"))]
+    single = bench_command(family, cfg, cases[0], data, str(work / "rows.csv"))
     for label in ("cold", "warm"):
         run(family, cases[0] or job, label, [PY, PROBE, str(out / "probe.json"), *single], {**env, **caches}, out,
             budget)
     for case in cases:
-        plain = [PY, "-m", f"membound.kernels.{family}", "--backend", BACKEND,
-                 *bench_command(family, cfg, case, data, str(work / "rows.csv"))]
+        plain = [PY, "-m", *bench_command(family, cfg, case, data, str(work / "rows.csv"))]
         run(family, case or job, "plain", plain, {**env, **caches}, out, budget)
     if len(batched(cases)) > 1:
-        run(family, job, "batch", [PY, PROBE, str(out / "probe.json"), *batch_command(family, cfg, cases, data, work)],
-            {**env, **caches}, out, budget)
+        batch = batch_command(family, cfg, cases, data, str(work / "rows.csv"))
+        run(family, job, "batch", [PY, PROBE, str(out / "probe.json"), *batch], {**env, **caches}, out, budget)
 
 
 def part_ncu(family, cases, cfg, gpu, data, env, out, work, budget):
     cases = batched(cases)
-    target = [PY, PROBE, str(out / "target.json"), *batch_command(family, cfg, cases, data, work, counters=True)]
+    target = [PY, PROBE, str(out / "target.json"),
+              *batch_command(family, cfg, cases, data, str(work / "rows.csv"), counters=True)]
     ncu_args = ["--mma-shape", *map(str, gpu["mma_shape"]), *cfg["ncu"]["options"].split(),
-                "--out", str(work / "counters-{problem}.csv" if len(cases) > 1 else work / "counters.csv")]
+                "--out", str(work / "counters.csv")]
     command = [PY, PROBE, str(out / "probe.json"), "membound.counters.ncu", *ncu_args, "--", *target]
     run(family, " ".join(c or "all sizes" for c in cases), "ncu", command, env, out, budget)
 

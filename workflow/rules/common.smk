@@ -9,7 +9,7 @@ from membound.kernels import stencil as stencil_kernels
 from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
 from membound.run import config as mbconfig
-from membound.run import detect, devices, gpu_slot, progress
+from membound.run import detect, devices, gpu_slot
 
 min_version("9.0")
 
@@ -61,14 +61,6 @@ if BACKEND == "cuda" and not REFERENCE and workflow.local_exec and workflow.is_m
         workflow.register_resource("gpu", devices.slots(_asked, _gpus, gpu_slot.scheduler_assigned()))
     except devices.DeviceError as err:
         raise WorkflowError(str(err))
-# What the logger plugin `membound` says is left after each job (membound.run.progress).
-progress.configure(
-    progress.expected_from(Path(f"results/reference/{GPU_NAME}/raw/benchmarks")),
-    lambda: [r.name for r in workflow.rules if "gpu" in r.resources],
-    workflow.global_resources.get("gpu").value,
-    workflow.cores,
-    on_gpus=BACKEND == "cuda",
-)
 
 
 onstart:

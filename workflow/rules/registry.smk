@@ -3,11 +3,12 @@
 # user built (membound.originals, rule original in originals.smk).
 import glob
 import os
+from pathlib import Path
 
 from membound import families
 from membound.originals import problems as originals
 from membound.originals.codes import CODES
-from membound.run import codedeps
+from membound.run import codedeps, progress
 
 FAMILY = families.FAMILIES
 # Independent repetitions of every benchmark job (raw/<stem>.csv, then <stem>.rep<r>.csv). The
@@ -80,3 +81,13 @@ def bench_args(wildcards, input, counters=False):
     arguments (and its case file)."""
     cases = families.cases(wildcards.family, config, MATRICES)
     return families.batch_args(wildcards.family, config, cases, input.case_files, counters)
+
+
+# What the logger plugin `membound` says is left after each job (membound.run.progress).
+progress.configure(
+    progress.expected_from(Path(f"results/reference/{GPU_NAME}/raw/benchmarks"), FAMILY),
+    lambda: [r.name for r in workflow.rules if "gpu" in r.resources],
+    workflow.global_resources.get("gpu").value,
+    workflow.cores,
+    on_gpus=BACKEND == "cuda",
+)

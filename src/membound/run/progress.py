@@ -31,11 +31,12 @@ def configure(expected: dict[str, float], gpu_rules, gpus: int, cores: int, on_g
                     cores=max(int(cores or 1), 1), on_gpus=on_gpus)
 
 
-def expected_from(benchmarks: Path) -> dict[str, float]:
+def expected_from(benchmarks: Path, families=()) -> dict[str, float]:
     """Per rule, the seconds one of its jobs takes by committed timings (Snakemake benchmark files
     <rule>[-<case>][<.rep r>].tsv under `benchmarks`): a job runs every case of one repetition
     (membound.kernels.batch), so the cases' files of one repetition add up (older runs had a job
-    per case), and repetitions average."""
+    per case), and repetitions average. The generic rules `bench` and `counters` (their files
+    bench_<family>..., counters_<family>...) get the mean of `families`' jobs."""
     per_rep = defaultdict(float)
     for tsv in sorted(Path(benchmarks).glob("*.tsv")) if Path(benchmarks).is_dir() else []:
         rows = list(csv.DictReader(tsv.open(), delimiter="\t"))
@@ -44,7 +45,12 @@ def expected_from(benchmarks: Path) -> dict[str, float]:
     reps = defaultdict(list)
     for (rule, _), seconds in per_rep.items():
         reps[rule].append(seconds)
-    return {rule: sum(s) / len(s) for rule, s in reps.items()}
+    expected = {rule: sum(s) / len(s) for rule, s in reps.items()}
+    for generic in ("bench", "counters"):
+        jobs = [expected[f"{generic}_{f}"] for f in families if f"{generic}_{f}" in expected]
+        if jobs:
+            expected[generic] = sum(jobs) / len(jobs)
+    return expected
 
 
 def _minutes(seconds: float) -> str:
