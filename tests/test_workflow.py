@@ -351,8 +351,9 @@ def test_a_new_family_needs_no_rule_its_files_alone_run_it(tmp_path):
     env = {"PYTHONPATH": str(copy / "src"), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     run = snakemake("--profile", "profiles/cpu", "all", "-n", "-p", cwd=copy, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert re.search(r"python -m membound\.kernels\.toy --backend cpu --n 4096 --precisions [a-z0-9 ]+ --rep 0"
-                     r" --warmup 1 --reps 3 --out results/cpu/raw/toy\.csv", run.stdout), run.stdout[-3000:]
+    assert re.search(r"python -m membound\.run\.gpu_slot -- python -m membound\.kernels\.batch toy --out "
+                     r"results/cpu/raw/toy\.csv --backend cpu --rep 0 --warmup 1 --reps 3 -- --n 4096 --precisions",
+                     run.stdout), run.stdout[-3000:]
     inputs = dict(re.findall(r"^rule (\w+):\n    input: (.*)$", run.stdout, re.MULTILINE))
     assert "results/cpu/raw/toy.csv" in inputs["wqi"] and "src/membound/kernels/toy.cu" in run.stdout
     bench = snakemake("--profile", "profiles/cpu", "bench_toy", cwd=copy, env=env)
