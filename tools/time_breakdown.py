@@ -181,7 +181,8 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="breakdown-"))
     env = dict(os.environ)
-    cfg, _ = config.assemble([f"profiles/{args.profile}/membound.yaml"], {})
+    blocks = {name: f.schema for name, f in families.FAMILIES.items() if hasattr(f, "schema")}   # newer registries
+    cfg, _ = config.assemble([f"profiles/{args.profile}/membound.yaml"], {}, **({"blocks": blocks} if blocks else {}))
     gpu = config.load_gpu(cfg["gpu"])
     cases = {"scale": [None], "gemv": [None], "spmv": args.matrices, "stencil": args.stencils}
     data = matrices(args.matrices, cfg, work) if "spmv" in args.families and {"bench", "ncu"} & set(args.part) else {}
