@@ -181,7 +181,7 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="breakdown-"))
     env = dict(os.environ)
-    blocks = {name: f.schema for name, f in families.FAMILIES.items() if hasattr(f, "schema")}   # newer registries
+    blocks = families.config_blocks() if hasattr(families, "config_blocks") else None   # registries since issue 22
     cfg, _ = config.assemble([f"profiles/{args.profile}/membound.yaml"], {}, **({"blocks": blocks} if blocks else {}))
     gpu = config.load_gpu(cfg["gpu"])
     cases = {"scale": [None], "gemv": [None], "spmv": args.matrices, "stencil": args.stencils}
