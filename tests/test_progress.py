@@ -48,6 +48,20 @@ def test_the_estimate_spreads_gpu_jobs_over_the_gpus_and_this_runs_times_replace
     assert p.per_job("fig") == 2.0
 
 
+def test_a_generic_rules_jobs_are_timed_per_family():
+    clock = Clock()
+    settings = {"expected": {"bench_a": 10.0, "bench_b": 30.0}, "gpu_rules": ["bench"], "gpus": 1, "cores": 1,
+                "families": ("a", "b")}
+    p = progress.Progress(settings, clock)
+    p.plan({"bench": 4})
+    assert p.per_job("bench") == 20.0                    # the families' mean: as many jobs of each
+    p.start(1, "bench", "b")
+    clock.now = 50.0
+    p.finish(1)                                         # family b takes 50 s in this run
+    assert p.per_kind("bench_b") == 50.0 and p.per_job("bench") == 30.0
+    assert "about 1.5 min to go" in p.line()            # 3 jobs left at 30 s
+
+
 def test_gpu_rules_without_any_timing_are_named():
     p = progress.Progress({"expected": {}, "gpu_rules": ["bench"], "gpus": 1, "cores": 1}, Clock())
     p.plan({"bench": 3, "fig": 1})

@@ -19,7 +19,8 @@ class LogHandler(LogHandlerBase):
         if event == LogEvent.RUN_INFO and self.progress.plan(record.stats):   # Snakemake may repeat it
             line = self.progress.line()
         elif event == LogEvent.JOB_INFO and not self.common_settings.dryrun:
-            self.progress.start(record.jobid, record.rule_name)
+            family = (getattr(record, "wildcards", None) or {}).get("family")   # the generic rules' kinds of job
+            self.progress.start(record.jobid, record.rule_name, family)
         elif event == LogEvent.JOB_FINISHED:
             line = self.progress.finish(record.job_id)
         if line:   # one write: Snakemake's own handler writes from another thread

@@ -90,4 +90,5 @@ progress.configure(
     workflow.global_resources.get("gpu").value,
     workflow.cores,
     on_gpus=BACKEND == "cuda",
+    families=FAMILY,
 )

@@ -19,16 +19,18 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-SETTINGS = {"expected": {}, "gpu_rules": set(), "gpus": 1, "cores": 1, "on_gpus": True}
+SETTINGS = {"expected": {}, "gpu_rules": set(), "gpus": 1, "cores": 1, "on_gpus": True, "families": ()}
 STEM = re.compile(r"^(?P<rule>[A-Za-z0-9_]+?)(?:-.*?)?(?P<rep>\.rep\d+)?$")   # <rule>[-<case>][.rep<r>]
 
 
-def configure(expected: dict[str, float], gpu_rules, gpus: int, cores: int, on_gpus: bool = True) -> None:
+def configure(expected: dict[str, float], gpu_rules, gpus: int, cores: int, on_gpus: bool = True,
+              families=()) -> None:
     """What the workflow knows of this run (called while the Snakefile is parsed; `gpu_rules` may
     be a function, asked when the run's jobs are planned, after every rule is defined; `on_gpus`
-    False: the cpu profile, whose benchmark jobs hold the resource `gpu` to run one at a time)."""
+    False: the cpu profile, whose benchmark jobs hold the resource `gpu` to run one at a time;
+    `families`: the values of the generic rules' `family` wildcard, as many jobs each)."""
     SETTINGS.update(expected=dict(expected), gpu_rules=gpu_rules, gpus=max(int(gpus or 1), 1),
-                    cores=max(int(cores or 1), 1), on_gpus=on_gpus)
+                    cores=max(int(cores or 1), 1), on_gpus=on_gpus, families=tuple(families))
 
 
 def expected_from(benchmarks: Path, families=()) -> dict[str, float]:
@@ -63,7 +65,7 @@ class Progress:
     def __init__(self, settings: dict | None = None, clock=time.monotonic):
         self.settings, self.clock = settings or SETTINGS, clock
         self.planned, self.finished, self.taken = Counter(), Counter(), defaultdict(list)
-        self.running: dict[int, tuple[str, float]] = {}
+        self.running: dict[int, tuple[str, str, float]] = {}   # job id -> rule, kind, start
         self.gpu_rules: set[str] = set()
 
     def plan(self, stats: dict[str, int]) -> bool:
@@ -75,34 +77,42 @@ class Progress:
         self.planned, self.gpu_rules = planned, set(rules() if callable(rules) else rules)
         return True
 
-    def start(self, jobid: int, rule: str) -> None:
-        self.running[jobid] = (rule, self.clock())
+    def start(self, jobid: int, rule: str, family: str | None = None) -> None:
+        """A job of `rule` started (of `family`, the generic rules' wildcard: its own kind of job)."""
+        self.running[jobid] = (rule, f"{rule}_{family}" if family else rule, self.clock())
 
     def finish(self, jobid: int) -> str | None:
         if jobid not in self.running:
             return None
-        rule, since = self.running.pop(jobid)
+        rule, kind, since = self.running.pop(jobid)
         self.finished[rule] += 1
-        self.taken[rule].append(self.clock() - since)
+        self.taken[kind].append(self.clock() - since)
         return self.line()
 
+    def per_kind(self, kind: str) -> float | None:
+        """Seconds a job of `kind` takes: this run's mean, else the committed estimate, else None."""
+        taken = self.taken.get(kind)
+        return sum(taken) / len(taken) if taken else self.settings["expected"].get(kind)
+
     def per_job(self, rule: str) -> float | None:
-        """Seconds a job of `rule` takes: this run's mean, else the committed estimate, else None."""
-        taken = self.taken.get(rule)
-        return sum(taken) / len(taken) if taken else self.settings["expected"].get(rule)
+        """Seconds a job of `rule` takes: the mean over its families' kinds where it has them (the
+        generic rules), else its own."""
+        known = [t for f in self.settings.get("families", ()) if (t := self.per_kind(f"{rule}_{f}")) is not None]
+        return sum(known) / len(known) if known else self.per_kind(rule)
 
     def left(self) -> tuple[int, float, float, int]:
         """(jobs left, GPU seconds left, other seconds left, jobs left without an estimate)."""
         gpu_s = cpu_s = 0.0
         unknown, now = 0, self.clock()
-        running = Counter(rule for rule, _ in self.running.values())
+        running = Counter(rule for rule, _, _ in self.running.values())
         for rule, planned in self.planned.items():
             todo = planned - self.finished[rule] - running[rule]
             per = self.per_job(rule)
             if per is None:   # a GPU rule with no timing yet is reported; others are short (tables, figures)
                 unknown += (todo + running[rule]) * (rule in self.gpu_rules)
                 continue
-            busy = sum(max(per - (now - t), 0.0) for r, t in self.running.values() if r == rule)
+            busy = sum(max((self.per_kind(kind) or per) - (now - since), 0.0)
+                       for r, kind, since in self.running.values() if r == rule)
             if rule in self.gpu_rules:
                 gpu_s += todo * per + busy
             else:
