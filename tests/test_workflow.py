@@ -133,7 +133,7 @@ def test_stencil_depths_are_checked_at_start(tmp_path):
     assert run.returncode != 0
     assert ("stencil.kernels.2d5pt: depths [1, 2] lack its depth 3 (Table 3's and the claims'): add 3 to depths"
             in run.stdout + run.stderr)
-    run = snakemake("--profile", "profiles/h100", "-n", "--forceall", "results/h100/raw/stencil/2d49pt.csv")
+    run = snakemake("--profile", "profiles/h100", "-n", "--forceall", "results/h100/raw/stencil.csv")
     assert run.returncode == 0, run.stderr[-3000:]
     assert "refused: 2d49pt tc at depth 8 needs 244.0 KiB of shared memory per block" in run.stderr
     assert "--depth 1 --depths 2 3 4 5 6 7 8 " in run.stdout       # the job itself refuses depth 8 (stencil.plan)
