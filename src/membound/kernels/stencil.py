@@ -159,25 +159,28 @@ def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rn
     """One role on a fresh random field of `domain`: its timed call (`steps` steps) and its check, the
     whole output, or for domains above WHOLE_CHECK_POINTS SAMPLES sampled points (after a whole
     check of the same kernels on CHECK_DOMAIN)."""
-    x = rng.random(domain)
     w = random_weights(rng, st.shape, st.dims, st.radius)
     depth = 1 if impl.name == "cc_naive" else st.depth
     points = math.prod(domain)
     whole = points <= WHOLE_CHECK_POINTS
     if backend == "cpu":
+        x = rng.random(domain)
         run = lambda: CPU[impl.name](x, w, steps, depth)  # noqa: E731
         to_host, xp = np.asarray, np
         note = "emulated on CPU; " if impl.name.startswith("tc") else ""
     else:
         import cupy as cp
 
-        try:
-            run = _cuda_runner(impl.name, st, w, cp.asarray(x), steps)
+        try:   # drawn on the device: no field of gigabytes drawn and uploaded from the host
+            x = cp.random.RandomState(int(rng.integers(2**63))).random_sample(domain)
+            run = _cuda_runner(impl.name, st, w, x, steps)
         except cp.cuda.memory.OutOfMemoryError as err:
             raise MemoryError(f"stencil domain {_fmt(domain)} does not fit ({err}); shrink stencil.domain_"
                               f"{st.dims}d in config/config.yaml") from None
         to_host, xp, note = cp.asnumpy, cp, ""
-        if not whole:
+        if whole:
+            x = x.get()
+        else:
             _check_cuda(impl.name, st, rng, CHECK_DOMAIN[st.dims], steps)
     if whole:
         output, ref, what = to_host, reference(x, w, steps), f"{st.name} {impl.name} on {_fmt(domain)}"
