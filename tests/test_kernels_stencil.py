@@ -146,20 +146,39 @@ def test_gpu_check_domain_and_sampled_path():
     assert row["rel_err"] < S.TOL and "sampled" in row["note"]
 
 
+EVERY_DEPTH = [(dims, shape, radius, depth) for dims, shape, radius in
+               [(2, "star", 1), (2, "box", 1), (2, "star", 3), (2, "box", 3), (3, "star", 1), (3, "box", 1)]
+               for depth in range(1, S.tuning.MAX_DEPTH[dims] + 1)]
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("dims, shape, radius, depth", [(2, "star", 3, 1), (2, "box", 3, 1), (2, "box", 1, 3),
-                                                        (3, "star", 1, 1), (3, "box", 1, 1), (3, "star", 2, 1),
-                                                        (3, "star", 1, 3), (3, "box", 1, 3), (3, "star", 1, 2)])
-def test_gpu_cuda_core_kernels_over_several_ragged_blocks(dims, shape, radius, depth):
-    """Every CUDA-core kernel (stencil_cc, stencil_cc3, stencil_tb3) over several blocks along the streaming
-    axis (2D: y, TPB tiles per block; 3D: z), the last one ragged."""
+@pytest.mark.parametrize("dims, shape, radius, depth", EVERY_DEPTH)
+def test_gpu_cuda_core_kernels_every_depth(dims, shape, radius, depth):
+    """The tuned CUDA-core kernel of every stencil shape at every depth the config may ask for, on a
+    ragged field (2D stencil_tb2: many short segments of rows, as the grid fills the GPU's SMs)."""
     import cupy as cp
 
     st = S.Stencil("x", shape, dims, radius, depth)
-    tile = S.cc_tile(st, depth)
+    rng = np.random.default_rng(10)
+    x = rng.random((83, 61) if dims == 2 else (37, 29, 33))
+    w = S.random_weights(rng, shape, dims, radius)
+    out = S._cuda_runner("cc_tb", st, w, cp.asarray(x), 2 * depth)()
+    measure.check(cp.asnumpy(out), S.reference(x, w, 2 * depth), S.TOL, f"{dims}d {shape} r={radius} t={depth}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dims, shape, radius, depth", [(2, "star", 1, 3), (2, "box", 3, 1), (3, "star", 1, 1),
+                                                        (3, "box", 1, 1), (3, "star", 2, 1), (3, "star", 1, 3),
+                                                        (3, "box", 1, 3), (3, "star", 1, 2)])
+def test_gpu_cuda_core_kernels_over_several_ragged_blocks(dims, shape, radius, depth):
+    """Every CUDA-core kernel over several blocks along its streaming axis, the last one ragged (2D:
+    a tall field, stencil_tb2's segments of rows; 3D: z, BZ planes per block)."""
+    import cupy as cp
+
+    st = S.Stencil("x", shape, dims, radius, depth)
+    tile = S.tuning.cc_tile(dims, shape, radius, depth)
     rng = np.random.default_rng(8)
-    stream = 2 * tile["BY"] * tile.get("TPB", 1) if dims == 2 else 2 * tile["BZ"]
-    x = rng.random((stream + 5, 45) if dims == 2 else (stream + 5, 37, 45))
+    x = rng.random((4133, 45) if dims == 2 else (2 * tile["BZ"] + 5, 37, 45))
     w = S.random_weights(rng, shape, dims, radius)
     out = S._cuda_runner("cc_tb", st, w, cp.asarray(x), 2 * depth)()
     measure.check(cp.asnumpy(out), S.reference(x, w, 2 * depth), S.TOL, f"{dims}d {shape} r={radius} t={depth}")

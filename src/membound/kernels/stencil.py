@@ -37,6 +37,7 @@ import scipy.ndimage
 from membound import measure
 from membound.geometry import MMA_K, MMA_M, MMA_N, fuse, fused_support, support, tc_rows, tc_sparsity  # noqa: F401
 from membound.kernels import arg_parser, load_module
+from membound.kernels import stencil_tuning as tuning
 from membound.kernels.harness import Case, Impl, run_jobs, select
 from membound.measure import guarded
 
@@ -185,48 +186,23 @@ CPU = {"cc_naive": _cpu_naive, "cc_tb": _cpu_tb, "tc": _cpu_tc,
 
 # --------------------------------------------------------------------------------------- CUDA
 
-# CUDA-core kernel and tile per (dims, temporally blocked, shape, high order: radius > 1), from sweeps on
-# the H100 (docs/kernels_stencil.md). kernel: the .cu file (stencil_cc: 2D, a tile plus halo per block;
-# stencil_cc3 / stencil_tb3: 3D, streaming along z). BX x BY (x BZ) output tile per block, V points
-# per thread along y, TPB tiles per block along y (stencil_cc; the next one prefetched with cp.async
-# when > 1), MINB minimum blocks per SM (0: the compiler's choice), WSMEM weights in shared memory.
-_2D = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0)
-_3D_TB = dict(kernel="stencil_tb3", BX=32, BY=32, BZ=128, V=4, NTHREADS=512, MINB=0, WSMEM=0)
-CC_TILE = {
-    **{(2, blocked, shape, False): _2D for blocked in (False, True) for shape in ("star", "box")},
-    **{(2, blocked, "star", True): dict(_2D, BX=128, V=16, TPB=4) for blocked in (False, True)},
-    **{(2, blocked, "box", True): dict(_2D, V=16, NTHREADS=128, TPB=4, WSMEM=1) for blocked in (False, True)},
-    **{(3, False, "star", high): dict(_3D_TB, BX=64, BY=16, BZ=32, NTHREADS=256) for high in (False, True)},
-    **{(3, False, "box", high): dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0)
-       for high in (False, True)},
-    **{(3, True, "star", high): _3D_TB for high in (False, True)},
-    **{(3, True, "box", high): dict(_3D_TB, BX=64, BY=16) for high in (False, True)},
-}
 TC_TILE = dict(NT=4, WX=2, WY=4)
 TC3_TILE = dict(NT=2, WX=2, WY=4, BZ=64, MINB=2)   # stencil_tc3.cu: BZ output planes per block, MINB blocks per SM
 
 
-def cc_tile(st: Stencil, depth: int) -> dict:
-    """The CUDA-core kernel and tile (CC_TILE) of stencil `st` at `depth` (1: the unblocked role)."""
-    return CC_TILE[st.dims, depth > 1, st.shape, st.radius > 1]
+def cc_launch(st: Stencil, depth: int, shape3: tuple, tile: dict | None = None) -> tuning.Launch:
+    """The CUDA-core kernel's launch for `st` at `depth` (1: the unblocked role) on this GPU: its
+    tuned tile (stencil_tuning), or `tile` (the sweep's variants)."""
+    import cupy as cp
+
+    gpu = tuning.gpu_key(cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode())
+    tile = tile or tuning.cc_tile(st.dims, st.shape, st.radius, depth, gpu)
+    return tuning.plan(tile, st.shape, st.radius, depth, shape3, f"stencil {st.name}")
 
 
-def _cc_kernel(st: Stencil, depth: int):
-    """(kernel, shared bytes, tile) of the CUDA-core kernel at `depth` (1: the unblocked role)."""
-    tile, r = cc_tile(st, depth), st.radius
-    name = tile["kernel"]
-    macros = dict(RAD=r, STAR=int(st.shape == "star"), DEPTH=depth,
-                  **{k: v for k, v in tile.items() if k != "kernel"})
-    halo = depth * r
-    sx, sy = tile["BX"] + 2 * halo, tile["BY"] + 2 * halo
-    if name == "stencil_cc3":    # a ring of 2r+1 planes
-        words = (2 * r + 1) * sy * sx
-    elif name == "stencil_tb3":  # `depth` stages of 2r+2 planes, V rows of slack
-        words = depth * (2 * r + 2) * sy * sx + tile["V"] * sx
-    else:  # one input tile (two when a block walks several: the next one in flight) and, temporally
-        #    blocked, the ping-pong partner with V rows of slack
-        words = (1 + (tile["TPB"] > 1) + (depth > 1)) * (sy + (tile["V"] if depth > 1 else 0)) * sx
-    return _compiled(f"{name}.cu", name, macros, 8 * words), tile
+def weights_arg(w: np.ndarray) -> np.ndarray:
+    """The weights as the CUDA-core kernels' by-value argument (struct Weights, stencil_strip.cuh)."""
+    return np.ascontiguousarray(w.ravel(), dtype=np.float64).view(np.dtype([("w", np.float64, (w.size,))]))
 
 
 def _tc_kernel(st: Stencil, frags: np.ndarray, rows: np.ndarray, twin: bool):
@@ -254,8 +230,9 @@ def _compiled(source: str, name: str, macros: dict, smem: int):
     return kernel, smem
 
 
-def _cuda_runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int):
-    """A function running `steps` steps of `impl` from device array x0; returns the output array."""
+def _cuda_runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int, tile: dict | None = None):
+    """A function running `steps` steps of `impl` from device array x0; returns the output array
+    (tile: the CUDA-core tile to run instead of the tuned one)."""
     import cupy as cp
 
     shape3 = (1,) * (3 - x0.ndim) + x0.shape
@@ -263,25 +240,28 @@ def _cuda_runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int):
     bufs = [cp.full_like(x0, np.nan), cp.full_like(x0, np.nan)]
     if impl in ("tc", "tc_twin"):
         rows, frags = tc_rows(fuse(w, st.depth), fused_support(w != 0, st.depth))
-        (kernel, smem), tile, threads, frags, rows = _tc_kernel(st, frags, rows, impl == "tc_twin")
+        (kernel, smem), tc_tile, threads, frags, rows = _tc_kernel(st, frags, rows, impl == "tc_twin")
         lane_major = np.ascontiguousarray(frags.transpose(0, 2, 1).reshape(len(frags), 32))  # lane = 4j + k
         extra = (cp.asarray(lane_major), np.int32(len(frags)))
         if rows is not None:
             extra = (cp.asarray(rows), np.int32(len(rows)), *extra)
         launches = steps // st.depth
+        grid, after = tuple(math.ceil(n / b) for n, b in zip((nx, ny, nz), tc_tile)), ()
     else:
         depth = st.depth if impl == "cc_tb" else 1
-        (kernel, smem), cfg = _cc_kernel(st, depth)
-        extra = (cp.asarray(w.ravel()),)
-        tile, threads, launches = (cfg["BX"], cfg["BY"] * cfg.get("TPB", 1), cfg["BZ"]), cfg["NTHREADS"], steps // depth
-    grid = tuple(math.ceil(n / b) for n, b in zip((nx, ny, nz), tile))
+        launch = cc_launch(st, depth, shape3, tile)
+        kernel, smem = _compiled(launch.source, launch.name, launch.macros, launch.smem)
+        blocks = tuning.occupancy(launch.threads, kernel.num_regs, smem)
+        grid, after = launch.grid(shape3, cp.cuda.Device().attributes["MultiProcessorCount"], blocks)
+        extra, after = (weights_arg(w),), tuple(np.int32(a) for a in after)
+        threads, launches = launch.threads, steps // depth
     dims = (np.int32(nz), np.int32(ny), np.int32(nx))
 
     def run():
         src = x0
         for i in range(launches):
             dst = bufs[i % 2]
-            kernel(grid, (threads,), (src, dst, *extra, *dims), shared_mem=smem)
+            kernel(grid, (threads,), (src, dst, *extra, *dims, *after), shared_mem=smem)
             src = dst
         return src
 
