@@ -302,6 +302,8 @@ def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rn
         except cp.cuda.memory.OutOfMemoryError as err:
             raise MemoryError(f"stencil domain {_fmt(domain)} does not fit ({err}); shrink stencil.domain_"
                               f"{st.dims}d in config/config.yaml") from None
+        except ValueError as err:   # a depth or tile that shared memory cannot hold (stencil_tuning.plan)
+            raise SystemExit(f"error: {err}") from None
         to_host, xp, note = cp.asnumpy, cp, ""
         if not whole:
             _check_cuda(impl.name, st, rng, CHECK_DOMAIN[st.dims], steps)

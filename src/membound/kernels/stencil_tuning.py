@@ -21,11 +21,11 @@ _3D_TB = dict(kernel="stencil_tb3", BX=32, BY=32, BZ=128, V=4, NTHREADS=512, MIN
 
 def default_tile(dims: int, shape: str, radius: int, depth: int) -> dict:
     """The untuned choice: 2D stencil_tb2 (rows per chunk CH >= 2*radius, a thread's own column in
-    registers while those queues stay within ~96 registers; 128 columns past depth 4, whose rings
+    registers while those queues stay within ~48 registers; 128 columns past depth 4, whose rings
     fill shared memory); 3D as the H100 sweeps of issue 13 chose (docs/kernels_stencil.md)."""
     if dims == 2:
         ch = max(4, 2 * radius) if depth > 1 else 8
-        return dict(TB2, CH=ch, NT=256 if depth <= 4 else 128, OWNREG=int(2 * ch * (depth - 1) <= 48))
+        return dict(TB2, CH=ch, NT=256 if depth <= 4 else 128, OWNREG=int(2 * ch * (depth - 1) <= 24))
     if depth == 1:
         if shape == "box":
             return dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0)
