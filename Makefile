@@ -11,7 +11,7 @@ PY := $(VENV)/bin/python
 
 .PHONY: run test install slurm-packages
 run: install
-	@profile=$${PROFILE:-$$($(PY) -m membound.detect)} && $(PY) -m membound.profiles check "$$profile" && \
+	@profile=$${PROFILE:-$$($(PY) -m membound.run.detect)} && $(PY) -m membound.run.profiles check "$$profile" && \
 	echo "make run: snakemake --profile profiles/$$profile all" && \
 	PATH="$(abspath $(VENV))/bin:$$PATH" snakemake --profile "profiles/$$profile" all
 
@@ -34,7 +34,7 @@ slurm-packages:
 # Links profiles/<name> into ${XDG_CONFIG_HOME:-~/.config}/snakemake/ (for `--profile <name>`) and
 # says where each name points; repairs links whose checkout is gone.
 install: $(VENV)/.installed
-	$(PY) -m membound.profiles install
+	$(PY) -m membound.run.profiles install
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)

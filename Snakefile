@@ -24,10 +24,12 @@ if not REFERENCE:  # the reference profile renders committed raw results and mea
     include: "workflow/rules/inventory.smk"
 
 
+include: "workflow/rules/originals.smk"
 include: "workflow/rules/tables.smk"
 include: "workflow/rules/analysis.smk"
 include: "workflow/rules/ae.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/fusion.smk"
 
 
 # The reference profile's other GPUs: each a module of this Snakefile with its own `gpu`, its rules
@@ -56,6 +58,8 @@ rule all:
         rules.fig6.output,
         rules.fig7.output,
         rules.fig8.output,
+        rules.fusion.output,
+        rules.classification.output,
         [getattr(rules, f"{gpu}_all").input for gpu in REFERENCE_GPUS[1:]],
         rules.compare.output if len(REFERENCE_GPUS) > 1 else [],
         rules.fig_gemv.output if raw("gemv") else [],  # GEMV rows exist (not in the committed reference run)

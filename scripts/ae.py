@@ -6,10 +6,12 @@ import json
 from pathlib import Path
 
 from membound import ae
-from membound.outputs import write_text
+from membound.run.outputs import write_text
 
 path = snakemake.input.get("inventory")
 inventory = json.loads(Path(path).read_text()) if path else None
 claims = json.loads(Path(snakemake.input.claims).read_text())
+originals = [json.loads(Path(p).read_text()) for p in snakemake.input.get("originals", [])]
 write_text(ae.appendix(inventory, claims, ae.run_times(snakemake.params.benchmarks, snakemake.params.families), snakemake.params.profile,
-                       snakemake.params.gpu, Path(snakemake.input.claims).parent.as_posix()), snakemake.output[0])
+                       snakemake.params.gpu, Path(snakemake.input.claims).parent.as_posix(), originals=originals),
+           snakemake.output[0])

@@ -4,8 +4,8 @@ import sys
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
 import yaml
 
-from membound import platforms
-from membound.outputs import write_table
+from membound.model import platforms
+from membound.run.outputs import write_table
 
 gpu = yaml.safe_load(open(snakemake.input.gpu))
 write_table(platforms.bounds(snakemake.params.config, gpu), snakemake.output.csv, snakemake.output.md,

@@ -4,8 +4,8 @@ import sys
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
 import pandas as pd
 
-from membound.outputs import save_figure, write_table
 from membound.plots import compare, fig6, fig7, fig8
+from membound.run.outputs import save_figure, write_table
 
 
 def panels(key):

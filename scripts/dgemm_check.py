@@ -5,7 +5,7 @@ sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
 import pandas as pd
 
 from membound.counters import dgemm
-from membound.outputs import write_csv
+from membound.run.outputs import write_csv
 
 check = dgemm.check_counter(pd.read_csv(snakemake.input.rows), pd.read_csv(snakemake.input.counters))
 print(check.to_string(index=False), file=sys.stderr)

@@ -5,9 +5,9 @@ import sys
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
 from pathlib import Path
 
-from membound import config
-from membound.outputs import save_figure, write_csv
 from membound.plots import common, fig2
+from membound.run import config
+from membound.run.outputs import save_figure, write_csv
 
 gpu = config.load_gpu(Path(snakemake.input.gpu).stem)
 data = fig2.data(snakemake.params.config, gpu)

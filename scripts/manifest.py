@@ -3,6 +3,6 @@ import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
 from membound import ae
-from membound.outputs import write_text
+from membound.run.outputs import write_text
 
 write_text(ae.manifest(snakemake.input, snakemake.params.folders), snakemake.output[0])

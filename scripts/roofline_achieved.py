@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from membound import config
-from membound.outputs import save_figure
 from membound.plots import roofline_achieved
+from membound.run import config
+from membound.run.outputs import save_figure
 
 gpu = config.load_gpu(Path(snakemake.input.gpu).stem)
 fig = roofline_achieved.figure(pd.read_csv(snakemake.input.wqi), gpu)

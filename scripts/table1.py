@@ -2,8 +2,9 @@
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
-from membound import config, platforms
-from membound.outputs import write_table
+from membound.model import platforms
+from membound.run import config
+from membound.run.outputs import write_table
 
 gpus = {name: config.load_gpu(name) for name in snakemake.params.profiles}
 write_table(platforms.table1(gpus, snakemake.params.current), snakemake.output.csv, snakemake.output.md,

@@ -4,8 +4,9 @@ import sys
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
 from pathlib import Path
 
-from membound import config, wqi
+from membound.analysis import wqi
 from membound.counters import ncu
+from membound.run import config
 
 gpu = config.load_gpu(Path(snakemake.input.gpu).stem)
 bench = wqi.read_rows(snakemake.input.bench)

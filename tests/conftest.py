@@ -2,7 +2,7 @@
 
 import pytest
 
-from membound import runinfo
+from membound.run import runinfo
 
 
 def pytest_collection_modifyitems(config, items):

@@ -8,7 +8,10 @@ import subprocess
 import pandas as pd
 import pytest
 
-from membound import ae, claims, config, measure, table3
+from membound import ae
+from membound.analysis import claims, table3
+from membound.analysis.claims import report
+from membound.run import config, measure
 
 STENCILS = {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3},
             "3d27pt": {"shape": "box", "dims": 3, "radius": 1, "depth": 3}}
@@ -100,7 +103,7 @@ INVENTORY = {
 
 def test_appendix_has_inventory_commands_times_and_verdicts(tmp_path):
     result = claims.check(rows(stencil_rows("2d5pt", "64x64", 3, t_tc=0.5)), config.load_gpu("h100"), STENCILS, 0.02, 0.6)
-    result = json.loads(claims.to_json(result))                      # as rule ae reads it
+    result = json.loads(report.to_json(result))                      # as rule ae reads it
     (tmp_path / "bench_stencil-2d5pt.tsv").write_text("s\n3725\n")
     text = ae.appendix(INVENTORY, result, ae.run_times(tmp_path), "h100", "h100", "results/h100")
     assert "NVIDIA H100 80GB HBM3; driver 550; memory 81559 MiB" in text
@@ -114,7 +117,7 @@ def test_appendix_has_inventory_commands_times_and_verdicts(tmp_path):
 
 def test_appendix_says_surrogate_and_not_recorded():
     raw = rows(stencil_rows("2d5pt", "64x64", 3), spmv_rows("dc2", "surrogate"))
-    result = json.loads(claims.to_json(claims.check(raw, config.load_gpu("cpu"), STENCILS, 0.02, 0.6)))
+    result = json.loads(report.to_json(claims.check(raw, config.load_gpu("cpu"), STENCILS, 0.02, 0.6)))
     text = ae.appendix({**INVENTORY, "gpus": {"status": "absent", "why": "nvidia-smi not found or failed"}},
                        result, ae.run_times("/nonexistent"), "cpu", "cpu", "results/cpu")
     assert "SURROGATE MATRICES" in text and "NO TENSOR CORES" in text
@@ -127,11 +130,11 @@ def test_appendix_says_surrogate_and_not_recorded():
 
 def test_appendix_names_the_slurm_jobs_that_measured_or_the_local_executor():
     raw = rows(stencil_rows("2d5pt", "64x64", 3))
-    local = json.loads(claims.to_json(claims.check(raw, config.load_gpu("h100"), STENCILS, 0.02, 0.6)))
+    local = json.loads(report.to_json(claims.check(raw, config.load_gpu("h100"), STENCILS, 0.02, 0.6)))
     assert "Executor: local" in ae.appendix(INVENTORY, local, ae.run_times("/x"), "h100", "h100", "results/h100")
     raw["slurm_job"] = [17 + i % 2 for i in range(len(raw))]
     raw.loc[0, "slurm_job"] = None                                   # a row from a run outside SLURM
-    remote = json.loads(claims.to_json(claims.check(raw, config.load_gpu("h100"), STENCILS, 0.02, 0.6)))
+    remote = json.loads(report.to_json(claims.check(raw, config.load_gpu("h100"), STENCILS, 0.02, 0.6)))
     text = ae.appendix(INVENTORY, remote, ae.run_times("/x"), "h100", "h100", "results/h100")
     assert "Executor: SLURM (snakemake-executor-plugin-slurm" in text and "SLURM jobs 17, 18." in text
     assert "`snakemake --profile h100 --profile slurm all`" in text

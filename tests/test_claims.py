@@ -10,8 +10,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from membound import claims, config, measure
+from membound.analysis import claims
+from membound.analysis.claims import pairs, report, verdicts
 from membound.matrices.table2 import size_mb
+from membound.run import config, measure
 
 FIX = Path(__file__).parent / "fixtures" / "claims"
 H100 = config.load_gpu("h100")       # alpha = 67/34, eq. 23 bound 1.327; L2 50 MB; B 3.35 TB/s
@@ -95,7 +97,7 @@ def test_known_noise_gives_each_verdict(true_ratio, sigma, verdict):
 
 
 def test_interval_covers_the_truth_and_narrows_with_repetitions():
-    one, five = (claims.interval(claims.pairs(noisy(1.05, 0.05, reps=r), H100, STENCILS).query("kernel == 'spmv'"),
+    one, five = (verdicts.interval(pairs.pairs(noisy(1.05, 0.05, reps=r), H100, STENCILS).query("kernel == 'spmv'"),
                                  "ratio") for r in (1, 5))
     assert one["ci_low"] < 1.05 < one["ci_high"] and five["ci_low"] < 1.05 < five["ci_high"]
     assert five["ci_high"] - five["ci_low"] < one["ci_high"] - one["ci_low"]
@@ -108,12 +110,12 @@ def test_intervals_are_reproducible_and_rep_defaults_to_zero():
 
 
 def test_decide_against_a_reference():
-    assert claims.decide(1.01, 1.05, 1.0, 0.02, "above") == "SUPPORTED"
-    assert claims.decide(0.95, 0.99, 1.0, 0.02, "above") == "CONTRADICTED"
-    assert claims.decide(0.99, 1.01, 1.0, 0.02, "below") == "LEVEL"
-    assert claims.decide(1.0, 1.1, 1.33, 0.02, "below") == "SUPPORTED"
-    assert claims.decide(1.35, 1.5, 1.33, 0.02, "below") == "CONTRADICTED"
-    assert claims.decide(float("nan"), float("nan"), 1.0, 0.02, "above") == "NO DATA"
+    assert verdicts.decide(1.01, 1.05, 1.0, 0.02, "above") == "SUPPORTED"
+    assert verdicts.decide(0.95, 0.99, 1.0, 0.02, "above") == "CONTRADICTED"
+    assert verdicts.decide(0.99, 1.01, 1.0, 0.02, "below") == "LEVEL"
+    assert verdicts.decide(1.0, 1.1, 1.33, 0.02, "below") == "SUPPORTED"
+    assert verdicts.decide(1.35, 1.5, 1.33, 0.02, "below") == "CONTRADICTED"
+    assert verdicts.decide(float("nan"), float("nan"), 1.0, 0.02, "above") == "NO DATA"
 
 
 def test_c1_decided_by_dram_bound_twin_pairs_only():
@@ -216,28 +218,38 @@ def test_c4_is_the_geomean_over_stencils_at_equal_depth():
     assert c4["numbers"]["tensor_cores_faster"] == ["s0"] and c4["numbers"]["unequal_depth_excluded"] == ["s4"]
 
 
+def test_the_depth_sweep_leaves_c1_and_c4_at_the_role_depth():
+    """Rows of the fusion sweep (cc_tb and tc at other depths) neither pair nor count twice."""
+    sweep = [r for t in (1, 2, 4) for r in stencil("s0", 0.1 * t, 0.1, depth=t)[1:]]
+    base = stencil("s0", 1.0, 0.75, t_twin=2.0)
+    _, swept = check(frame(base, sweep, *[stencil(f"s{i}", 1.0, 1.3) for i in (1, 2, 3)]))
+    _, alone = check(frame(base, *[stencil(f"s{i}", 1.0, 1.3) for i in (1, 2, 3)]))
+    assert swept["C4"]["estimate"] == alone["C4"]["estimate"] == pytest.approx((0.75 * 1.3**3) ** 0.25)
+    assert swept["C1"]["numbers"]["twin_pairs"] == alone["C1"]["numbers"]["twin_pairs"] == 1
+
+
 def test_without_tensor_cores_every_verdict_is_not_applicable_and_says_why():
     result, c = check(noisy(1.1, 0.01, problems=3, reps=2), gpu=CPU)
     assert {x["verdict"] for x in c.values()} == {"N/A"}
     assert c["C3"]["on_these_timings"] == "SUPPORTED"
-    md = claims.markdown(result)
+    md = report.markdown(result)
     assert "NO TENSOR CORES" in md and "on these timings" in md
 
 
 def test_surrogate_matrices_are_labelled_in_json_and_on_top_of_the_markdown():
     result, c = check(frame(scale(2**20, 1.0, 1.1), spmv("big", 1.0, 1.2, BIG, source="surrogate")))
     assert result["surrogate"] and result["matrix_source"] == "surrogate" and c["C3"]["sources"] == ["surrogate"]
-    assert "SURROGATE MATRICES" in claims.markdown(result).split("| claim")[0]
+    assert "SURROGATE MATRICES" in report.markdown(result).split("| claim")[0]
 
 
 def test_json_is_strict_and_has_the_fields_of_every_claim():
     result, _ = check(noisy(1.1, 0.01, problems=3, reps=2))
-    data = json.loads(claims.to_json(result))
+    data = json.loads(report.to_json(result))
     assert [c["id"] for c in data["claims"]] == ["C1", "C2", "C3", "C4"]
     for c in data["claims"]:
         assert set(c) >= {"id", "verdict", "estimate", "ci_low", "ci_high", "n", "margin", "pairs", "cases", "sources"}
     assert data["claims"][2]["pairs"] == ["spmv m0", "spmv m1", "spmv m2"] and data["claims"][2]["margin"] == MARGIN
-    assert data["measured"]["repetitions"] == 2 and data["statistics"]["seed"] == claims.SEED
+    assert data["measured"]["repetitions"] == 2 and data["statistics"]["seed"] == verdicts.SEED
     assert data["measured"]["slurm_jobs"] == []
 
 

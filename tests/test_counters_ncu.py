@@ -111,14 +111,14 @@ def test_helper_kernels_are_their_own_rows():
 
 def test_own_kernels_of_a_tag_are_summed_into_main_and_a_library_call_keeps_its_longest_kernel():
     one = ncu.parse_launches(FIX / "scale_h100_raw.csv").iloc[[0]]
-    tc = "membound:spmv:dasp_tc:m"
+    tc = "membound:stencil:tc:m"
     lib = "membound:spmv:cusparse_csr:m"
-    launches = pd.concat([one.assign(id=1, tag=tc, kernel_name="spmv_tc_rows", time_ns=10.0, dram_read=100.0),
-                          one.assign(id=2, tag=tc, kernel_name="spmv_tc_long", time_ns=30.0, dram_read=50.0),
+    launches = pd.concat([one.assign(id=1, tag=tc, kernel_name="stencil_tc3", time_ns=10.0, dram_read=100.0),
+                          one.assign(id=2, tag=tc, kernel_name="stencil_tc", time_ns=30.0, dram_read=50.0),
                           one.assign(id=3, tag=lib, kernel_name="cusparse::csrmv_v3_kernel", time_ns=20.0),
                           one.assign(id=4, tag=lib, kernel_name="cusparse::csr_partition_kernel", time_ns=5.0)])
     rows = ncu.summarize(launches).set_index("kernel_name")
-    main = rows.loc["spmv_tc_long + spmv_tc_rows"]
+    main = rows.loc["stencil_tc + stencil_tc3"]
     assert main["part"] == "main" and main["launches"] == 2 and main["time_s"] == pytest.approx(40e-9)
     assert main["dram_read"] == 150.0
     assert rows.loc["cusparse::csrmv_v3_kernel", "part"] == "main"

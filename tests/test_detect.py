@@ -2,7 +2,7 @@
 
 import pytest
 
-from membound import config, detect
+from membound.run import config, detect
 
 
 def test_a_gpu_profile_without_cupy_names_the_package_for_the_drivers_cuda(monkeypatch):

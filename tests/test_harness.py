@@ -1,13 +1,17 @@
 """The shared lifecycle (kernels/harness.py), the family registry and the one-way import structure."""
 
+import ast
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from membound import codedeps, families, measure
+from membound import families
 from membound.kernels import harness
+from membound.run import codedeps, measure
 
-REPO = codedeps.Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[1]
 IMPL = harness.Impl("scale", "numpy", "cuda_core", "STREAM", "cpu")
 
 
@@ -77,25 +81,57 @@ def test_raw_paths_of_the_registry():
         assert all((REPO / f).is_file() for f in family.code), family.name
 
 
-def layer(module: str) -> set[str]:
-    return set(codedeps.code(REPO, module))
+# The layers of src/membound, bottom up, and what each may import besides itself (docs/architecture.md).
+ALLOWED = {
+    "model": set(),
+    "families": {"model"},
+    "run": {"model", "families"},
+    "matrices": {"model", "run"},
+    "kernels": {"model", "run", "matrices"},
+    "counters": {"run"},
+    "originals": {"run", "matrices"},
+    "analysis": {"model", "families", "run", "originals"},
+    "plots": {"model", "families", "run", "analysis", "originals"},
+    "ae": {"families", "run", "analysis"},
+}
+
+
+def layer_of(module: str) -> str:
+    """The layer of a dotted membound module: its subpackage, or a root module's name."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "membound"
+
+
+def membound_imports(path: Path) -> set[str]:
+    """The membound modules a source file imports (`from membound import x` names membound.x)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "membound"}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "membound":
+            found |= {f"membound.{a.name}" for a in node.names} if node.module == "membound" else {node.module}
+    return found
 
 
 def test_imports_run_one_way():
-    kernels = {f for f in layer("membound.kernels.stencil") | layer("membound.kernels.spmv")
-               | layer("membound.kernels.scale")}
-    for upper in ("families", "analytical", "claims", "wqi", "plots/", "counters/", "model"):
-        assert not any(upper in f for f in kernels), upper
-    for module in ("membound.analytical", "membound.counters.ncu", "membound.counters.dgemm", "membound.claims",
-                   "membound.plots.fig7", "membound.wqi"):
-        assert not any("/kernels/" in f for f in layer(module)), module
-    assert layer("membound.geometry") == {"src/membound/geometry.py"}
-    assert layer("membound.model") == {"src/membound/model.py"}
+    src = REPO / "src"
+    layers = set()
+    for path in (src / "membound").rglob("*.py"):
+        module = ".".join(path.relative_to(src).with_suffix("").parts).removesuffix(".__init__")
+        own = layer_of(module)
+        layers.add(own)
+        for dep in membound_imports(path):
+            other = layer_of(dep)
+            assert other in (own, "membound") or other in ALLOWED[own], f"{module} ({own}) imports {dep} ({other})"
+    assert layers == set(ALLOWED) | {"membound"}, "a new layer needs its row in ALLOWED and docs/architecture.md"
+    order = list(ALLOWED)                          # the table itself runs one way: only lower rows
+    assert all(order.index(dep) < order.index(own) for own, deps in ALLOWED.items() for dep in deps)
 
 
 def test_codedeps_follows_imports_transitively():
     deps = codedeps.code(REPO, "scripts/claims.py")
-    assert "scripts/claims.py" in deps and "src/membound/model.py" in deps and "src/membound/geometry.py" in deps
+    assert "scripts/claims.py" in deps and "src/membound/model/equations.py" in deps
+    assert "src/membound/model/geometry.py" in deps
     assert not any("plots" in d for d in deps)
 
 
@@ -112,3 +148,9 @@ def test_gpu_short_kernel_is_graph_timed_and_long_is_not():
     long = harness.measure(impl, lambda: scale.prepare(impl, "cuda", 2**26, rng), "cuda", 2, 5)
     assert "graph" not in long["note"] and long["t_launch_median_s"] == pytest.approx(long["t_median_s"])
     cp.cuda.Device().synchronize()
+
+
+def test_no_module_over_300_lines():
+    long = {str(p.relative_to(REPO)): n for p in (REPO / "src" / "membound").rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 300}
+    assert not long, f"split these modules: {long}"

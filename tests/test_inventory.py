@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from membound import inventory, runinfo
+from membound.run import inventory, runinfo
 
 SMI = ("0, NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB, 1980 MHz, 2619 MHz, 1755 MHz, 2619 MHz, 700.00 W\n"
        "1, NVIDIA H100 80GB HBM3, 550.54.15, 81559 MiB, 1980 MHz, 2619 MHz, 345 MHz, 2619 MHz, 700.00 W\n")

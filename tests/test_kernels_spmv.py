@@ -1,23 +1,27 @@
-"""SpMV: the plan covers every nonzero once, every impl matches scipy (explicit zeros, empty, short and
-long rows), a wrong output fails without writing, and the CSV schema."""
+"""SpMV: the plan covers every nonzero and row once and packs short rows, every impl matches the float64
+reference of the rounded inputs within the precision's bound (explicit zeros, empty, short and long
+rows), a wrong output fails without writing, fp16's range is checked, and the CSV schema."""
 
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from membound import measure
-from membound.kernels import harness, spmv
+from membound.kernels import harness, spmv, spmv_emulate, spmv_plan
 from membound.matrices import csr
+from membound.model.precision import dot_tolerance, quantize
+from membound.run import measure
 
-# rows with 0, 1, 5 and 100 nonzeros, long rows split into pieces, and a row count not a multiple of 8
-LENGTHS = [0, 1, 5, 100, 0, 3, spmv.LONG, spmv.LONG + 1, spmv.PIECE + 1, 2 * spmv.PIECE + 33, 7]
+S = {"fp64": 1, "fp32": 2, "fp16": 4}
+# rows with 0, 1, 3, 5, 7 and 100 nonzeros, long rows of one and several pieces in every precision, and a
+# row count not a multiple of 8
+LENGTHS = [0, 1, 5, 100, 0, 3, spmv_plan.LONG, spmv_plan.LONG + 1, 1025, 2081, 7]
 
 
-def ragged(seed: int, extra_rows: int = 1003, cols: int = 6000) -> sp.csr_matrix:
-    """A matrix with the rows of LENGTHS, `extra_rows` random rows (0-40 nonzeros) and explicit zeros."""
+def ragged(seed: int, extra_rows: int = 1003, cols: int = 6000, lengths=LENGTHS, top: int = 41) -> sp.csr_matrix:
+    """A matrix with the rows of `lengths`, `extra_rows` random rows (0..top-1 nonzeros) and explicit zeros."""
     rng = np.random.default_rng(seed)
-    lengths = np.concatenate([LENGTHS, rng.integers(0, 41, extra_rows)])
+    lengths = np.concatenate([lengths, rng.integers(0, top, extra_rows)]).astype(np.int64)
     indptr = np.concatenate([[0], np.cumsum(lengths)])
     indices = np.concatenate([np.sort(rng.choice(cols, n, replace=False)) for n in lengths]).astype(np.int32)
     data = rng.uniform(-1.0, 1.0, indptr[-1])
@@ -25,43 +29,93 @@ def ragged(seed: int, extra_rows: int = 1003, cols: int = 6000) -> sp.csr_matrix
     return sp.csr_matrix((data, indices, indptr), shape=(len(lengths), cols))
 
 
-def test_plan_covers_every_nonzero_once():
+def mma_of(p: spmv_plan.Plan) -> int:
+    """MMAs one SpMV issues, from the warps' descriptors as spmv_tc.cu reads them."""
+    kind, w = p.desc[:, 3] >> 16, p.desc[:, 3]
+    groups = kind == spmv_plan.GROUPS
+    per_group = p.desc[groups, 2] - 1 + ((w[groups] >> 8) & 0xFF)
+    return int((per_group * (w[groups] & 0xFF)).sum() + p.desc[kind == spmv_plan.PIECE, 2].sum())
+
+
+@pytest.mark.parametrize("s", [1, 2, 4])
+def test_plan_covers_every_nonzero_and_row_once(s):
     matrix = ragged(0)
-    p = spmv.plan(matrix.indptr)
-    slots, out_rows = spmv.blocks(matrix.indptr, p)
-    assert slots.shape == (p.mma, 32) and out_rows.shape == (p.mma, 8)
-    used = slots[slots >= 0]
+    p = spmv_plan.plan(matrix.indptr, s)
+    used = p.slot[p.slot >= 0]
     assert np.array_equal(np.sort(used), np.arange(matrix.nnz))
+    written = np.concatenate([p.rows[p.rows >= 0], p.long_row])
+    assert np.array_equal(np.sort(written), np.arange(matrix.shape[0]))
+    assert set(p.long_row) == set(np.flatnonzero(np.diff(matrix.indptr) > spmv_plan.LONG))
+    kind = p.desc[:, 3] >> 16
+    tiles = p.desc[kind == spmv_plan.PIECE, 2].sum() + (p.desc[kind == spmv_plan.GROUPS, 2]
+                                                        * (p.desc[kind == spmv_plan.GROUPS, 3] & 0xFF)).sum()
+    assert p.mma == mma_of(p) and len(p.slot) == 32 * s * tiles
+    # segments > 0 (fillers) only in a group's last tile; a tile row's slots of one segment are one row's
+    tile_row = np.arange(len(p.slot)) // (4 * s)
     row_of = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
-    lane_row = np.repeat(out_rows, 4, axis=1)  # lane 4r+c feeds the diagonal entry of row r
-    assert np.array_equal(lane_row[slots >= 0], row_of[used])
-    assert set(p.long_rows) == set(np.flatnonzero(np.diff(matrix.indptr) > spmv.LONG))
-    assert (p.piece_end - p.piece_begin <= spmv.PIECE).all() and (p.group_chunks <= spmv.LONG // 4 + 1).all()
+    keys = tile_row[p.slot >= 0] * 4 + p.seg[p.slot >= 0]
+    rows = row_of[used]
+    order = np.argsort(keys, kind="stable")
+    same_key = keys[order][1:] == keys[order][:-1]
+    assert (rows[order][1:][same_key] == rows[order][:-1][same_key]).all()
+    for tile, _, c, w in p.desc[p.desc[:, 3] >> 16 == spmv_plan.GROUPS]:
+        last = tile + np.arange(w & 0xFF) * c + c - 1
+        inner = np.setdiff1d(np.arange(tile, tile + c * (w & 0xFF)), last)
+        assert not p.seg.reshape(-1, 32 * s)[inner].any()
 
 
-def test_plan_row_classes_and_packing():
-    """Short rows (read in place) come first, then medium rows, whose packed slots are exactly their
-    nonzeros in MMA order, 32 per MMA, with -1 for padding."""
-    matrix = ragged(4)
-    length = np.diff(matrix.indptr)
-    p = spmv.plan(matrix.indptr, short=8)
-    short, medium = p.group_rows[: 8 * p.n_short], p.group_rows[8 * p.n_short:]
-    assert set(short[short >= 0]) == set(np.flatnonzero(length <= 8))
-    assert set(medium[medium >= 0]) == set(np.flatnonzero((length > 8) & (length <= spmv.LONG)))
-    slots, _ = spmv.blocks(matrix.indptr, p)
-    first = p.group_chunks[: p.n_short].sum()
-    assert p.pack_ptr[-1] == p.group_chunks[p.n_short:].sum() and len(p.pack_slots) == 32 * p.pack_ptr[-1]
-    assert np.array_equal(p.pack_slots, slots[first: first + p.pack_ptr[-1]].ravel())
-    assert (p.pack_slots < 0).any()
+def test_plan_packs_short_rows_like_dasp():
+    """fp64: 64 rows of 1 nnz and 64 of 3 pair up (1 + 3), 64 rows of 2 two by two: no padding at all,
+    each pair two segments of one tile row; 8 rows of 4 nnz fill one tile."""
+    matrix = ragged(1, 0, lengths=[1, 3, 2] * 64 + [4] * 8)
+    p = spmv_plan.plan(matrix.indptr, 1)
+    assert len(p.slot) == matrix.nnz and (p.slot >= 0).all()
+    assert p.seg.max() == 1 and (p.seg == 1).sum() == 64 * 1 + 32 * 2   # a 1 after each 3, a 2 after a 2
+    assert spmv_plan.patterns(4, 4, 3)[:4] == ((3, 1), (2, 2), (2, 1, 1), (1, 1, 1, 1))
 
 
+def test_plan_fills_the_last_tile_of_longer_rows():
+    """fp16 (16 slots a tile row): rows of 20 nnz leave 12 free slots in their second tile, which rows of
+    12, or of 5 and 7, fill."""
+    matrix = ragged(2, 0, lengths=[20] * 8 + [12] * 4 + [5, 7] * 4)
+    p = spmv_plan.plan(matrix.indptr, 4)
+    assert len(p.slot) == matrix.nnz == 8 * 32  # one group of 2 tiles, no padding
+
+
+@pytest.mark.parametrize("precision", ["fp64", "fp32", "fp16"])
 @pytest.mark.parametrize("impl", ["scipy_csr", "numpy_mma", "numpy_mma_twin"])
-def test_cpu_impls_match_scipy(impl):
-    matrix = ragged(1)
-    x, y = np.random.default_rng(2).uniform(-1, 1, matrix.shape[1]), np.full(matrix.shape[0], np.nan)
-    spmv.cpu_runner(impl, matrix, x, y)()
-    assert measure.rel_err(y, matrix @ x) <= spmv.TOL
+def test_cpu_impls_match_the_reference(impl, precision):
+    matrix = spmv.rounded(ragged(1), "ragged", precision)
+    x = quantize(np.random.default_rng(2).uniform(-1, 1, matrix.shape[1]), precision)
+    y = np.full(matrix.shape[0], np.nan, matrix.dtype)
+    spmv.cpu_runner(impl, matrix, x, y, precision)()
+    wide, xw = matrix.astype(np.float64), x.astype(np.float64)
+    unit = "tensor_core" if impl == "numpy_mma" else "cuda_core"
+    tol = dot_tolerance(precision, unit, np.diff(matrix.indptr).max(), wide @ xw, abs(wide) @ np.abs(xw))
+    assert y.dtype == np.dtype(precision.replace("fp", "float"))
+    assert measure.rel_err(y.astype(np.float64), wide @ xw) <= tol
     assert y[0] == 0.0 and y[4] == 0.0  # empty rows are written
+
+
+def test_tf32_rounds_to_nearest_ties_away():
+    one = np.float32(1.0)
+    ulp = np.float32(2.0**-10)
+    values = np.array([one + ulp / 4, one + ulp / 2, one + 3 * ulp / 4, -(one + ulp / 2)], np.float32)
+    assert list(spmv_emulate.tf32(values)) == [one, one + ulp, one + ulp, -(one + ulp)]
+
+
+@pytest.mark.parametrize("lengths", [[0] * 5, [3000], [1] * 9, [0, 300, 0]])
+@pytest.mark.parametrize("impl", ["numpy_mma", "numpy_mma_twin"])
+def test_cpu_emulation_of_degenerate_shapes(impl, lengths):
+    """Only empty rows, one long row, rows of one nonzero: every row written, right."""
+    matrix = ragged(6, 0, lengths=lengths)
+    x = np.random.default_rng(3).uniform(-1, 1, matrix.shape[1])
+    for s, precision in [(1, "fp64"), (4, "fp16")]:
+        q = spmv.rounded(matrix, "m", precision)
+        y = np.full(matrix.shape[0], np.nan, q.dtype)
+        spmv.cpu_runner(impl, q, quantize(x, precision), y, precision, spmv_plan.plan(q.indptr, s))()
+        ref = q.astype(np.float64) @ quantize(x, precision).astype(np.float64)
+        assert np.allclose(y, ref, rtol=1e-2, atol=1e-2 * np.abs(ref).max(initial=1))
 
 
 def write_matrix(path, matrix, name="ragged"):
@@ -69,46 +123,63 @@ def write_matrix(path, matrix, name="ragged"):
     return path
 
 
-def test_cli_cpu_writes_checked_rows(tmp_path):
+def test_cli_cpu_writes_checked_rows_per_precision(tmp_path):
     matrix = ragged(3)
     out = tmp_path / "raw" / "spmv" / "ragged.csv"
     spmv.main(["--backend", "cpu", "--matrix", str(write_matrix(tmp_path / "m.npz", matrix)), "--warmup", "1",
-               "--reps", "3", "--out", str(out)])
+               "--reps", "3", "--out", str(out), "--precisions", "fp64", "fp32", "fp16"])
     frame = pd.read_csv(out)
     assert list(frame.columns) == measure.ROW_COLUMNS
-    assert list(frame.impl) == ["scipy_csr", "numpy_mma", "numpy_mma_twin"]
-    assert list(frame.role) == ["cuSPARSE", "DASP", "DASP twin"]
-    assert list(frame.unit) == ["cuda_core", "tensor_core", "cuda_core"]
+    assert list(frame.impl) == ["scipy_csr", "numpy_mma", "numpy_mma_twin"] * 3
+    assert list(frame.precision) == ["fp64"] * 3 + ["fp32"] * 3 + ["fp16"] * 3
+    assert list(frame.role) == ["cuSPARSE", "DASP", "DASP twin"] * 3
+    assert list(frame.unit) == ["cuda_core", "tensor_core", "cuda_core"] * 3
     assert (frame.kernel == "spmv").all() and (frame.problem == "ragged").all() and (frame.code == "T1").all()
     assert (frame.source == "synthetic").all() and (frame.nnz == matrix.nnz).all()
-    assert (frame.work_items == matrix.nnz).all() and (frame.metric == "GFLOP/s").all()
-    assert (frame.rel_err <= spmv.TOL).all() and (frame.reps == 3).all()
-    row = frame.iloc[1]
-    assert row.value == pytest.approx(2 * matrix.nnz / row.t_median_s / 1e9)
-    assert "emulated on CPU" in row.note and "padding ratio" in row.note
+    assert (frame.work_items == matrix.nnz).all() and (frame.metric == "GFLOP/s").all() and (frame.reps == 3).all()
+    tc = frame[frame.impl == "numpy_mma"].set_index("precision")
+    for p in spmv.PRECISIONS:
+        assert spmv.mma_shape(p)[0] in tc.note[p] and tc.mma[p] == spmv_plan.plan(matrix.indptr, S[p]).mma
+        assert tc.value[p] == pytest.approx(2 * matrix.nnz / tc.t_median_s[p] / 1e9)
+    assert "m16n8k8.row.col.f32.tf32.tf32.f32" in tc.note["fp32"] and "m16n8k16.row.col.f32.f16.f16.f32" in tc.note["fp16"]
+    assert tc.rel_err["fp64"] < 1e-12 < 1e-5 < min(tc.rel_err["fp32"], tc.rel_err["fp16"])  # TF32, fp16: 11 bits
 
 
-@pytest.mark.parametrize("wrong", ["unwritten_row", "off_by_ulps"])
-def test_wrong_output_fails_and_writes_nothing(monkeypatch, tmp_path, wrong):
+@pytest.mark.parametrize("precision", ["fp64", "fp32", "fp16"])
+@pytest.mark.parametrize("impl", ["scipy_csr", "numpy_mma", "numpy_mma_twin"])
+@pytest.mark.parametrize("wrong", ["unwritten_row", "off_by_5_percent"])
+def test_wrong_output_fails_and_writes_nothing(monkeypatch, tmp_path, wrong, impl, precision):
     real = spmv.cpu_runner
 
-    def bad_runner(impl, matrix, x, y):
-        run = real(impl, matrix, x, y)
+    def bad_runner(name, *args):
+        run = real(name, *args)
+        y = args[2]
 
         def bad():
             run()
-            if wrong == "unwritten_row":
-                y[-1] = np.nan
-            else:
-                y[:] *= 1 + 1e-10
+            if name == impl:
+                if wrong == "unwritten_row":
+                    y[-1] = np.nan
+                else:
+                    y[:] *= 1.05
         return bad
 
     monkeypatch.setattr(spmv, "cpu_runner", bad_runner)
     folder = tmp_path / "out"
-    with pytest.raises(measure.CheckError, match="spmv scipy_csr ragged"):
-        spmv.main(["--backend", "cpu", "--matrix", str(write_matrix(tmp_path / "m.npz", ragged(4))),
-                   "--warmup", "0", "--reps", "1", "--out", str(folder / "x.csv")])
+    with pytest.raises(measure.CheckError, match=f"spmv {impl} {precision} ragged"):
+        spmv.main(["--backend", "cpu", "--matrix", str(write_matrix(tmp_path / "m.npz", ragged(4, 200))),
+                   "--warmup", "0", "--reps", "1", "--out", str(folder / "x.csv"), "--precisions", precision])
     assert not folder.exists() or not list(folder.iterdir())
+
+
+def test_fp16_out_of_range_is_skipped_with_a_note(tmp_path, capsys):
+    matrix = ragged(5, 100)
+    matrix.data[7] = 1.0e6
+    out = tmp_path / "x.csv"
+    spmv.main(["--backend", "cpu", "--matrix", str(write_matrix(tmp_path / "m.npz", matrix, "big")), "--warmup", "0",
+               "--reps", "1", "--out", str(out), "--precisions", "fp32", "fp16"])
+    assert "spmv big not run in fp16: values up to 1e+06 exceed fp16" in capsys.readouterr().err
+    assert set(pd.read_csv(out).precision) == {"fp32"}
 
 
 def test_missing_matrix_is_a_one_line_error(tmp_path, capsys):
@@ -121,26 +192,35 @@ def test_missing_matrix_is_a_one_line_error(tmp_path, capsys):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("seed, extra_rows", [(5, 0), (6, 1003), (7, 20001)])
-def test_gpu_impls_match_scipy(seed, extra_rows):
+def test_gpu_impls_match_the_reference_in_every_precision(seed, extra_rows):
     matrix = ragged(seed, extra_rows)
     rows = [harness.measure(impl, prepare, "cuda", 2, 3) for impl, prepare in
-            spmv.jobs("cuda", matrix, {"name": f"ragged{seed}", "source": "synthetic"}, np.random.default_rng(seed))]
-    assert [r["impl"] for r in rows] == ["cusparse_csr", "dasp_tc", "dasp_tc_twin"]
-    assert all(r["rel_err"] <= spmv.TOL and r["value"] > 0 for r in rows)
+            spmv.jobs("cuda", matrix, {"name": f"ragged{seed}", "source": "synthetic"}, np.random.default_rng(seed),
+                      spmv.PRECISIONS)]
+    assert [(r["impl"], r["precision"]) for r in rows] == [
+        (i, p) for p in spmv.PRECISIONS for i in ("cusparse_csr", "dasp_tc", "dasp_tc_twin")]
+    assert all(r["value"] > 0 for r in rows)
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("impl, short", [("cusparse_csr", 0), ("dasp_tc", 0), ("dasp_tc", 8), ("dasp_tc_twin", 8)])
-def test_gpu_random_matrix_and_poison_is_overwritten(impl, short):
+@pytest.mark.parametrize("precision", ["fp64", "fp32", "fp16"])
+@pytest.mark.parametrize("impl", ["cusparse_csr", "dasp_tc", "dasp_tc_twin"])
+def test_gpu_short_and_huge_rows_and_poison_is_overwritten(impl, precision):
+    """Short rows of every packing, one row of 5000 nnz (many pieces), run three times: the long rows'
+    counters are reset by each launch, every y overwritten."""
     import cupy as cp
 
     rng = np.random.default_rng(8)
-    matrix = ragged(10)   # rows of 0-40 nnz, long rows and explicit zeros
+    matrix = spmv.rounded(ragged(10, 3000, lengths=LENGTHS + [5000], top=20), "ragged", precision)
     dev = spmv._device_csr(matrix, "ragged")
-    for _ in range(2):  # fresh x each time; y poisoned each time
-        x_host = rng.uniform(-1, 1, matrix.shape[1])
-        x, y = cp.asarray(x_host), cp.full(matrix.shape[0], np.nan)
-        run = (spmv.cusparse_runner(dev, x, y) if impl == "cusparse_csr"
-               else spmv.tc_runner(dev, x, y, spmv.plan(matrix.indptr, short), twin=impl.endswith("_twin")))[0]
+    p = spmv_plan.plan(matrix.indptr, S[precision])
+    unit = "tensor_core" if impl == "dasp_tc" else "cuda_core"
+    for _ in range(3):  # fresh x each time; y poisoned each time
+        x_host = quantize(rng.uniform(-1, 1, matrix.shape[1]), precision)
+        x, y = cp.asarray(x_host), cp.full(matrix.shape[0], np.nan, matrix.dtype)
+        run = (spmv.cusparse_runner(dev, x, y, precision) if impl == "cusparse_csr"
+               else spmv.tc_runner(dev, x, y, p, precision, twin=impl.endswith("_twin")))[0]
         run()
-        assert measure.rel_err(y.get(), matrix @ x_host) <= spmv.TOL
+        wide, xw = matrix.astype(np.float64), x_host.astype(np.float64)
+        tol = dot_tolerance(precision, unit, 5000, wide @ xw, abs(wide) @ np.abs(xw))
+        assert measure.rel_err(y.get().astype(np.float64), wide @ xw) <= tol

@@ -8,12 +8,12 @@ import pytest
 
 import emulated
 from membound.kernels import stencil as S
-from membound.kernels import stencil_tuning as tuning
+from membound.kernels import stencil_plan as P
+from membound.kernels.stencil_tiles import CC3, TB2, TB3
 
 pytestmark = pytest.mark.skipif(not emulated.available(), reason="no g++ here")
 
-TB2 = tuning.TB2
-TB3 = dict(tuning._3D_TB, BX=8, BY=8, BZ=8, NTHREADS=32)
+SMALL_TB3 = dict(TB3, BX=8, BY=8, BZ=8, NTHREADS=32)
 CASES = [  # (shape, dims, radius, depth, tile, field); fields ragged, several blocks and segments
     ("star", 2, 1, 3, dict(TB2, NT=32, CH=4), (45, 71)),
     ("box", 2, 1, 8, dict(TB2, NT=40, CH=2, PF=2), (37, 53)),
@@ -21,10 +21,12 @@ CASES = [  # (shape, dims, radius, depth, tile, field); fields ragged, several b
     ("star", 2, 3, 1, dict(TB2, NT=32, CH=8), (45, 71)),
     ("box", 2, 3, 2, dict(TB2, NT=32, CH=6), (37, 53)),
     ("star", 2, 2, 5, dict(TB2, NT=48, CH=3, OWNREG=0), (37, 53)),
+    ("star", 2, 3, 4, dict(TB2, NT=64, CH=6, WAVES=2), (45, 71)),
+    ("box", 2, 3, 2, dict(TB2, NT=40, CH=12, MINB=2), (37, 53)),
     ("box", 2, 1, 2, dict(kernel="stencil_cc", BX=16, BY=8, BZ=1, V=4, NTHREADS=32, TPB=2, MINB=0, WSMEM=1), (45, 71)),
-    ("star", 3, 1, 3, TB3, (21, 13, 19)),
-    ("box", 3, 1, 4, dict(TB3, WSMEM=1), (21, 13, 19)),
-    ("box", 3, 1, 1, dict(kernel="stencil_cc3", BX=8, BY=16, BZ=8, V=4, NTHREADS=32, MINB=0, WSMEM=0), (21, 13, 19)),
+    ("star", 3, 1, 3, SMALL_TB3, (21, 13, 19)),
+    ("box", 3, 1, 4, dict(SMALL_TB3, WSMEM=1), (21, 13, 19)),
+    ("box", 3, 1, 1, dict(CC3, BX=8, BY=16, BZ=8, V=4, NTHREADS=32), (21, 13, 19)),
 ]
 
 
@@ -34,7 +36,7 @@ def test_emulated_kernel_matches_reference(shape, dims, radius, depth, tile, fie
     x = rng.random(field)
     w = S.random_weights(rng, shape, dims, radius)
     shape3 = (1,) * (3 - dims) + field
-    launch = tuning.plan(tile, shape, radius, depth, shape3, "emulated")
+    launch = P.cc_launch(P.Stencil("emulated", shape, dims, radius, depth), depth, tile=tile)
     grid, after = launch.grid(shape3, sms=3, blocks_per_sm=1)
     binary = emulated.build(launch.source, launch.macros, seg_arg=bool(after))
     ref = S.reference(x, w, depth)
@@ -50,25 +52,8 @@ def test_emulation_catches_a_missing_wait(monkeypatch):
     shape, dims, radius, depth, tile, field = CASES[0]
     x = np.random.default_rng(12).random(field)
     w = S.random_weights(np.random.default_rng(13), shape, dims, radius)
-    launch = tuning.plan(tile, shape, radius, depth, (1, *field), "emulated")
+    launch = P.cc_launch(P.Stencil("emulated", shape, dims, radius, depth), depth, tile=tile)
     grid, after = launch.grid((1, *field), sms=3, blocks_per_sm=1)
     out = emulated.run(emulated.build(launch.source, launch.macros, True), x, w, grid, launch.threads, launch.smem,
                        after[0], False)
     assert not np.allclose(out, S.reference(x, w, depth), atol=S.TOL, equal_nan=False)
-
-
-def test_plan_refuses_what_shared_memory_cannot_hold():
-    with pytest.raises(ValueError, match="shared memory"):
-        tuning.plan(dict(TB2, NT=1024, CH=16, PF=2), "box", 3, 8, (1, 10240, 10240), "stencil 2d49pt")
-    with pytest.raises(ValueError, match="depths 1..4"):
-        tuning.cc_tile(3, "star", 1, 5)
-
-
-def test_every_default_tile_fits_every_depth():
-    for dims, shape, radius in [(2, "star", 1), (2, "box", 1), (2, "star", 3), (2, "box", 3), (3, "star", 1),
-                                (3, "box", 1)]:
-        for depth in range(1, tuning.MAX_DEPTH[dims] + 1):
-            tile = tuning.cc_tile(dims, shape, radius, depth)
-            field = (1, 10240, 10240) if dims == 2 else (512, 512, 512)
-            launch = tuning.plan(tile, shape, radius, depth, field, "default")
-            assert launch.smem <= tuning.SMEM_MAX

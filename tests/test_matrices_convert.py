@@ -8,8 +8,8 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from membound import outputs
 from membound.matrices import MatrixError, archive, convert, csr, lock, mmio
+from membound.run import outputs
 
 
 def mtx_text(matrix, field="real", symmetry="general") -> bytes:
@@ -177,5 +177,5 @@ def test_lock_records_once_then_verifies(tmp_path):
 
 
 def test_repository_lock_file_has_the_expected_header():
-    from membound.config import REPO
+    from membound.run.config import REPO
     assert (REPO / "config" / "matrices.lock.tsv").read_text().splitlines()[0].split("\t") == lock.HEADER

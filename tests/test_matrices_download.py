@@ -14,9 +14,9 @@ import pytest
 import scipy.sparse as sp
 import yaml
 
-from membound import config as mbconfig
-from membound import outputs
 from membound.matrices import MatrixError, convert, csr, download, lock, surrogate
+from membound.run import config as mbconfig
+from membound.run import outputs
 from test_matrices_convert import GENERAL, entry_for, make_tarball, mtx_text
 
 REPO = Path(__file__).resolve().parents[1]

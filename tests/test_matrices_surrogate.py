@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from membound import config as mbconfig
 from membound.matrices import MatrixError, csr, paths, surrogate, table2
+from membound.run import config as mbconfig
 
 MATRICES = mbconfig.load_matrices()
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from membound import model as m
+from membound.model import equations as m
 
 A100 = {"cc": 9.7e12, "tc": 19.5e12, "bw": 1.94e12}   # paper 000, Table 1
 GH200 = {"cc": 34.0e12, "tc": 67.0e12, "bw": 4.00e12}

@@ -5,7 +5,7 @@ import stat
 
 import pytest
 
-from membound import outputs
+from membound.run import outputs
 
 
 @pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])

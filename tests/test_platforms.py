@@ -2,7 +2,9 @@
 
 import pytest
 
-from membound import analytical, config, platforms
+from membound import families
+from membound.model import platforms
+from membound.run import config
 
 
 def test_table1_takes_the_papers_values_for_a100_and_gh200():
@@ -38,13 +40,13 @@ def test_bounds_on_a100_gemv_and_alpha():
 
 def test_analytical_scale_and_spmv_rows():
     gpu = config.load_gpu("h100")
-    a = analytical.analytical({"kernel": "scale", "unit": "cuda_core", "n": 1024}, gpu)
+    a = families.analytical_row({"kernel": "scale", "unit": "cuda_core", "n": 1024}, gpu)
     assert (a["W"], a["Q"], a["I"]) == (1024, 16384, 1 / 16)
-    t = analytical.analytical({"kernel": "scale", "unit": "tensor_core", "n": 1024}, gpu)
+    t = families.analytical_row({"kernel": "scale", "unit": "tensor_core", "n": 1024}, gpu)
     assert t["W_exec_per_item"] == 16          # 1/max(m, n) of an m8n8k4 MMA: 8 MACs per element
-    s = analytical.analytical({"kernel": "spmv", "unit": "cuda_core", "rows": 10, "cols": 10, "nnz": 40}, gpu)
+    s = families.analytical_row({"kernel": "spmv", "unit": "cuda_core", "rows": 10, "cols": 10, "nnz": 40}, gpu)
     assert s["W"] == 80 and s["Q"] == (40 + 20) * 8 + 51 * 4
-    tc = analytical.analytical({"kernel": "spmv", "unit": "tensor_core", "rows": 10, "cols": 10, "nnz": 40,
+    tc = families.analytical_row({"kernel": "spmv", "unit": "tensor_core", "rows": 10, "cols": 10, "nnz": 40,
                                 "mma": 3}, gpu)
     assert tc["W"] == 80 and tc["W_exec"] == 3 * 512  # the plan's MMAs, 2 m n k each
 
@@ -52,11 +54,11 @@ def test_analytical_scale_and_spmv_rows():
 def test_analytical_cuda_core_stencil_counts_launches():
     kernels = {"2d9pt": {"shape": "box", "dims": 2, "radius": 1, "depth": 3}}
     row = {"kernel": "stencil", "unit": "cuda_core", "problem": "2d9pt", "n": 100, "depth": 3, "steps": 12}
-    a = analytical.analytical(row, config.load_gpu("h100"), kernels)
+    a = families.analytical_row(row, config.load_gpu("h100"), kernels)
     assert a["W_per_item"] == 18 and a["Q_per_item"] == pytest.approx(16 / 3)
     assert a["I"] == pytest.approx(3.375)      # paper 002 Table 2 row 1
 
 
 def test_unknown_kernel_is_an_error():
     with pytest.raises(ValueError, match="unknown kernel"):
-        analytical.analytical({"kernel": "fft"}, config.load_gpu("h100"))
+        families.analytical_row({"kernel": "fft"}, config.load_gpu("h100"))

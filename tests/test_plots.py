@@ -9,11 +9,12 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from membound import config, model
 from membound.matrices import table2
-from membound.measure import ROW_COLUMNS
-from membound.outputs import save_figure, write_csv
+from membound.model import equations
 from membound.plots import common, compare, fig2, fig3_4, fig6, fig7, fig8, gemv
+from membound.run import config
+from membound.run.measure import ROW_COLUMNS
+from membound.run.outputs import save_figure, write_csv
 
 L2_1MB = {**config.load_gpu("h100"), "name": "test GPU", "l2_MB": 1}
 STENCILS = {"stencil": {"kernels": {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3}}}}
@@ -69,7 +70,7 @@ def test_scale_geomean_splits_at_half_the_l2():
 
 
 def test_figures_6_and_7_show_the_claims_intervals_over_repetitions_without_twins():
-    from membound import claims
+    from membound.analysis import claims
 
     reps = [scale_rows({n: s * (1 + 0.01 * r) for n, s in SCALE_SPEEDUPS.items()}).assign(rep=r) for r in range(3)]
     twin = reps[0][reps[0]["unit"] == "cuda_core"].assign(impl="tc_twin", role="STREAM twin", t_median_s=9.0)
@@ -138,7 +139,7 @@ def test_breakdown_follows_eq_17_and_18_with_the_sec_5_1_tensor_rate_and_a_defin
     assert d.loc[("overlapped", "cuda_core"), "T_others_s"] == 1e-5 and (d["n_others"] == 2**14).all()
     assert d.loc[("unoverlapped", "tensor_core"), "T_others_s"] == 1.5e-5
     for (case, _), r in d.iterrows():
-        equation = model.overlapped_time if case == "overlapped" else model.unoverlapped_time
+        equation = equations.overlapped_time if case == "overlapped" else equations.unoverlapped_time
         assert r["T_model_s"] == pytest.approx(equation(r["T_mem_s"], r["T_cmp_s"], r["T_others_s"]))
     assert d.loc[("unoverlapped", "tensor_core"), "T_measured_s"] == pytest.approx(1.1 * 1.2 * t_mem)
 
@@ -204,6 +205,18 @@ def test_stencil_rows_keep_their_order_and_depths():
     d = fig8.data(stencil_rows(), L2_1MB)
     assert list(d["problem"].unique()) == ["2d9pt", "2d5pt"]
     assert list(d.loc[d["problem"] == "2d5pt", "label"]) == ["Brick t=1", "EBISU t=3", "ConvStencil t=3"]
+
+
+def test_each_stencil_bar_is_its_implementation_at_its_best_depth():
+    sweep = stencil_rows()
+    extra = raw([{"kernel": "stencil", "impl": impl, "unit": unit, "role": role, "problem": "2d5pt", "depth": d,
+                  "domain": "64x64", "steps": 6, "t_median_s": 1e-3, "metric": "GStencil/s", "value": v}
+                 for impl, unit, role, d, v in (("cc_tb", "cuda_core", "EBISU", 1, 3.5), ("cc_tb", "cuda_core", "EBISU", 2, 4.5),
+                                                ("tc", "tensor_core", "ConvStencil", 1, 2.5))])
+    d = fig8.data(pd.concat([sweep, extra], ignore_index=True), L2_1MB).set_index(["problem", "impl"])
+    assert (d.loc[("2d5pt", "cc_tb"), ["depth", "depths", "value", "label"]].tolist() == [2, "1-3", 4.5, "EBISU t=2"])
+    assert (d.loc[("2d5pt", "tc"), ["depth", "depths", "value"]].tolist() == [1, "1,3", 2.5])
+    assert (d.loc[("2d9pt", "cc_tb"), ["depth", "depths"]].tolist() == [3, "3"]) and len(d) == 6
 
 
 def test_stencil_and_gemv_bars_are_the_median_over_repetitions():

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from membound import precision
 from membound.kernels import harness
+from membound.model import precision
 
 
 def test_formats_name_their_sizes_and_roundoffs():

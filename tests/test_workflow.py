@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from membound import config
+from membound.run import config
 
 REPO = Path(__file__).resolve().parents[1]
 OVERLAYS = {"slurm"}  # profiles that go after a device profile (tests/test_slurm.py), not device profiles
 PROFILES = sorted(p.name for p in (REPO / "profiles").iterdir() if p.is_dir() and p.name not in OVERLAYS)
-FIGURES = ["fig2_roofline", "fig3_4_breakdown", "fig6_scale", "fig7_spmv", "fig8_stencil"]
+FIGURES = ["fig2_roofline", "fig3_4_breakdown", "fig6_scale", "fig7_spmv", "fig8_stencil", "fusion", "classification"]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
@@ -43,7 +43,7 @@ def test_dry_run_of_all_succeeds_for_every_profile(profile):
 
 
 def test_each_figure_rule_reads_its_own_plot_module_and_the_shared_ones():
-    rules = ["fig2", "fig3_4", "fig6", "fig7", "fig8", "compare"]
+    rules = ["fig2", "fig3_4", "fig6", "fig7", "fig8", "fusion", "classification", "compare"]
     run = snakemake("--profile", "profiles/cpu", *rules, "-n", "--forceall")
     assert run.returncode == 0, run.stderr[-3000:]
     inputs = dict(re.findall(r"^rule (\w+):\n    input: (.*)$", run.stdout + run.stderr, re.MULTILINE))
@@ -120,6 +120,27 @@ def test_the_specs_workload_sits_below_a_config_file_and_the_start_line_says_so(
 def test_a_bad_key_or_value_is_one_line_naming_its_layer(override, message):
     run = snakemake("--profile", "profiles/cpu", "-n", "--config", override)
     assert run.returncode != 0 and message in run.stdout + run.stderr, run.stdout[-2000:]
+
+
+def test_stencil_depths_are_checked_at_start(tmp_path):
+    """depths must hold the role depth; a sweep depth that does not fit the GPU's shared memory is
+    refused with a note and not passed on; a role depth that does not fit stops the run."""
+    (tmp_path / "lacks.yaml").write_text("stencil: {kernels: {2d5pt: {depths: [1, 2]}}}\n")
+    run = snakemake("--profile", "profiles/cpu", "-n", "--configfile", "profiles/cpu/membound.yaml",
+                    str(tmp_path / "lacks.yaml"))
+    assert run.returncode != 0
+    assert ("stencil.kernels.2d5pt: depths [1, 2] lack its depth 3 (Table 3's and the claims'): add 3 to depths"
+            in run.stdout + run.stderr)
+    run = snakemake("--profile", "profiles/h100", "-n", "--forceall", "results/h100/raw/stencil/2d49pt.csv")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "refused: 2d49pt tc at depth 8 needs 244.0 KiB of shared memory per block" in run.stderr
+    assert "--depth 1 --depths 2 3 4 5 6 7 8 " in run.stdout       # the job itself refuses depth 8 (stencil.plan)
+    (tmp_path / "deep.yaml").write_text("stencil: {kernels: {2d49pt: {depth: 8}}}\n")
+    run = snakemake("--profile", "profiles/h100", "-n", "--configfile", "profiles/h100/membound.yaml",
+                    str(tmp_path / "deep.yaml"))
+    assert run.returncode != 0 and ("stencil.kernels.2d49pt on h100 (sm_90): 2d49pt tc at depth 8 needs 244.0 KiB "
+                                    "of shared memory per block, the device allows 227 KiB; the role depth must run: "
+                                    "choose a smaller depth") in run.stdout + run.stderr
 
 
 def test_unknown_matrix_fails_at_start_with_the_valid_names():
@@ -208,14 +229,14 @@ def test_html_report_holds_every_figure_table_and_the_claims(reference_run):
 def test_a_model_edit_reruns_what_imports_the_model_and_nothing_else(reference_run):
     copy, env = reference_run
     before = planned_jobs(copy, env)
-    with open(copy / "src" / "membound" / "model.py", "a") as module:
+    with open(copy / "src" / "membound" / "model" / "equations.py", "a") as module:
         module.write("\n# an edit of the model's equations\n")
     others = "|".join(config.reference_gpus("h100")[1:]) or "-"
     rerun = {re.sub(rf"^({others})_", "", job) for job in planned_jobs(copy, env) - before}  # every GPU's rules alike
     # planned already, after the plot edit of the test before: fig7 and what gathers every figure
     pending = {"fig7", "manifest", "all"} | ({"compare"} if others != "-" else set())
     expected = {"table1", "bounds", "table2", "table3", "wqi", "claims", "ae", "roofline_achieved", "fig2", "fig3_4",
-                "fig6", "fig7", "fig_gemv", "manifest", "all"} | pending
+                "fig6", "fig7", "fig_gemv", "fusion", "classification", "manifest", "all"} | pending
     assert rerun | pending == expected
     assert "fig8" not in rerun and "dgemm_check" not in rerun
 
@@ -238,13 +259,13 @@ def test_profiles_install_repairs_a_dangling_link_and_says_where_each_name_point
     (tmp_path / "snakemake" / "cpu").symlink_to(gone, target_is_directory=True)
     (tmp_path / "other" / "h100").mkdir(parents=True)
     (tmp_path / "snakemake" / "h100").symlink_to(tmp_path / "other" / "h100", target_is_directory=True)
-    run = subprocess.run([sys.executable, "-m", "membound.profiles", "install"], capture_output=True, text=True,
+    run = subprocess.run([sys.executable, "-m", "membound.run.profiles", "install"], capture_output=True, text=True,
                          env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "PYTHONPATH": str(REPO / "src")})
     assert run.returncode == 0, run.stderr
     assert (tmp_path / "snakemake" / "cpu").resolve() == REPO / "profiles" / "cpu"
     assert f"(repaired: it pointed at {gone}, which is gone)" in run.stdout
     assert "not this checkout's, left alone; here use --profile profiles/h100" in run.stdout
-    check = subprocess.run([sys.executable, "-m", "membound.profiles", "check", "h10"], capture_output=True, text=True,
+    check = subprocess.run([sys.executable, "-m", "membound.run.profiles", "check", "h10"], capture_output=True, text=True,
                            env={**os.environ, "PYTHONPATH": str(REPO / "src")})
     assert check.returncode != 0 and "unknown profile 'h10': choose one of a100, cpu, gh200, h100" in check.stderr
 
@@ -263,7 +284,7 @@ def documented_commands() -> list[str]:
 @pytest.mark.parametrize("command", documented_commands())
 def test_every_documented_command_dry_runs_as_printed(command, tmp_path):
     env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path), "PYTHONPATH": str(REPO / "src")}
-    subprocess.run([sys.executable, "-m", "membound.profiles", "install"], env=env, check=True, capture_output=True)
+    subprocess.run([sys.executable, "-m", "membound.run.profiles", "install"], env=env, check=True, capture_output=True)
     words = shlex.split(command)
     run = subprocess.run([*SNAKEMAKE, "-n", *words[1:]], cwd=REPO, capture_output=True, text=True, timeout=300, env=env)
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]

@@ -5,10 +5,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from membound import config, wqi
+from membound.analysis import wqi
 from membound.counters import ncu
-from membound.outputs import save_figure
 from membound.plots import roofline_achieved
+from membound.run import config
+from membound.run.outputs import save_figure
 
 FIX = Path(__file__).parent / "fixtures" / "ncu"
 
@@ -83,3 +84,24 @@ def test_repetitions_of_a_case_give_one_row(tmp_path):
     assert len(bench) == 2 * len(rows)                               # the claims read every repetition
     table = wqi.table(bench, None, config.load_gpu("h100"), {})
     assert len(table) == len(rows) and list(table["problem"]) == list(rows["problem"])
+
+
+def test_each_depth_of_the_sweep_joins_its_own_counter_row():
+    """Tags name the depth (measure.launch_tag); a tag without one (counter runs before the sweep)
+    joins only a case measured at one depth."""
+    from membound.run import measure
+
+    bench = wqi.read_rows([FIX / "stencil_2d5pt_h100_rows.csv"])
+    counters = pd.read_csv(FIX / "stencil_2d5pt_h100_counters.csv")
+    cc_tb = bench[bench["impl"] == "cc_tb"].iloc[[0]]
+    deeper = cc_tb.assign(depth=4, steps=12, tag=measure.launch_tag("stencil", "cc_tb", "2d5pt", 4))
+    sweep = pd.concat([bench, deeper], ignore_index=True)
+    assert sweep["tag"].iloc[-1] == "membound:stencil:cc_tb:2d5pt.t4" and "membound:stencil:tc:2d5pt.t3" in set(sweep["tag"])
+    stencils = {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3}}
+    t = wqi.table(sweep, counters, config.load_gpu("h100"), stencils).set_index(["impl", "depth"])
+    assert t.loc[("cc_tb", 3), "status"].startswith("not measured") and t.loc[("cc_tb", 4), "status"].startswith("not")
+    assert t.loc[("cc_naive", 1), "status"] == "measured"              # one depth: the older tag still joins
+    tagged = counters.assign(tag=counters["tag"].str.replace("cc_tb:2d5pt", "cc_tb:2d5pt.t4", regex=False))
+    t = wqi.table(sweep, tagged, config.load_gpu("h100"), stencils).set_index(["impl", "depth"])
+    assert t.loc[("cc_tb", 4), "status"] == "measured" and t.loc[("cc_tb", 3), "status"].startswith("not measured")
+    assert t.loc[("cc_tb", 4), "launches"] == 4

@@ -15,14 +15,13 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from membound import measure
-from membound.kernels import spmv, stencil as S
+from membound.kernels import spmv, spmv_plan, stencil as S
 from membound.matrices import csr, surrogate, table2
+from membound.model.precision import dot_tolerance
+from membound.run import measure
 
 MATS = Path("/tmp/mats")
-SPMV_VARIANTS = {"default": {}, "short0": dict(short=0), "short4": dict(short=4), "short16": dict(short=16),
-                 "inplace": dict(short=256), "win4096": dict(window=4096), "win32": dict(window=32),
-                 "unroll8": dict(unroll=8), "unroll2": dict(unroll=2)}
+SPMV_VARIANTS = {"default": {}}   # FP64; the plan's variants per precision: tools/bench_spmv.py
 TC3_VARIANTS = {"nt2_bz32": dict(NT=2, WX=2, WY=4, BZ=32, MINB=2), "nt2_bz64": dict(NT=2, WX=2, WY=4, BZ=64, MINB=2),
                 "nt2_bz16": dict(NT=2, WX=2, WY=4, BZ=16, MINB=2), "nt2w16_bz32": dict(NT=2, WX=4, WY=4, BZ=32, MINB=1),
                 "nt4_bz32": dict(NT=4, WX=2, WY=4, BZ=32, MINB=1)}
@@ -65,12 +64,11 @@ def spmv_case(path, impls, variants, rng, warmup=30, reps=100):
             if impl == "cusparse_csr":
                 run = spmv.cusparse_runner(dev, x, y)[0]
             else:
-                variant = SPMV_VARIANTS[v]
-                spmv.TC_UNROLL = variant.get("unroll", 4)
-                p = spmv.plan(matrix.indptr, variant.get("short", spmv.SHORT), variant.get("window", spmv.WINDOW))
-                run = spmv.tc_runner(dev, x, y, p, twin=impl.endswith("_twin"))[0]
+                p = spmv_plan.plan(matrix.indptr, 1)
+                run = spmv.tc_runner(dev, x, y, p, "fp64", twin=impl.endswith("_twin"))[0]
             run()
-            err = measure.check(y.get(), ref, spmv.TOL, f"{meta['name']} {impl} {v}")
+            tol = dot_tolerance("fp64", "cuda_core", int(np.diff(matrix.indptr).max()), ref, abs(matrix) @ np.abs(x_host))
+            err = measure.check(y.get(), ref, tol, f"{meta['name']} {impl} {v}")
             t = np.median(measure.time_gpu(run, warmup, reps)) if reps else float("nan")
             rows.append(dict(matrix=meta["name"], impl=impl, variant=v, gflops=2 * matrix.nnz / t / 1e9, err=err,
                              mma=p.mma if p else None, ratio=p.mma * 512 / (2 * matrix.nnz) if p else None))
@@ -83,7 +81,7 @@ def stencil_run(name, impl, tile, rng, domain=None, steps=12, reps=5):
     shape, dims, radius, depth = STENCILS[name]
     st = S.Stencil(name, shape, dims, radius, depth)
     if tile:
-        S.TC3_TILE = tile
+        S.stencil_plan.TC3_TILE = tile
     err = S._check_cuda(impl, st, rng, S.CHECK_DOMAIN[dims], steps)
     domain = domain or DOMAIN[dims]
     w = S.random_weights(rng, shape, dims, radius)

@@ -8,13 +8,16 @@ from pathlib import Path
 import pandas as pd
 
 from membound import families
-from membound.claims import SURROGATE, interval_text
-from membound.inventory import ABSENT, provenance
-from membound.outputs import sha256
+from membound.analysis.claims.report import SURROGATE
+from membound.analysis.claims.verdicts import interval_text
+from membound.run.inventory import ABSENT, provenance
+from membound.run.outputs import sha256
 
 # Snakemake rule name (prefix) -> the part of the run its benchmark file times.
+ORIGINALS = "original codes"   # rule original (docs/originals.md): listed where it ran
 FAMILIES = {"download_matrix": "matrices", "convert_matrix": "matrices", "surrogate_matrix": "matrices",
-            **{f"bench_{f.name}": f.title for f in sorted(families.FAMILIES.values(), key=lambda f: f.title)}, "counters_": "counters"}
+            **{f"bench_{f.name}": f.title for f in sorted(families.FAMILIES.values(), key=lambda f: f.title)}, "counters_": "counters",
+            "original_": ORIGINALS}
 NOT_RECORDED = "not recorded"
 
 
@@ -34,7 +37,7 @@ def run_times(folder, measured=None) -> pd.DataFrame:
     rows = []
     left_out = {f.title for f in families.FAMILIES.values() if measured is not None and f.name not in measured}
     for name in [*dict.fromkeys(FAMILIES.values()), *(["other"] if "other" in seconds else [])]:
-        if name in left_out:
+        if name in left_out or (name == ORIGINALS and name not in seconds):
             continue
         s = seconds.get(name)
         rows.append({"part": name, "jobs": len(s) if s else 0, "seconds": sum(s) if s else None,
@@ -53,7 +56,7 @@ def _probe(entry: dict, fmt: str) -> str:
 
 
 def inventory_table(inv: dict) -> pd.DataFrame:
-    """The inventory (membound.inventory.collect) as item/value rows."""
+    """The inventory (membound.run.inventory.collect) as item/value rows."""
     rows = [(f"GPU {d['index']}", (f"{d['name']}; driver {d['driver_version']}; memory {d['memory.total']}; max clocks "
                                    f"SM {d['clocks.max.sm']}, memory {d['clocks.max.mem']}; power limit {d['power.limit']}"))
             for d in inv["gpus"].get("devices", [])] or [("GPU", _probe(inv["gpus"], "none reported"))]
@@ -72,11 +75,35 @@ def inventory_table(inv: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["item", "value"])
 
 
+def originals_table(records: list[dict]) -> pd.DataFrame:
+    """One row per original code and executable of the run records (membound.originals.run): its
+    commit and SHA-256, the jobs, and how many of its rows checked themselves."""
+    rows = [{"code": r["title"], "executable": r["executable"], "commit": r["commit"] or "not given",
+             "SHA-256": r["sha256"], "checked": row["note"].startswith("checked:")} for r in records for row in r["rows"]]
+    if not rows:
+        return pd.DataFrame()
+    frame = pd.DataFrame(rows)
+    jobs = pd.Series([(r["title"], r["executable"]) for r in records]).value_counts()
+    out = frame.groupby(["code", "executable", "commit", "SHA-256"], sort=False)["checked"].agg(["sum", "size"]).reset_index()
+    return out.assign(jobs=[jobs[(c, e)] for c, e in zip(out["code"], out["executable"])],
+                      checked=[f"{int(k)} of {n} rows" for k, n in zip(out["sum"], out["size"])]).drop(columns=["sum", "size"])
+
+
+def _originals_section(records: list[dict]) -> str:
+    table = originals_table(records)
+    if table.empty:
+        return ""
+    return ("\n## Original codes\n\nThe paper's original codes this run ran from the executables the user built "
+            "(config `originals`, docs/originals.md; membound ships none of them): each executable, the commit it "
+            "was built from as the user gave it, and its SHA-256 when it ran. A row is checked where the code's own "
+            "correctness check ran and passed (its note says which).\n\n" + table.to_markdown(index=False) + "\n")
+
+
 def appendix(inv: dict | None, claims: dict, times: pd.DataFrame, profile: str, gpu: str, results: str,
-             repo=".") -> str:
+             repo=".", originals: list[dict] = ()) -> str:
     """The artifact appendix as Markdown (see the module docstring) of a run of `profile` for device
     profile `gpu` (they differ for the reference profile) from the checkout `repo`; `inv` None: no
-    inventory recorded."""
+    inventory recorded; `originals`: the run records of the original codes (none: no section)."""
     m = claims["measured"]
     surrogate = (f"\n\n{SURROGATE} `--config matrix_source=real` measures the paper's matrices."
                  if claims["surrogate"] else "")
@@ -95,7 +122,7 @@ of the run: `sha256sum -c {results}/ae/manifest.sha256` from the repository root
 ## Hardware and software
 
 {inventory_table(inv).to_markdown(index=False) if inv else NOT_RECORDED + " (this run's raw/ has no inventory.json)"}
-
+{_originals_section(list(originals))}
 ## How to run
 
 ```sh

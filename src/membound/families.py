@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from membound import geometry, model
+from membound.model import analytical
 
 KERNELS = "src/membound/kernels"
 
@@ -31,7 +31,7 @@ class Family:
     @property
     def code(self) -> list[str]:
         """The family's own files (its module and CUDA sources); the rules add what the module
-        imports (membound.codedeps), so that an edit of the harness reruns every family."""
+        imports (membound.run.codedeps), so that an edit of the harness reruns every family."""
         found = sorted(p.name for p in (Path(__file__).parent / "kernels").glob(self.sources))
         return [f"{KERNELS}/{self.name}.py", *(f"{KERNELS}/{s}" for s in found)]
 
@@ -52,53 +52,24 @@ def rep_index(suffix: str) -> int:
     return int(suffix.removeprefix(".rep") or 0)
 
 
-# ------------------------------------------------------------------------ analytical W and Q
-
-
-def _scale_wq(row: Mapping, gpu: dict, stencils=None) -> dict:
-    n = int(row["n"])
-    w, q = model.scale_wq(n)
-    w_exec = w if row["unit"] == "cuda_core" else 2 * max(gpu["mma_shape"][:2]) * n
-    return {"W": w, "Q": q, "W_exec": w_exec, "items": n}
-
-
-def _spmv_wq(row: Mapping, gpu: dict, stencils=None) -> dict:
-    nnz = int(row["nnz"])
-    w, q = model.csr_wq(int(row["rows"]), int(row["cols"]), nnz)
-    m, n, k = gpu["mma_shape"]
-    w_exec = w if row["unit"] == "cuda_core" else float(row.get("mma", "nan") or "nan") * 2 * m * n * k
-    return {"W": w, "Q": q, "W_exec": w_exec, "items": nnz}
-
-
-def _stencil_wq(row: Mapping, gpu: dict, stencils: Mapping) -> dict:
-    spec = stencils[row["problem"]]
-    shape, dims, radius = spec["shape"], spec["dims"], spec["radius"]
-    k = model.stencil_points(shape, dims, radius)
-    depth, steps = int(row["depth"]), int(row["steps"])
-    points = int(row["n"])
-    launches = steps // depth
-    w, q = model.stencil_wq(points, k, t=depth)               # per launch of depth t (eq. 13)
-    w, q = w * launches, q * launches
-    w_exec = w
-    if row["unit"] == "tensor_core":
-        alpha = model.fusion_redundancy(shape, dims, radius, depth)
-        w_exec = w * alpha / geometry.tc_sparsity(shape, dims, radius, depth)    # paper 002, eq. 3
-    return {"W": w, "Q": q, "W_exec": w_exec, "items": points * steps}
-
-
-def _gemv_wq(row: Mapping, gpu: dict, stencils=None) -> dict:
-    m, n = int(row["rows"]), int(row["cols"])
-    w, q = model.gemv_wq(m, n)                                  # paper 000, eq. 6-7
-    w_exec = w if row["unit"] == "cuda_core" else w * gpu["mma_shape"][1]   # x fills 1 of the MMA's n columns
-    return {"W": w, "Q": q, "W_exec": w_exec, "items": m * n}
-
-
 FAMILIES = {f.name: f for f in (   # in the order of the raw rows every table reads
-    Family("scale", "SCALE", "scale*.cu*", False, "STREAM", "STREAM", _scale_wq),
-    Family("stencil", "stencils", "stencil*.cu*", True, "EBISU", "ConvStencil", _stencil_wq),
-    Family("spmv", "SpMV", "spmv*.cu*", True, "cuSPARSE", "DASP", _spmv_wq),
-    Family("gemv", "GEMV", "gemv*.cu*", False, "cuBLAS", "DMMA", _gemv_wq),
+    Family("scale", "SCALE", "scale*.cu*", False, "STREAM", "STREAM", analytical.scale),
+    Family("stencil", "stencils", "stencil*.cu*", True, "EBISU", "ConvStencil", analytical.stencil),
+    Family("spmv", "SpMV", "spmv*.cu*", True, "cuSPARSE", "DASP", analytical.spmv),
+    Family("gemv", "GEMV", "gemv*.cu*", False, "cuBLAS", "DMMA", analytical.gemv),
 )}
+
+
+def analytical_row(row: Mapping, gpu: dict, stencils: Mapping | None = None) -> dict:
+    """Analytical W, Q, I (useful work), W_exec (work the unit executes) and the same per work
+    item (element, nnz, or point and step) of one raw benchmark row, by its family's `wq`.
+
+    `stencils` is config["stencil"]["kernels"] (shape, dims, radius per stencil name).
+    """
+    kernel = row["kernel"]
+    if kernel not in FAMILIES:
+        raise ValueError(f"unknown kernel '{kernel}' in a benchmark row (families: {', '.join(FAMILIES)})")
+    return analytical.per_item(FAMILIES[kernel].wq(row, gpu, stencils))
 
 
 def cases(family: str, config: Mapping, matrices) -> list[str | None]:
@@ -129,8 +100,10 @@ def _problem_args(family: str, config: Mapping, case: str | None, counters: bool
         stencil = config["stencil"]
         st = stencil["kernels"][case]
         domain = "x".join(map(str, stencil[f"domain_{st['dims']}d"]))
+        sweep = "".join(f" {t}" for t in st.get("depths", []) if t != st["depth"])
         return (f"--stencil {case} --shape {st['shape']} --dims {st['dims']} --radius {st['radius']}"
-                f" --depth {st['depth']} --domain {domain} --steps {stencil['steps']}")
+                f" --depth {st['depth']}{' --depths' + sweep if sweep else ''} --domain {domain}"
+                f" --steps {stencil['steps']}")
     return ""
 
 

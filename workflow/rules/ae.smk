@@ -5,7 +5,7 @@
 
 rule table3:
     input:
-        raw=raw("stencil"),
+        raw=raw("stencil") + originals_raw("stencil"),
         code=code("scripts/table3.py"),
     output:
         csv=report(f"{RESULTS}/tables/table3_stencils.csv", caption="../report/table3.rst", category="Tables"),
@@ -25,6 +25,7 @@ rule claims:
     input:
         **({"counters": COUNTER_INPUTS["counters"]} if COUNTER_INPUTS else {}),  # C1: twins' DRAM bytes
         bench=rules.wqi.input.bench,
+        originals=originals_raw("spmv") + originals_raw("stencil"),  # C3 and C4 on the original codes
         gpu=GPU_FILE,
         code=code("scripts/claims.py"),
     output:
@@ -50,6 +51,7 @@ rule ae:
         # the reference profile takes the committed inventory, where its raw results have one
         **({"inventory": INVENTORY} if not REFERENCE or Path(INVENTORY).exists() else {}),
         claims=rules.claims.output.json,
+        originals=originals_raw(ext="json"),  # the original codes' run records
         code=code("scripts/ae.py"),
         after_every_measurement=[rules.wqi.output.csv, rules.table2.output.csv],  # so every benchmark file exists
     output:

@@ -4,9 +4,11 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from membound import config as mbconfig
-from membound import detect
+from membound.kernels import stencil as stencil_kernels
+from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
+from membound.run import config as mbconfig
+from membound.run import detect
 
 min_version("9.0")
 
@@ -24,11 +26,18 @@ try:  # the layers in their documented order (config/README.md, "Precedence"), e
     GPU_NAME = config["gpu"]
     GPU = mbconfig.load_gpu(GPU_NAME)
     MATRICES = mbconfig.select_matrices(config["matrices"])
+    originals_check.check(config)  # the original codes' executables, before any job runs
 except mbconfig.ConfigError as err:
     raise WorkflowError(str(err))
 
 REFERENCE = config.get("reference", False)  # the reference profile: committed raw results, no device
 RESULTS = f"results/reference/{GPU_NAME}" if REFERENCE else f"results/{GPU_NAME}"
+if not REFERENCE:  # stencil depths the kernels cannot run on this GPU: refused here, before any job
+    try:
+        for _why in stencil_kernels.check_config(config["stencil"]["kernels"], GPU_NAME, GPU["arch"]):
+            print(f"membound: refused: {_why} on {GPU_NAME}; no row", file=sys.stderr)
+    except ValueError as err:
+        raise WorkflowError(str(err))
 # The reference profile renders this GPU and every other one with committed raw results (the
 # others as modules of the Snakefile, see there); a module's config names its one GPU.
 REFERENCE_GPUS = config.get("reference_gpus") or mbconfig.reference_gpus(GPU_NAME) if REFERENCE else []

@@ -58,7 +58,7 @@ rule fig6:
 
 rule fig7:
     input:
-        raw=raw("spmv"),
+        raw=raw("spmv") + originals_raw("spmv"),
         gpu=GPU_FILE,
         code=code("scripts/fig7.py"),
     output:
@@ -75,7 +75,7 @@ rule fig7:
 
 rule fig8:
     input:
-        raw=raw("stencil"),
+        raw=raw("stencil") + originals_raw("stencil"),
         gpu=GPU_FILE,
         code=code("scripts/fig8.py"),
     output:

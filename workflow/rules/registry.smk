@@ -1,8 +1,13 @@
 # What the rules know of the kernel families, all from the registry (membound.families): raw paths,
-# repetitions and the code each rule runs (membound.codedeps).
+# repetitions and the code each rule runs (membound.run.codedeps); and of the original codes the
+# user built (membound.originals, rule original in originals.smk).
+import glob
 import os
 
-from membound import codedeps, families
+from membound import families
+from membound.originals import problems as originals
+from membound.originals.codes import CODES
+from membound.run import codedeps
 
 FAMILY = families.FAMILIES
 # Independent repetitions of every benchmark job (raw/<stem>.csv, then <stem>.rep<r>.csv). The
@@ -35,3 +40,16 @@ def code(*scripts_or_modules):
 def bench_code(family):
     """A family's benchmark code: its module's imports and its CUDA sources (the registry's)."""
     return sorted({*code(f"membound.kernels.{family}"), *FAMILY[family].code})
+
+
+ORIGINAL_JOBS = [] if REFERENCE else originals.jobs(config, MATRICES)  # (code, case) of config `originals`
+
+
+def originals_raw(kernel=None, ext="csv"):
+    """The originals' raw CSVs (ext json: their run records) of `kernel` (every kernel if None), every
+    job and repetition; the reference profile takes the committed ones."""
+    if REFERENCE:
+        paths = sorted(glob.glob(f"{RESULTS}/raw/originals/*/*.{ext}"))
+    else:
+        paths = [originals.raw(RESULTS, code, case, rep, ext) for code, case in ORIGINAL_JOBS for rep in range(REPEATS)]
+    return [p for p in paths if kernel is None or CODES[p.split("/")[-2]].kernel == kernel]

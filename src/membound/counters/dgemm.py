@@ -13,9 +13,9 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from membound import measure
 from membound.counters import ncu
-from membound.measure import guarded, write_result
+from membound.run import measure
+from membound.run.measure import guarded, write_result
 
 SHAPES = ("2048x2048x2048", "4096x1024x512")
 TOL = 1e-12

@@ -14,7 +14,7 @@ import re
 from functools import cache
 from pathlib import Path
 
-from membound.precision import PRECISIONS
+from membound.model.precision import PRECISIONS
 
 SOURCES = Path(__file__).parent
 
@@ -43,7 +43,7 @@ def arg_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--reps", type=int, required=True)
     parser.add_argument("--rep", type=int, default=0, help="index of this independent repetition (the rows' rep)")
     parser.add_argument("--precisions", nargs="+", choices=PRECISIONS, default=["fp64"],
-                        help="storage precisions to run (membound.precision); each impl runs those it has")
+                        help="storage precisions to run (membound.model.precision); each impl runs those it has")
     parser.add_argument("--counters", action="store_true",
                         help="counter run: one checked launch per case inside an NVTX range (see measure.launch_tag)")
     return parser

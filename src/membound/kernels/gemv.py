@@ -1,135 +1,224 @@
-"""Dense GEMV, y = A x in FP64 (A row-major n x n), on CUDA cores (cuBLAS dgemv) and FP64 tensor
-cores (paper 000 eq. 6-7: W = 2mn, Q = (mn + m + n) 8 B, I -> 1/4): the fourth family, added
+"""Dense GEMV, y = A x (A row-major n x n), in fp64, fp32 and fp16 (membound.model.precision), on CUDA cores
+and tensor cores (paper 000 eq. 6-7: W = 2mn, Q = (mn + m + n) D, I -> 2/D): the fourth family, added
 through the harness as docs/architecture.md describes.
 
-Implementations (impl: unit, role):
-- cuda: cublas_dgemv (cuda_core, cuBLAS): one cublasDgemv through CuPy's low-level bindings (the
-  row-major A is cuBLAS's column-major A^T, so trans = T); gemv_tc (tensor_core, DMMA): gemv_tc.cu,
-  mma.sync m8n8k4 with x in column 0 of the B operand (1/8 of the MMA useful).
-- cpu: numpy (cuda_core) and numpy_mma (tensor_core, emulated on CPU): numpy matmul of A's 8x4
-  tiles by the 4x8 B operands the GPU kernel issues.
+Implementations (impl: unit, role; precisions):
+- cuda, CUDA cores: cublas_dgemv (fp64) and cublas_sgemv (fp32), cuBLAS: one cublas<t>gemv through
+  CuPy's low-level bindings (the row-major A is cuBLAS's column-major A^T, so trans = T); gemv_half2
+  (fp16, in cuBLAS's role: cuBLAS has no single-matrix fp16 GEMV, docs/kernels_gemv.md):
+  gemv_half2.cu, fp16 loads unpacked to fp32 FMAs.
+- cuda, tensor cores: gemv_tc (DMMA; every precision of MMA): gemv_tc.cu, one template compiled per
+  precision, x in column 0 of the B operand, so 1/8 of the MMA's multiply-adds are useful in each:
+  fp64 m8n8k4; fp32 m16n8k8 TF32, operands rounded by cvt.rna.tf32.f32, fp32 accumulate; fp16
+  m16n8k16, fp32 accumulate.
+- cpu: numpy (cuda_core; np.matmul in the storage dtype, numpy sums fp16 in fp32) and numpy_mma
+  (tensor_core, emulated on CPU: numpy matmul of the operand tiles gemv_tc.cu issues, TF32 operand
+  rounding emulated (precision.tc_operand), sums in the MMA's accumulator type).
 
-Every case draws a fresh random A and x and poisons y with NaN; the harness checks y against numpy's
-A @ x before any time is kept. Sizes n cover both sides of the L2 (config gemv.sizes); GB/s = Q / t.
+Every case draws A and x in float64 and rounds them to the storage format (precision.quantize), and
+poisons y with NaN; the harness checks y against A x computed in float64 from the rounded values,
+within precision.dot_tolerance of n terms (docs/precision.md), before any time is kept. Sizes n cover
+both sides of the L2 (config gemv.sizes), the same element counts in every precision; GB/s = Q / t.
 """
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 import numpy as np
 
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_jobs, select
-from membound.measure import guarded
+from membound.model.precision import dot_tolerance, fmt, quantize, tc_operand
+from membound.run.measure import guarded
 
+MMA = {  # per precision, gemv_tc.cu's instruction; its keys are the precisions of gemv_tc and the CPU impls
+    "fp64": "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64",
+    "fp32": "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+    "fp16": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+}
 IMPLS = (Impl("gemv", "cublas_dgemv", "cuda_core", "cuBLAS", "cuda"),
-         Impl("gemv", "gemv_tc", "tensor_core", "DMMA", "cuda"),
-         Impl("gemv", "numpy", "cuda_core", "cuBLAS", "cpu"),
-         Impl("gemv", "numpy_mma", "tensor_core", "DMMA", "cpu"))
-TOL = 1e-12           # sums in another order; rounding only
-WARPS = 8             # gemv_tc.cu: warps per block of 8 rows (H100 sweep: docs/kernels_gemv.md)
+         Impl("gemv", "cublas_sgemv", "cuda_core", "cuBLAS", "cuda", precisions=("fp32",)),
+         Impl("gemv", "gemv_half2", "cuda_core", "cuBLAS", "cuda", precisions=("fp16",)),
+         Impl("gemv", "gemv_tc", "tensor_core", "DMMA", "cuda", precisions=tuple(MMA)),
+         Impl("gemv", "numpy", "cuda_core", "cuBLAS", "cpu", precisions=tuple(MMA)),
+         Impl("gemv", "numpy_mma", "tensor_core", "DMMA", "cpu", precisions=tuple(MMA)))
+WARPS = 8             # gemv_tc.cu: warps per block of MMA rows (fp64 H100 sweep: docs/kernels_gemv.md)
+HALF2_WARPS, HALF2_UNROLL = 8, 4   # gemv_half2.cu: rows (warps) per block, 16-byte loads in flight per lane
 
 
-def bytes_moved(m: int, n: int) -> int:
+def bytes_moved(m: int, n: int, precision: str = "fp64") -> int:
     """Compulsory DRAM bytes of one GEMV: A, x and y once (paper 000 eq. 7)."""
-    return 8 * (m * n + m + n)
+    return fmt(precision).bytes * (m * n + m + n)
+
+
+def shape(precision: str) -> tuple[int, int, int]:
+    """(m, n, k) of the precision's MMA instruction."""
+    return tuple(map(int, re.search(r"m(\d+)n(\d+)k(\d+)", MMA[precision]).groups()))
+
+
+# ------------------------------------------------------------------------------------ the MMA on the CPU
+
+LANE_K = {4: lambda t: [t], 8: lambda t: [t, t + 4], 16: lambda t: [2 * t, 2 * t + 1, 2 * t + 8, 2 * t + 9]}
+
+
+def columns(precision: str) -> np.ndarray:
+    """gemv_tc.cu's column (within a chunk) of k index kk of MMA u, [u, kk]: lane t holds the k indices
+    LANE_K[k](t) of both fragments and loads E consecutive entries from column E t, E = 64 bytes over
+    its rows; MMA u takes the lane's entries u K/4 .. (u+1) K/4 - 1."""
+    m, _, k = shape(precision)
+    e = 64 // (fmt(precision).bytes * m // 8)
+    cols = np.empty((e // (k // 4), k), dtype=int)
+    for t in range(4):
+        for j, kk in enumerate(LANE_K[k](t)):
+            cols[:, kk] = e * t + np.arange(cols.shape[0]) * (k // 4) + j
+    return cols
+
+
+def emulation(a: np.ndarray, x: np.ndarray, y: np.ndarray, precision: str):
+    """A no-argument callable writing A x into y by gemv_tc.cu's algorithm on the CPU: A's M x K operand
+    tiles (columns()) times B operands holding x in column 0, in the MMA's accumulator type."""
+    (m, n), (tm, tn, tk), cols = a.shape, shape(precision), columns(precision)
+    chunk = cols.size
+    mp, np_ = -(-m // tm) * tm, -(-n // chunk) * chunk
+    acc = np.float64 if ".f64." in MMA[precision] else np.float32
+    padded = np.zeros((mp, np_), a.dtype)
+    padded[:m, :n] = a
+    tiles = tc_operand(padded, precision).astype(acc).reshape(mp // tm, tm, np_ // chunk, chunk)[..., cols]
+    tiles = tiles.transpose(0, 2, 3, 1, 4)                    # (row blocks, chunks, MMAs, M, K)
+    b = np.zeros((np_ // chunk, *cols.shape, tn), acc)        # (chunks, MMAs, K, N)
+    xp = np.zeros(np_, x.dtype)
+
+    def run():
+        xp[:n] = x
+        b[..., 0] = tc_operand(xp, precision).astype(acc).reshape(-1, chunk)[:, cols]   # x in column 0
+        y[:] = np.matmul(tiles, b)[..., 0].sum(axis=(1, 2), dtype=acc).ravel()[:m]     # rounded to storage
+
+    return run
 
 
 # ------------------------------------------------------------------------------------ runners
 
 
-def cpu_runner(impl: str, a: np.ndarray, x: np.ndarray, y: np.ndarray):
-    """A no-argument callable writing A x into y with numpy (impl numpy | numpy_mma)."""
+def cpu_runner(impl: str, a: np.ndarray, x: np.ndarray, y: np.ndarray, precision: str = "fp64"):
+    """A no-argument callable writing A x into y with numpy in their dtype (impl numpy | numpy_mma)."""
     if impl == "numpy":
         return lambda: np.matmul(a, x, out=y)
     if impl != "numpy_mma":
         raise ValueError(f"unknown cpu impl '{impl}' (numpy | numpy_mma)")
-    m, n = a.shape
-    mp, np4 = -(-m // 8) * 8, -(-n // 4) * 4
-    tiles = np.zeros((mp, np4))
-    tiles[:m, :n] = a
-    tiles = tiles.reshape(mp // 8, 8, np4 // 4, 4).transpose(0, 2, 1, 3)   # (row blocks, k chunks, 8, 4)
-    b = np.zeros((np4 // 4, 4, 8))
-
-    def run():
-        b[:, :, 0] = np.pad(x, (0, np4 - n)).reshape(-1, 4)               # x in column 0 of each B
-        y[:] = np.matmul(tiles, b).sum(axis=1)[:, :, 0].ravel()[:m]
-
-    return run
+    return emulation(a, x, y, precision)
 
 
 def cublas_runner(a, x, y):
-    """A no-argument callable running ONE cublasDgemv of the row-major device matrix a on x into y."""
+    """A no-argument callable running ONE cublasDgemv (float64) or cublasSgemv (float32) of the
+    row-major device matrix a on x into y."""
     import cupy as cp
     from cupy.cuda import device
     from cupy_backends.cuda.libs import cublas
 
+    gemv = {np.float64: cublas.dgemv, np.float32: cublas.sgemv}[a.dtype.type]
     m, n = a.shape
     handle = device.get_cublas_handle()
     cublas.setStream(handle, cp.cuda.get_current_stream().ptr)
     cublas.setPointerMode(handle, cublas.CUBLAS_POINTER_MODE_HOST)
-    alpha, beta = np.array(1.0), np.array(0.0)
+    alpha, beta = np.array(1, a.dtype), np.array(0, a.dtype)
     args = (handle, cublas.CUBLAS_OP_T, n, m, alpha.ctypes.data, a.data.ptr, n, x.data.ptr, 1,
             beta.ctypes.data, y.data.ptr, 1)
 
     def run():
-        cublas.dgemv(*args)
+        gemv(*args)
 
     run.keep = (alpha, beta, a, x, y)
     return run
 
 
-def tc_runner(a, x, y):
-    """A no-argument callable launching gemv_tc.cu on the row-major device matrix a, x, y."""
+def tc_runner(a, x, y, precision: str = "fp64"):
+    """A no-argument callable launching gemv_tc.cu's kernel of `precision` on the row-major device matrix a, x, y."""
     m, n = a.shape
-    kernel = load_module("gemv_tc.cu", (f"-DGEMV_WARPS={WARPS}",)).get_function("gemv_tc")
+    name = "gemv_tc" + ("" if precision == "fp64" else f"_{precision}")   # fp64 keeps its counter rows' name
+    kernel = load_module("gemv_tc.cu", (f"-DGEMV_WARPS={WARPS}",)).get_function(name)
     args = (a, x, y, np.int64(m), np.int64(n))
-    grid = (-(-m // 8),)
+    grid = (-(-m // shape(precision)[0]),)
     return lambda: kernel(grid, (32 * WARPS,), args)
+
+
+def half2_runner(a, x, y):
+    """A no-argument callable launching gemv_half2.cu on the row-major fp16 device matrix a, x, y."""
+    import cupy as cp
+
+    if cp.cuda.runtime.is_hip:
+        raise ValueError("gemv_half2: the kernel uses PTX f16 instructions (NVIDIA only); on HIP use --precisions fp64 fp32")
+    m, n = a.shape
+    options = (f"-DGEMV_HALF2_WARPS={HALF2_WARPS}", f"-DGEMV_HALF2_UNROLL={HALF2_UNROLL}")
+    kernel = load_module("gemv_half2.cu", options).get_function("gemv_half2")
+    args = (a, x, y, np.int64(m), np.int64(n))
+    return lambda: kernel((-(-m // HALF2_WARPS),), (32 * HALF2_WARPS,), args)
+
+
+def gpu_runner(impl: str, a, x, y, precision: str):
+    """The runner of a CUDA impl."""
+    if impl == "gemv_tc":
+        return tc_runner(a, x, y, precision)
+    return half2_runner(a, x, y) if impl == "gemv_half2" else cublas_runner(a, x, y)
 
 
 # ------------------------------------------------------------------------------------ one case
 
 
-def prepare(impl: Impl, backend: str, n: int, rng: np.random.Generator) -> Case:
-    """One n x n case: fresh A and x, NaN-poisoned y, checked against numpy's A @ x."""
-    a_host, x_host = rng.uniform(-1.0, 1.0, (n, n)), rng.uniform(-1.0, 1.0, n)
+def note(impl: Impl, precision: str, n: int) -> list[str]:
+    """What the timed call holds; for tensor-core rows the MMA, its operands and accumulator, the useful share."""
+    if impl.unit == "cuda_core":
+        return {"cublas_dgemv": ["timed: one cublasDgemv (trans T of the row-major A)"],
+                "cublas_sgemv": ["timed: one cublasSgemv (trans T of the row-major A)"],
+                "gemv_half2": ["timed: one launch of gemv_half2.cu (fp16 loads, fp32 FMAs; cuBLAS has no "
+                               "single-matrix fp16 GEMV)"]}.get(impl.name, [])
+    f, instr, (tm, tn, tk) = fmt(precision), MMA[precision], shape(precision)
+    rounding = " rounded by cvt.rna.tf32.f32" if f.tc_type == "tf32" else ""
+    what = (f"emulated on CPU: numpy matmul of the operand tiles of {instr}" if impl.name == "numpy_mma" else
+            f"timed: one launch of gemv_tc.cu, {instr} x {-(-n // tm) * -(-n // tk)}")
+    return [f"{what} ({f.tc_type} operands{rounding}, {instr.split('.')[6]} accumulate), x in 1 of {tn} "
+            f"columns: 1/{tn} useful"]
+
+
+def prepare(impl: Impl, backend: str, n: int, rng: np.random.Generator, precision: str = "fp64") -> Case:
+    """One n x n case in `precision`: A and x drawn in float64 and rounded to it, NaN-poisoned y,
+    checked against A x in float64 within the format's bound."""
+    a_host, x_host = quantize(rng.uniform(-1.0, 1.0, (n, n)), precision), quantize(rng.uniform(-1.0, 1.0, n), precision)
     if backend == "cpu":
-        y = np.full(n, np.nan)
-        run, host, notes = cpu_runner(impl.name, a_host, x_host, y), (lambda: y), []
-        if impl.name == "numpy_mma":
-            notes.append("emulated on CPU: numpy matmul of A's 8x4 tiles by 4x8 operands holding x in column 0")
+        y = np.full(n, np.nan, a_host.dtype)
+        run, host = cpu_runner(impl.name, a_host, x_host, y, precision), (lambda: y)
     else:
         import cupy as cp
 
         try:
-            a, x, y = cp.asarray(a_host), cp.asarray(x_host), cp.full(n, np.nan)
+            a, x, y = cp.asarray(a_host), cp.asarray(x_host), cp.full(n, np.nan, a_host.dtype)
         except cp.cuda.memory.OutOfMemoryError as err:
-            raise MemoryError(f"gemv n={n} needs {8 * n * n / 2**30:.1f} GiB for A ({err}); lower gemv.sizes "
-                              "in config/config.yaml") from None
-        run = (cublas_runner if impl.name == "cublas_dgemv" else tc_runner)(a, x, y)
-        host = y.get
-        notes = (["timed: one cublasDgemv (trans T of the row-major A)"] if impl.name == "cublas_dgemv" else
-                 [f"timed: one launch of gemv_tc.cu, mma.sync m8n8k4 x {-(-n // 8) * -(-n // 4)} (1/8 useful)"])
-    return Case(run=run, output=lambda _: host(), reference=a_host @ x_host, tol=TOL, what=f"gemv {impl.name} n={n}",
+            raise MemoryError(f"gemv n={n} {precision} needs {a_host.nbytes / 2**30:.1f} GiB for A ({err}); lower "
+                              "gemv.sizes in config/config.yaml") from None
+        run, host = gpu_runner(impl.name, a, x, y, precision), y.get
+    a64, x64 = a_host.astype(np.float64), x_host.astype(np.float64)
+    ref = a64 @ x64
+    tol = dot_tolerance(precision, impl.unit, n, ref, np.abs(a64) @ np.abs(x64))
+    notes = note(impl, precision, n) + [f"checked: rel_err <= {tol:.3g} (precision.dot_tolerance, {n} terms)"]
+    return Case(run=run, output=lambda _: host(), reference=ref, tol=tol, what=f"gemv {impl.name} {precision} n={n}",
                 row={"problem": f"n={n}", "n": n * n, "rows": n, "cols": n, "work_items": n * n},
-                work=bytes_moved(n, n), metric="GB/s", notes=notes)
+                work=bytes_moved(n, n, precision), metric="GB/s", notes=notes, precision=precision)
 
 
 # ------------------------------------------------------------------------------------ CLI
 
 
 def main(argv=None):
-    parser = arg_parser("Dense GEMV (y = A x, FP64) with cuBLAS and an FP64 tensor-core kernel.")
+    parser = arg_parser("Dense GEMV (y = A x) per precision with cuBLAS / a half2 kernel and tensor-core kernels.")
     parser.add_argument("--sizes", type=int, nargs="+", required=True, help="square sizes n (A is n x n)")
     args = parser.parse_args(argv)
     if min(args.sizes) < 1 or args.warmup < 0 or args.reps < 1:
         parser.error(f"--sizes {args.sizes} / --warmup {args.warmup} / --reps {args.reps}: need sizes >= 1, "
                      "warmup >= 0 and reps >= 1")
     rng = np.random.default_rng()
-    jobs = [(impl, partial(prepare, impl, args.backend, n, rng)) for n in args.sizes
-            for impl, _ in select(IMPLS, args.backend, args.precisions)]
+    jobs = [(impl, partial(prepare, impl, args.backend, n, rng, p)) for n in args.sizes
+            for impl, p in select(IMPLS, args.backend, args.precisions)]
     run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:10.1f} GB/s")
 
 

@@ -3,7 +3,7 @@
 An implementation is an `Impl` (family, name, unit, role, backend, precisions) in its family module's
 IMPLS; a family provides, per case, implementation and precision, a `prepare()` returning a `Case`:
 the timed callable, how to read the checked values from its result, their reference and tolerance
-(membound.precision). `measure` owns the rest:
+(membound.model.precision). `measure` owns the rest:
 
 1. skip policy: a tensor-core implementation on a device without mma.sync is not run (`skip_reason`);
 2. check: one run, its output against the reference, before any time is kept (measure.check);
@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from membound import runinfo
-from membound.precision import PRECISIONS, SPARSITIES
-from membound.measure import check, launch_tag, nvtx_range, stats, time_kernel, write_result
+from membound.model.precision import PRECISIONS, SPARSITIES
+from membound.run import runinfo
+from membound.run.measure import check, launch_tag, nvtx_range, stats, time_kernel, write_result
 
 UNITS = ("cuda_core", "tensor_core")
 
@@ -36,7 +36,7 @@ class Impl:
     """One implementation: its family, name (the rows' `impl`), unit, the paper role it plays, the
     backend it runs on (None: both, the same algorithm on CUDA and the CPU), whether it is built
     from a source that needs mma.sync although it runs on CUDA cores (a twin), the precisions it
-    runs in (membound.precision) and its sparsity (dense, or 2:4 for sparse tensor cores)."""
+    runs in (membound.model.precision) and its sparsity (dense, or 2:4 for sparse tensor cores)."""
     family: str
     name: str
     unit: str
@@ -78,7 +78,7 @@ class Case:
     reference: what output must equal within `tol`. what: names the case in a failed check.
     row: the problem columns (problem, n, work_items, ...). work: metric units per call (bytes,
     flops, stencil updates), so that value = work / t_median / 1e9. notes: for the row's `note`.
-    precision: the storage format it ran in (membound.precision), the rows' `precision`.
+    precision: the storage format it ran in (membound.model.precision), the rows' `precision`.
     """
     run: Callable[[], Any]
     output: Callable[[Any], np.ndarray]
@@ -118,7 +118,7 @@ def measure(impl: Impl, prepare: Callable[[], Case], backend: str, warmup: int, 
         err = check(case.output(case.run()), case.reference, case.tol, case.what)
         notes = list(case.notes)
         if counters:
-            with nvtx_range(launch_tag(impl.family, impl.name, case.row["problem"])):
+            with nvtx_range(launch_tag(impl.family, impl.name, case.row["problem"], case.row.get("depth"))):
                 timing = time_kernel(case.run, backend, 0, 1, short=False)
             warmup = 0
             notes.append("counter run: one launch under the profiler, time not comparable")

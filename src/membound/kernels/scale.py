@@ -1,89 +1,159 @@
-"""STREAM SCALE, a = q b in FP64, on CUDA cores and FP64 tensor cores (paper 000 Sec. 5.1, Figure 6).
+"""STREAM SCALE, a = q b, in fp64, fp32 and fp16 (membound.model.precision), on CUDA cores and tensor cores
+(paper 000 Sec. 5.1, Figure 6).
 
-Implementations (impl: unit):
-- cuda: cuda_core (cuda_core), tensor_core (tensor_core), both in scale.cu. The tensor-core kernel
-  computes A = B(qI) with mma.sync m8n8k4 f64 (sm_80 and later; skipped by the harness, with a note
-  on stderr, on HIP and older GPUs); scale.cu explains the operand layout.
-- cpu: numpy (cuda_core) and numpy_mma (tensor_core, emulated on CPU): the same A = B(qI) with numpy
-  matmul of b's 8x4 tiles by the 4x8 operand q E that the GPU kernel feeds the MMA.
+Implementations (impl: unit), each in every precision of MMA below:
+- cuda: cuda_core (cuda_core), tensor_core (tensor_core), both from scale.cu, one template per
+  algorithm compiled per precision (kernels scale_<impl> in fp64, scale_<impl>_<precision> otherwise).
+  The tensor-core kernel computes A = B(qP) with the precision's MMA (MMA; scale.cu gives the fragment
+  layouts): fp64 m8n8k4 f64; fp32 m16n8k8 TF32, operands rounded by cvt.rna.tf32.f32, fp32
+  accumulate; fp16 m16n8k16 f16, fp32 accumulate. Useful share of the MMA's multiply-adds: fp64 1/8,
+  tf32 1/8, fp16 1/16. sm_80 and later; skipped by the harness, with a note on stderr, on HIP and
+  older GPUs.
+- cpu: numpy (cuda_core): np.multiply in the storage dtype; numpy_mma (tensor_core, emulated on CPU):
+  the same A = B(qP) on the same operand tiles, numpy matmul in the MMA's accumulator type with TF32
+  operand rounding emulated (precision.tc_operand).
 - twins (role "STREAM twin", unit cuda_core): tensor_core_twin, scale.cu's tensor-core template with
-  the MMA replaced by a scalar multiply (same loads, stores and launch shape; skipped with its
-  sibling), and numpy_mma_twin, the emulation's tiles multiplied elementwise. Claim C1 compares each
-  with its tensor-core sibling.
+  the MMA replaced by the scalar multiply in the storage format (half2 for fp16; same loads, stores
+  and launch shape; skipped with its sibling), and numpy_mma_twin, the emulation's tiles multiplied
+  elementwise. Claim C1 compares each with its tensor-core sibling.
 
-Sizes n = 2^k elements. Every case draws a fresh random b and q, poisons a with NaN; the harness
-(kernels/harness.py) runs it once and checks a against numpy's q * b (all elements) before it is
-timed. GB/s = 2 x 8 B x n / median time. Arrays whose working set fits in the L2 are timed over the
-same buffers, so those rows measure the cache (as the paper's Figure 6 below half the L2); their
-note says so. Short launches are timed as a CUDA graph (measure.time_kernel).
+Sizes n = 2^k elements in every precision, so bytes per element halve and quarter: GB/s = 2 D n /
+median time with D the precision's element size; a and b fit in the L2 (the rows' note) by bytes.
+Every case draws q and b in float64, rounds them to the storage format (precision.quantize) and
+poisons a with NaN; the harness (kernels/harness.py) runs it once and checks a against q b computed in
+float64 from the rounded values, within precision.dot_tolerance of one term (docs/precision.md),
+before it is timed. Arrays in the L2 are timed over the same buffers, so those rows measure the cache
+(as the paper's Figure 6 below half the L2). Short launches are timed as a CUDA graph.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from functools import partial
 
 import numpy as np
 
-from membound import runinfo
 from membound.kernels import arg_parser, load_module
-from membound.measure import guarded
 from membound.kernels.harness import Case, Impl, run_jobs, select
+from membound.model.precision import dot_tolerance, fmt, quantize, tc_operand
+from membound.run import runinfo
+from membound.run.measure import guarded
 
-IMPLS = (Impl("scale", "cuda_core", "cuda_core", "STREAM", "cuda"),
-         Impl("scale", "tensor_core", "tensor_core", "STREAM", "cuda"),
-         Impl("scale", "tensor_core_twin", "cuda_core", "STREAM twin", "cuda", needs_mma=True),
-         Impl("scale", "numpy", "cuda_core", "STREAM", "cpu"),
-         Impl("scale", "numpy_mma", "tensor_core", "STREAM", "cpu"),
-         Impl("scale", "numpy_mma_twin", "cuda_core", "STREAM twin", "cpu"))
-BYTES_PER_ELEMENT = 2 * 8     # b read once, a written once (FP64)
-TOL = 1e-14                   # one rounding of q*b; the MMA adds only exact zeros
-UNROLL = 2                    # scale.cu: double2 loads in flight per lane (2, 4 measured alike)
-CHUNK = 32 * 2 * UNROLL       # scale.cu: elements per warp step
+MMA = {  # per precision, scale.cu's tensor-core instruction; its keys are the precisions of every impl
+    "fp64": "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64",
+    "fp32": "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+    "fp16": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+}
+IMPLS = (Impl("scale", "cuda_core", "cuda_core", "STREAM", "cuda", precisions=tuple(MMA)),
+         Impl("scale", "tensor_core", "tensor_core", "STREAM", "cuda", precisions=tuple(MMA)),
+         Impl("scale", "tensor_core_twin", "cuda_core", "STREAM twin", "cuda", needs_mma=True, precisions=tuple(MMA)),
+         Impl("scale", "numpy", "cuda_core", "STREAM", "cpu", precisions=tuple(MMA)),
+         Impl("scale", "numpy_mma", "tensor_core", "STREAM", "cpu", precisions=tuple(MMA)),
+         Impl("scale", "numpy_mma_twin", "cuda_core", "STREAM twin", "cpu", precisions=tuple(MMA)))
+UNROLL = 2                    # scale.cu: 16-byte loads in flight per lane (fp64: 2, 4 measured alike)
 THREADS = 256
-TILE = 32                     # elements per MMA: the 8x4 A operand
-E = np.repeat(np.eye(4), 2, axis=1)  # 4x8: the identity with every column doubled (scale.cu)
+
+
+def bytes_per_element(precision: str) -> int:
+    """b read once, a written once."""
+    return 2 * fmt(precision).bytes
+
+
+def chunk(precision: str) -> int:
+    """scale.cu: elements per warp step (32 lanes x UNROLL 16-byte packs)."""
+    return 32 * UNROLL * (16 // fmt(precision).bytes)
+
+
+def kernel_name(impl: str, precision: str) -> str:
+    """scale.cu's kernel of impl in precision (fp64 keeps the names its counter rows carry)."""
+    return f"scale_{impl}" + ("" if precision == "fp64" else f"_{precision}")
+
+
+# ------------------------------------------------------------------------------------ the MMA on the CPU
+
+
+def shape(precision: str) -> tuple[int, int, int]:
+    """(m, n, k) of the precision's MMA instruction."""
+    return tuple(map(int, re.search(r"m(\d+)n(\d+)k(\d+)", MMA[precision]).groups()))
+
+
+def layout(precision: str):
+    """scale.cu's tensor-core operands for one warp's 16-byte loads (32 lanes x V elements, element
+    i = V lane + j): per element its MMA, A position (row, col) and D position, and B / q."""
+    m, _, k = shape(precision)
+    v = 16 // fmt(precision).bytes
+    lane, j = np.divmod(np.arange(32 * v), v)
+    g, t = lane // 4, lane % 4
+    if (m, k) == (8, 4):    # one MMA per double: A(g, t) -> D(g, 2t); B = E, E(k, j) = 1 where j // 2 == k
+        return j, (g, t), (g, 2 * t), np.repeat(np.eye(4), 2, axis=1)
+    if (m, k) == (16, 8):   # x0..x3 at A(g, t), A(g, t+4), A(g+8, t), A(g+8, t+4) -> D(g + 8 (j//2), 2t + j%2)
+        p = np.zeros((8, 8))
+        p[np.arange(8), 2 * (np.arange(8) % 4) + np.arange(8) // 4] = 1   # P(k, 2k) = P(k+4, 2k+1) = 1
+        return 0 * j, (g + 8 * (j // 2), t + 4 * (j % 2)), (g + 8 * (j // 2), 2 * t + j % 2), p
+    if (m, k) == (16, 16):  # MMA j // 4 takes 4 halves at A(g + 8 (j%4 // 2), 2t + j%2), back at that D; B = [I8; 0]
+        rows, cols = g + 8 * (j % 4 // 2), 2 * t + j % 2
+        return j // 4, (rows, cols), (rows, cols), np.vstack([np.eye(8), np.zeros((8, 8))])
+    raise ValueError(f"scale: no CPU emulation of {MMA[precision]}")
+
+
+def emulation(a: np.ndarray, b: np.ndarray, q, precision: str, twin: bool):
+    """A no-argument callable writing q b into a by scale.cu's tensor-core algorithm on the CPU: b's
+    elements in the MMA operand tiles, multiplied by B = q P in the MMA's accumulator type (twin: the
+    tiles multiplied elementwise in the storage format), read back from their D positions."""
+    f = fmt(precision)
+    mma, a_at, d_at, p = layout(precision)
+    n, block = b.size, mma.size
+    blocks = -(-n // block)
+    acc = np.float64 if ".f64." in MMA[precision] else np.float32
+    x = np.zeros(blocks * block, f.dtype)
+    tiles = np.zeros((blocks, mma.max() + 1, a_at[0].max() + 1, p.shape[0]), f.dtype if twin else acc)
+    operand = tc_operand(f.dtype.type(q), precision).astype(acc) * p.astype(acc)
+    d = np.empty((*tiles.shape[:-1], p.shape[1]), acc)
+
+    def run():
+        x[:n] = b
+        if twin:
+            tiles[:, mma, *a_at] = x.reshape(blocks, block)
+            np.multiply(tiles, f.dtype.type(q), out=tiles)
+            a[:] = tiles[:, mma, *a_at].ravel()[:n]
+        else:
+            tiles[:, mma, *a_at] = tc_operand(x, precision).reshape(blocks, block)
+            np.matmul(tiles, operand, out=d)
+            a[:] = d[:, mma, *d_at].ravel()[:n]    # rounded to storage on assignment
+
+    return run
 
 
 # ------------------------------------------------------------------------------------ runners
 
 
-def cpu_runner(impl: str, a: np.ndarray, b: np.ndarray, q: float):
-    """A no-argument callable that writes q * b into a with numpy (impl numpy | numpy_mma | numpy_mma_twin)."""
+def cpu_runner(impl: str, a: np.ndarray, b: np.ndarray, q, precision: str = "fp64"):
+    """A no-argument callable that writes q * b into a with numpy in a's dtype (impl numpy | numpy_mma
+    | numpy_mma_twin)."""
     if impl == "numpy":
-        return lambda: np.multiply(b, q, out=a)
-    n = b.size
-    full = n - n % TILE
-    if impl == "numpy_mma_twin":  # the emulation's 8x4 tiles, multiplied elementwise
-        return lambda: (np.multiply(b[:full].reshape(-1, 8, 4), q, out=a[:full].reshape(-1, 8, 4)),
-                        np.multiply(b[full:], q, out=a[full:]))
-    if impl != "numpy_mma":
+        return lambda: np.multiply(b, a.dtype.type(q), out=a)
+    if impl not in ("numpy_mma", "numpy_mma_twin"):
         raise ValueError(f"unknown cpu impl '{impl}' (numpy | numpy_mma | numpy_mma_twin)")
-    op = q * E
-    d = np.empty((full // TILE, 8, 8))
-
-    def run():
-        np.matmul(b[:full].reshape(-1, 8, 4), op, out=d)
-        np.copyto(a[:full].reshape(-1, 8, 4), d[..., 0::2])
-        if full < n:  # ragged end: one zero-padded tile
-            tile = np.zeros(TILE)
-            tile[: n - full] = b[full:]
-            a[full:] = (tile.reshape(8, 4) @ op)[:, 0::2].ravel()[: n - full]
-
-    return run
+    return emulation(a, b, q, precision, twin=impl == "numpy_mma_twin")
 
 
-def gpu_runner(impl: str, a, b, q: float):
-    """A no-argument callable that launches scale.cu's kernel for impl on CuPy arrays a, b."""
+def gpu_runner(impl: str, a, b, q, precision: str = "fp64"):
+    """A no-argument callable that launches scale.cu's kernel for impl and precision on CuPy arrays a, b."""
+    import cupy as cp
+
+    if precision == "fp16" and cp.cuda.runtime.is_hip:
+        raise ValueError("scale fp16: the kernels use PTX f16 instructions (NVIDIA only); on HIP use --precisions fp64 fp32")
+    dtype = fmt(precision).dtype
     for name, x in (("a", a), ("b", b)):
-        if x.dtype != np.float64 or not x.flags.c_contiguous or x.data.ptr % 16 or x.size != b.size:
-            raise ValueError(f"scale: array {name} must be contiguous float64 of b's size on a 16-byte boundary "
-                             "(the kernels load double2); pass a fresh cupy array")
-    kernel = load_module("scale.cu", (f"-DSCALE_UNROLL={UNROLL}",)).get_function(f"scale_{impl}")
+        if x.dtype != dtype or not x.flags.c_contiguous or x.data.ptr % 16 or x.size != b.size:
+            raise ValueError(f"scale: array {name} must be contiguous {dtype} of b's size on a 16-byte boundary "
+                             "(the kernels load 16 bytes a lane); pass a fresh cupy array")
+    kernel = load_module("scale.cu", (f"-DSCALE_UNROLL={UNROLL}",)).get_function(kernel_name(impl, precision))
     n = b.size
     # One chunk per warp plus the tail warp: on the H100 this beat a grid sized to the SMs (grid-stride
-    # loop) by 6% at n >= 2^26 (3.02 vs 2.83 TB/s; docs/kernels_scale.md).
-    blocks = min(2**31 - 1, -(-(n // CHUNK + 1) * 32 // THREADS))
+    # loop) by 6% at n >= 2^26 in fp64 (3.02 vs 2.83 TB/s; docs/kernels_scale.md).
+    blocks = min(2**31 - 1, -(-(n // chunk(precision) + 1) * 32 // THREADS))
     args = (a, b, np.float64(q), np.int64(n))
     return lambda: kernel((blocks,), (THREADS,), args)
 
@@ -91,33 +161,53 @@ def gpu_runner(impl: str, a, b, q: float):
 # ------------------------------------------------------------------------------------ one case
 
 
-def _arrays(backend: str, n: int, rng: np.random.Generator):
-    """A fresh random b in [-1, 1) and a NaN-poisoned a of n elements, on the backend's device."""
+def _device(backend: str, b: np.ndarray, precision: str):
+    """b and a NaN-poisoned a of b's size and dtype on the backend's device."""
     if backend == "cpu":
-        return np.full(n, np.nan), rng.uniform(-1.0, 1.0, n)
+        return np.full(b.size, np.nan, b.dtype), b
     import cupy as cp
 
     try:
-        b = cp.random.uniform(-1.0, 1.0, n)
-        return cp.full(n, np.nan), b
+        return cp.full(b.size, np.nan, b.dtype), cp.asarray(b)
     except cp.cuda.memory.OutOfMemoryError as err:
-        raise MemoryError(f"scale n={n} needs {BYTES_PER_ELEMENT * n / 2**30:.1f} GiB for a and b, more than "
-                          f"the GPU has free ({err}); lower scale.log2_max in config/config.yaml") from None
+        raise MemoryError(f"scale n={b.size} {precision} needs {bytes_per_element(precision) * b.size / 2**30:.1f} "
+                          f"GiB for a and b, more than the GPU has free ({err}); lower scale.log2_max in "
+                          "config/config.yaml") from None
 
 
-def prepare(impl: Impl, backend: str, n: int, rng: np.random.Generator, l2_bytes: int | None = None) -> Case:
-    """One case of size n: fresh random b and q, NaN-poisoned a, checked against numpy's q * b."""
-    q = float(rng.uniform(0.5, 2.0))
-    a, b = _arrays(backend, n, rng)
-    run = (cpu_runner if backend == "cpu" else gpu_runner)(impl.name, a, b, q)
+def note(impl: Impl, precision: str) -> list[str]:
+    """What a tensor-core row ran: the MMA instruction, its operands and accumulator, the useful share."""
+    if impl.unit != "tensor_core":
+        return []
+    f, instr = fmt(precision), MMA[precision]
+    m, n, k = shape(precision)
+    mma = layout(precision)[0]
+    per_mma = mma.size // (mma.max() + 1)     # elements one MMA scales
+    rounding = " rounded by cvt.rna.tf32.f32" if f.tc_type == "tf32" else ""
+    where = "emulated on CPU: numpy matmul of the operand tiles of " if impl.name == "numpy_mma" else ""
+    return [f"{where}{instr} ({f.tc_type} operands{rounding}, {instr.split('.')[6]} accumulate): {per_mma} "
+            f"elements per {m * n * k} multiply-adds, 1/{m * n * k // per_mma} useful"]
+
+
+def prepare(impl: Impl, backend: str, n: int, rng: np.random.Generator, l2_bytes: int | None = None,
+            precision: str = "fp64") -> Case:
+    """One case of size n in `precision`: q and b drawn in float64 and rounded to it, NaN-poisoned a,
+    checked against q b in float64 within the format's bound."""
+    q = quantize([rng.uniform(0.5, 2.0)], precision)[0]
+    b_host = quantize(rng.uniform(-1.0, 1.0, n), precision)
+    a, b = _device(backend, b_host, precision)
+    run = (cpu_runner if backend == "cpu" else gpu_runner)(impl.name, a, b, q, precision)
     host = (lambda x: x) if backend == "cpu" else (lambda x: x.get())
-    notes = ["emulated on CPU: numpy matmul of 8x4 tiles by q E (4x8)"] if impl.name == "numpy_mma" else []
-    if l2_bytes and BYTES_PER_ELEMENT * n <= l2_bytes:
-        notes.append(f"a and b ({BYTES_PER_ELEMENT * n / 2**20:g} MiB) fit in the L2 ({l2_bytes / 2**20:g} MiB): "
+    ref = np.float64(q) * b_host.astype(np.float64)
+    tol = dot_tolerance(precision, impl.unit, 1, ref, ref)     # |q||b| = |q b|: the same norm
+    notes = note(impl, precision) + [f"checked: rel_err <= {tol:.3g} (precision.dot_tolerance, 1 term)"]
+    nbytes = bytes_per_element(precision) * n
+    if l2_bytes and nbytes <= l2_bytes:
+        notes.append(f"a and b ({nbytes / 2**20:g} MiB) fit in the L2 ({l2_bytes / 2**20:g} MiB): "
                      "repeated launches over one buffer measure the cache")
-    return Case(run=run, output=lambda _: host(a), reference=q * host(b), tol=TOL, what=f"scale {impl.name} n={n}",
-                row={"problem": problem(n), "n": n, "work_items": n}, work=BYTES_PER_ELEMENT * n, metric="GB/s",
-                notes=notes)
+    return Case(run=run, output=lambda _: host(a), reference=ref, tol=tol, what=f"scale {impl.name} {precision} n={n}",
+                row={"problem": problem(n), "n": n, "work_items": n}, work=nbytes, metric="GB/s", notes=notes,
+                precision=precision)
 
 
 def problem(n: int) -> str:
@@ -130,7 +220,7 @@ def problem(n: int) -> str:
 
 
 def main(argv=None):
-    parser = arg_parser("STREAM SCALE (a = q b, FP64) on CUDA cores and FP64 tensor cores.")
+    parser = arg_parser("STREAM SCALE (a = q b) per precision on CUDA cores and tensor cores.")
     parser.add_argument("--log2-min", type=int, required=True, help="smallest size 2^k elements")
     parser.add_argument("--log2-max", type=int, required=True, help="largest size 2^k elements")
     args = parser.parse_args(argv)
@@ -140,8 +230,8 @@ def main(argv=None):
         parser.error(f"--warmup {args.warmup} / --reps {args.reps}: need warmup >= 0 and reps >= 1")
     rng = np.random.default_rng()
     l2_bytes = runinfo.describe(args.backend)["l2_bytes"] or None
-    jobs = [(impl, partial(prepare, impl, args.backend, 2**k, rng, l2_bytes))
-            for k in range(args.log2_min, args.log2_max + 1) for impl, _ in select(IMPLS, args.backend, args.precisions)]
+    jobs = [(impl, partial(prepare, impl, args.backend, 2**k, rng, l2_bytes, p))
+            for k in range(args.log2_min, args.log2_max + 1) for impl, p in select(IMPLS, args.backend, args.precisions)]
     run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:10.1f} GB/s")
 
 

@@ -1,30 +1,30 @@
-"""SpMV, y = A x in FP64 with the matrix's own values, on CUDA cores (cuSPARSE CSR) and FP64 tensor
-cores (DASP-style), for paper 000 Figure 7 (effective GFLOP/s = 2 nnz / t).
+"""SpMV, y = A x with the matrix's own values, on CUDA cores (cuSPARSE CSR) and tensor cores (DASP-style),
+in every precision of PRECISIONS, for paper 000 Figure 7 (effective GFLOP/s = 2 nnz / t).
 
 Implementations (impl: unit, role):
-- cuda: cusparse_csr (cuda_core, cuSPARSE): cusparseSpMV through CuPy's low-level bindings. The CSR
-  and vector descriptors, the buffer-size query, the buffer and cusparseSpMV_preprocess (where CuPy
-  has it) are done once outside the timed region, as DASP's baseline does: the timed region holds
-  ONE cusparseSpMV call (CUSPARSE_SPMV_CSR_ALG1). (CuPy's `A @ x` would also time descriptor set-up
-  and a CSR partition kernel on every call.)
-  dasp_tc (tensor_core, DASP): spmv_tc.cu, mma.sync m8n8k4 on groups of 8 rows x chunks of 4
-  nonzeros, keeping the diagonal of each 8x8 result, with DASP's row classes (short, medium, long;
-  see `plan`). The plan is made once outside the timed region, as DASP's preprocessing is.
+- cuda: cusparse_csr (cuda_core, cuSPARSE): cusparseSpMV through CuPy's low-level bindings (fp64; fp32;
+  fp16 values and vectors with fp32 compute). The CSR and vector descriptors, the buffer-size query, the
+  buffer and cusparseSpMV_preprocess (where CuPy has it) are done once outside the timed region, as
+  DASP's baseline does: the timed region holds ONE cusparseSpMV call (CUSPARSE_SPMV_CSR_ALG1).
+  dasp_tc (tensor_core, DASP): spmv_tc.cu built for the precision (DMMA m8n8k4, TF32 m16n8k8, f16
+  m16n8k16 with f32 accumulation) on the plan of spmv_plan.py (DASP's row classes and short-row
+  packing), made and packed once outside the timed region, as DASP's preprocessing is; one launch.
   dasp_tc_twin (cuda_core, DASP twin): the same source built with -DTWIN=1: the same plan, loads,
-  stores and launches, one FMA per lane where dasp_tc issues an MMA (issue 15).
-- cpu: scipy_csr (cuda_core, cuSPARSE), numpy_mma (tensor_core, DASP, emulated on CPU: the same plan,
-  its 8x4 blocks packed once, then numpy matmul of each block by its gathered x) and numpy_mma_twin
-  (cuda_core, DASP twin: the same blocks, elementwise products summed per row).
+  stores and launch, FMAs of the lane's own products where dasp_tc issues an MMA (issue 15).
+- cpu: scipy_csr (cuda_core, cuSPARSE) in the precision's dtype (fp16 values with fp32 accumulation),
+  numpy_mma (tensor_core, DASP) and numpy_mma_twin (cuda_core, DASP twin): spmv_emulate.py, the same
+  plan emulated on the CPU in the precision's arithmetic.
 
-Every impl runs once on a fresh random x with y poisoned (NaN) and is checked against scipy's A @ x
-(float64) by the harness (kernels/harness.py) before it is timed; a mismatch fails the run with the
-error norm. The note of a
-tensor-core row gives its MMA count and padding ratio (MMA flops / 2 nnz, 512 flops per MMA).
+Checks (membound.precision): the values and x are rounded to the precision (a matrix whose values, or
+row sums of |A|, exceed fp16's range is not run in fp16: a note on stderr names it and the largest
+value); the reference is A x in float64 from the rounded values, the tolerance the a-priori bound
+`dot_tolerance` over the longest row. Every impl runs once on a fresh x with y poisoned (NaN) and is
+checked by the harness before it is timed. A tensor-core row's note names its MMA, accumulator and plan.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import sys
 from functools import partial
 from pathlib import Path
 
@@ -33,160 +33,74 @@ import scipy.sparse as sp
 
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_jobs, select
-from membound.measure import guarded
+from membound.kernels.spmv_emulate import accumulator, emulator
+from membound.kernels.spmv_plan import SEG_SHIFT, Plan, plan, slots_per_lane
 from membound.matrices import csr
+from membound.model.precision import dot_tolerance, fmt, quantize
+from membound.run.measure import guarded
 
-IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda"),
-         Impl("spmv", "dasp_tc", "tensor_core", "DASP", "cuda"),
-         Impl("spmv", "dasp_tc_twin", "cuda_core", "DASP twin", "cuda", needs_mma=True),
-         Impl("spmv", "scipy_csr", "cuda_core", "cuSPARSE", "cpu"),
-         Impl("spmv", "numpy_mma", "tensor_core", "DASP", "cpu"),
-         Impl("spmv", "numpy_mma_twin", "cuda_core", "DASP twin", "cpu"))
-TOL = 1e-12          # sums in another order; rounding only
-SHORT = 0            # rows of up to SHORT nonzeros are read in place, longer ones packed: packing won even for
-                     # 1-nnz rows on the H100 (docs/kernels_spmv.md), so only empty rows stay in place
-LONG = 256           # rows with more nonzeros are split into pieces (64 MMAs per warp at most)
-PIECE = 2048         # nonzeros per piece of a long row: 64 MMAs, as a full group of 8 rows of LONG
-WINDOW = 4096        # rows are sorted by length only within windows, so x's and y's accesses stay local
-FLOPS_PER_MMA = 2 * 8 * 8 * 4
-TC_UNROLL = 4        # spmv_tc.cu: chunks loaded before their MMAs
+PRECISIONS = ("fp64", "fp32", "fp16")   # each a traits struct of spmv_tc.cu
+IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precisions=PRECISIONS),
+         Impl("spmv", "dasp_tc", "tensor_core", "DASP", "cuda", precisions=PRECISIONS),
+         Impl("spmv", "dasp_tc_twin", "cuda_core", "DASP twin", "cuda", needs_mma=True, precisions=PRECISIONS),
+         Impl("spmv", "scipy_csr", "cuda_core", "cuSPARSE", "cpu", precisions=PRECISIONS),
+         Impl("spmv", "numpy_mma", "tensor_core", "DASP", "cpu", precisions=PRECISIONS),
+         Impl("spmv", "numpy_mma_twin", "cuda_core", "DASP twin", "cpu", precisions=PRECISIONS))
+TC_UNROLL = 4        # spmv_tc.cu: tiles loaded before their MMAs
+TC_MINB = 4          # spmv_tc.cu: __launch_bounds__ blocks of 256 per SM (<= 64 registers, no spills on sm_90)
 THREADS = 256
+CUDA_TYPE = {"fp64": 1, "fp32": 0, "fp16": 2}   # cudaDataType_t: CUDA_R_64F, CUDA_R_32F, CUDA_R_16F
 
 
-# ------------------------------------------------------------------------------------ the plan
-
-
-@dataclass
-class Plan:
-    """The tensor-core SpMV's work: groups of 8 short rows, then of 8 medium rows (packed), and pieces
-    of long rows."""
-    group_rows: np.ndarray      # int32, 8 per group (-1 pads the last group of each class)
-    group_chunks: np.ndarray    # MMAs per group: ceil(longest row / 4)
-    n_short: int                # the first n_short groups hold short rows, the others medium rows
-    pack_ptr: np.ndarray        # int32: medium group g's MMAs are pack_ptr[g]:[g+1] of the packed arrays
-    pack_slots: np.ndarray      # int32 nnz index of each packed slot, 32 per MMA (-1: padding)
-    long_rows: np.ndarray       # int32 rows with more than LONG nonzeros
-    long_piece_ptr: np.ndarray  # int32: pieces of long_rows[i] are long_piece_ptr[i]:[i+1]
-    piece_begin: np.ndarray     # int32 nnz ranges of the pieces
-    piece_end: np.ndarray
-
-    @property
-    def mma(self) -> int:
-        """MMAs one SpMV issues."""
-        return int(self.group_chunks.sum() + ((self.piece_end - self.piece_begin + 31) // 32).sum())
-
-
-def _group_slots(indptr: np.ndarray, group_rows: np.ndarray, group_chunks: np.ndarray):
-    """The MMAs of groups of 8 rows as their 32 lanes' nnz slots (-1: padding; lane 4r+c, chunk k
-    holds slot begin_r + 4k + c) and the rows of their 8 diagonal entries: (mma, 32) and (mma, 8)."""
-    n_groups = len(group_chunks)
-    g = np.repeat(np.arange(n_groups), group_chunks)
-    k = np.arange(len(g)) - np.repeat(np.cumsum(group_chunks) - group_chunks, group_chunks)
-    rows = group_rows.reshape(n_groups, 8)[g]
-    begin = np.where(rows >= 0, indptr[rows.clip(0)], 0)
-    end = np.where(rows >= 0, indptr[rows.clip(0) + 1], 0)
-    slot = begin[:, :, None] + 4 * k[:, None, None] + np.arange(4)
-    return np.where(slot < end[:, :, None], slot, -1).reshape(-1, 32), rows
-
-
-def plan(indptr: np.ndarray, short: int = SHORT, window: int = WINDOW) -> Plan:
-    """DASP's row classes: rows of up to LONG nonzeros sorted by length within windows of `window` rows
-    and grouped by 8, those of up to `short` read in place, the longer ones packed in MMA order;
-    rows longer than LONG split into pieces of PIECE nonzeros."""
-    indptr = np.asarray(indptr, dtype=np.int64)
-    length = np.diff(indptr)
-    is_long = length > LONG
-
-    def groups(rows):
-        rows = rows[np.lexsort((-length[rows], rows // window))]
-        out = np.full(-(-len(rows) // 8) * 8, -1, np.int32)
-        out[: len(rows)] = rows
-        padded = np.where(out >= 0, length[out.clip(0)], 0)
-        return out, (padded.reshape(-1, 8).max(axis=1, initial=0) + 3) // 4
-
-    short_rows, short_chunks = groups(np.flatnonzero(length <= short))
-    medium_rows, medium_chunks = groups(np.flatnonzero(~is_long & (length > short)))
-    pack_ptr = np.zeros(len(medium_chunks) + 1, np.int64)
-    np.cumsum(medium_chunks, out=pack_ptr[1:])
-    pack_slots = _group_slots(indptr, medium_rows, medium_chunks)[0].astype(np.int32).ravel()
-
-    long_rows = np.flatnonzero(is_long).astype(np.int32)
-    pieces = -(-length[long_rows] // PIECE)
-    long_piece_ptr = np.zeros(len(long_rows) + 1, np.int64)
-    np.cumsum(pieces, out=long_piece_ptr[1:])
-    piece_row = np.repeat(long_rows, pieces)
-    j = np.arange(long_piece_ptr[-1]) - np.repeat(long_piece_ptr[:-1], pieces)
-    piece_begin = indptr[piece_row] + j * PIECE
-    piece_end = np.minimum(piece_begin + PIECE, indptr[piece_row + 1])
-    return Plan(np.concatenate([short_rows, medium_rows]), np.concatenate([short_chunks, medium_chunks]),
-                len(short_chunks), pack_ptr.astype(np.int32), pack_slots, long_rows,
-                long_piece_ptr.astype(np.int32), piece_begin.astype(np.int32), piece_end.astype(np.int32))
-
-
-def blocks(indptr: np.ndarray, p: Plan) -> tuple[np.ndarray, np.ndarray]:
-    """Every MMA of plan `p` as its 32 lanes' nnz slots (-1: padding, lane 4r+c = A(r,c)) and the
-    output row of each of its 8 diagonal entries (-1: none): arrays (mma, 32) and (mma, 8)."""
-    indptr = np.asarray(indptr, dtype=np.int64)
-    group_slots, rows = _group_slots(indptr, p.group_rows, p.group_chunks)
-    chunks = (p.piece_end - p.piece_begin + 31) // 32
-    q = np.repeat(np.arange(len(chunks)), chunks)
-    k = np.arange(len(q)) - np.repeat(np.cumsum(chunks) - chunks, chunks)
-    slot = p.piece_begin[q, None].astype(np.int64) + 32 * k[:, None] + np.arange(32)
-    long_slots = np.where(slot < p.piece_end[q, None], slot, -1)
-    piece_row = np.repeat(p.long_rows, np.diff(p.long_piece_ptr))
-    long_out = np.repeat(piece_row[q, None], 8, axis=1)
-    return (np.concatenate([group_slots, long_slots]).astype(np.int64),
-            np.concatenate([rows, long_out]).astype(np.int64))
+def mma_shape(precision: str) -> tuple[str, int]:
+    """The PTX mma.sync of `precision`'s tensor-core kernel and the flops one MMA does."""
+    f, s = fmt(precision), slots_per_lane(precision)
+    m, acc = (8, "f64") if f.tc_type == "f64" else (16, "f32")
+    return f"mma.sync.aligned.m{m}n8k{4 * s}.row.col.{acc}.{f.tc_type}.{f.tc_type}.{acc}", 2 * m * 8 * 4 * s
 
 
 # ------------------------------------------------------------------------------------ runners
 
 
-def cpu_runner(impl: str, matrix: sp.csr_matrix, x: np.ndarray, y: np.ndarray):
-    """A no-argument callable that writes A x into y on the host (impl scipy_csr | numpy_mma |
-    numpy_mma_twin: the twin multiplies each lane's A(r,c) by its B(c,r) instead of the matmul)."""
+def cpu_runner(impl: str, matrix: sp.csr_matrix, x: np.ndarray, y: np.ndarray, precision: str = "fp64",
+               p: Plan | None = None):
+    """A no-argument callable that writes A x into y on the host, `matrix` and x in the precision's
+    dtype (impl scipy_csr: scipy in the accumulator's dtype; numpy_mma | numpy_mma_twin: plan `p`)."""
+    acc = accumulator(precision)
     if impl == "scipy_csr":
+        wide, xw = matrix.astype(acc), x.astype(acc)
+
         def run():
-            y[:] = matrix @ x
+            y[:] = wide @ xw
         return run
     if impl not in ("numpy_mma", "numpy_mma_twin"):
         raise ValueError(f"unknown cpu impl '{impl}' (scipy_csr | numpy_mma | numpy_mma_twin)")
-    slots, out_rows = blocks(matrix.indptr, plan(matrix.indptr))
-    valid = slots >= 0
-    a = np.where(valid, matrix.data[slots.clip(0)], 0.0).reshape(-1, 8, 4)  # packed once, as DASP
-    cols = np.where(valid, matrix.indices[slots.clip(0)], 0)
-    keep = out_rows >= 0
-    rows = out_rows[keep]
-    diag = np.arange(8)
-    twin = impl == "numpy_mma_twin"
+    emulate = emulator(p or plan(matrix.indptr, slots_per_lane(precision)), matrix, precision, impl.endswith("_twin"))
 
     def run():
-        b = np.where(valid, x[cols], 0.0).reshape(-1, 8, 4)  # lane 4r+c: B(c, r)
-        d = (a * b).sum(axis=2) if twin else np.matmul(a, b.transpose(0, 2, 1))[:, diag, diag]
-        y[:] = np.bincount(rows, weights=d[keep], minlength=len(y))
-
+        y[:] = emulate(x)
     return run
 
 
-def cusparse_runner(matrix, x, y):
-    """A no-argument callable running ONE cusparseSpMV (CSR_ALG1) of the device CSR `matrix`
-    (indptr, indices, data cupy arrays and shape) on x into y; set-up is done here, once. Also returns
-    a note on what the timed region holds."""
+def cusparse_runner(matrix, x, y, precision: str = "fp64"):
+    """A no-argument callable running ONE cusparseSpMV (CSR_ALG1) of the device CSR `matrix` (indptr,
+    indices, data cupy arrays and shape) on x into y, data in `precision`, computing in its accumulator
+    (fp32 for fp16); set-up is done here, once. Also returns a note on what the timed region holds."""
     import cupy as cp
-    from cupy.cuda import device, runtime
+    from cupy.cuda import device
     from cupy_backends.cuda.libs import cusparse as cs
 
     indptr, indices, data, (rows, cols) = matrix
     handle = device.get_cusparse_handle()
     alg = getattr(cs, "CUSPARSE_SPMV_CSR_ALG1", 2)  # the cusparseSpMVAlg_t value since CUDA 11.2
     op = cs.CUSPARSE_OPERATION_NON_TRANSPOSE
-    alpha, beta = np.array(1.0), np.array(0.0)
+    acc = accumulator(precision)
+    alpha, beta = np.array(1.0, acc), np.array(0.0, acc)
+    kind, compute = CUDA_TYPE[precision], CUDA_TYPE["fp64" if acc == np.float64 else "fp32"]
     mat = cs.createCsr(rows, cols, data.size, indptr.data.ptr, indices.data.ptr, data.data.ptr,
-                       cs.CUSPARSE_INDEX_32I, cs.CUSPARSE_INDEX_32I, cs.CUSPARSE_INDEX_BASE_ZERO,
-                       runtime.CUDA_R_64F)
-    vx = cs.createDnVec(cols, x.data.ptr, runtime.CUDA_R_64F)
-    vy = cs.createDnVec(rows, y.data.ptr, runtime.CUDA_R_64F)
-    args = (handle, op, alpha.ctypes.data, mat, vx, beta.ctypes.data, vy, runtime.CUDA_R_64F, alg)
+                       cs.CUSPARSE_INDEX_32I, cs.CUSPARSE_INDEX_32I, cs.CUSPARSE_INDEX_BASE_ZERO, kind)
+    vx, vy = cs.createDnVec(cols, x.data.ptr, kind), cs.createDnVec(rows, y.data.ptr, kind)
+    args = (handle, op, alpha.ctypes.data, mat, vx, beta.ctypes.data, vy, compute, alg)
     cs.setStream(handle, cp.cuda.get_current_stream().ptr)
     size = cs.spMV_bufferSize(*args)
     buffer = cp.empty(max(size, 1), cp.int8)
@@ -198,102 +112,133 @@ def cusparse_runner(matrix, x, y):
         cs.spMV(*args, buffer.data.ptr)
 
     run.keep = (alpha, beta, buffer, x, y, matrix)  # alive as long as the descriptors are used
-    note = (f"timed: one cusparseSpMV (CUSPARSE_SPMV_CSR_ALG1, FP64, int32 indices); descriptors, "
-            f"buffer ({size} B){' and cusparseSpMV_preprocess' if preprocess else ''} set up once outside")
+    note = (f"timed: one cusparseSpMV (CUSPARSE_SPMV_CSR_ALG1, {precision} data, {acc.name} compute, int32 indices); "
+            f"descriptors, buffer ({size} B){' and cusparseSpMV_preprocess' if preprocess else ''} set up once outside")
     return run, note
 
 
-def tc_runner(matrix, x, y, p: Plan, twin: bool = False):
-    """A no-argument callable launching spmv_tc.cu for plan `p` on the device CSR `matrix` (twin: its
-    CUDA-core twin, the same source built with -DTWIN=1), and a note."""
+def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False):
+    """A no-argument callable launching spmv_tc.cu for plan `p` on the device CSR `matrix` in `precision`
+    (twin: its CUDA-core twin, the same source built with -DTWIN=1), and a note."""
     import cupy as cp
 
-    indptr, indices, data, _ = matrix
-    module = load_module("spmv_tc.cu", (f"-DTC_UNROLL={TC_UNROLL}", f"-DTWIN={int(twin)}"))
-    rows_kernel, long_kernel = module.get_function("spmv_tc_rows"), module.get_function("spmv_tc_long")
-    dev = {name: cp.asarray(getattr(p, name)) for name in
-           ("group_rows", "pack_ptr", "long_rows", "long_piece_ptr", "piece_begin", "piece_end")}
-    slots = cp.asarray(p.pack_slots)
-    dev["pack_col"] = cp.where(slots >= 0, indices[slots.clip(0)], 0).astype(cp.int32)   # packed once, as DASP
-    dev["pack_val"] = cp.where(slots >= 0, data[slots.clip(0)], 0.0)
-    del slots
-    n_groups, n_long, n_pieces = len(p.group_chunks), len(p.long_rows), len(p.piece_begin)
-    partial = cp.empty(max(n_pieces, 1))
-    warps = n_groups + -(-n_long // 32)
-    rows_args = (indptr, indices, data, x, y, dev["group_rows"], np.int64(p.n_short), np.int64(n_groups),
-                 dev["pack_ptr"], dev["pack_col"], dev["pack_val"], dev["long_rows"], dev["long_piece_ptr"], partial,
-                 np.int32(n_long))
-    long_args = (indices, data, x, dev["piece_begin"], dev["piece_end"], np.int32(n_pieces), partial)
-    per_block = THREADS // 32
+    _, indices, data, _ = matrix
+    module = load_module("spmv_tc.cu", (f"-DPREC={precision}", f"-DTC_UNROLL={TC_UNROLL}", f"-DTC_MINB={TC_MINB}",
+                                        f"-DTWIN={int(twin)}"))
+    kernel = module.get_function("spmv_tc")
+    slot = cp.asarray(p.slot)
+    ok = slot >= 0
+    slot = cp.where(ok, slot, 0)
+    word = cp.left_shift(cp.asarray(p.seg).astype(cp.uint32), cp.uint32(SEG_SHIFT)) | indices[slot].astype(cp.uint32)
+    dev = {"desc": cp.asarray(p.desc), "rows": cp.asarray(_nonempty(p.rows)),  # packed once, as DASP
+           "pval": cp.where(ok, data[slot], 0).astype(data.dtype),
+           "pcol": cp.where(ok, word, cp.uint32(0)).astype(cp.uint32).view(cp.int32),
+           "long_row": cp.asarray(_nonempty(p.long_row)), "long_pieces": cp.asarray(_nonempty(p.long_pieces)),
+           "long_acc": cp.zeros(max(len(p.long_row), 1), accumulator(precision)),
+           "long_cnt": cp.zeros(max(len(p.long_row), 1), cp.uint32)}
+    del slot, ok, word
+    warps = len(p.desc)
+    args = (dev["desc"], np.int64(warps), dev["pval"], dev["pcol"], x, y, dev["rows"], dev["long_row"],
+            dev["long_pieces"], dev["long_acc"], dev["long_cnt"])
+    grid = -(-warps * 32 // THREADS)
 
     def run():
-        if n_pieces:
-            long_kernel((-(-n_pieces // per_block),), (THREADS,), long_args)
         if warps:
-            rows_kernel((-(-warps // per_block),), (THREADS,), rows_args)
+            kernel((grid,), (THREADS,), args)
 
     run.keep = dev
-    launches = int(n_pieces > 0) + int(warps > 0)
-    what = "spmv_tc.cu -DTWIN=1 (FMA per lane instead of mma.sync, same plan and loads)" if twin else "spmv_tc.cu"
-    return run, f"timed: {launches} launch(es) of {what}"
+    what = "spmv_tc.cu -DTWIN=1 (FMAs of each lane's products instead of mma.sync, same plan and loads)" if twin \
+        else "spmv_tc.cu"
+    return run, f"timed: 1 launch of {what}"
 
 
-def tc_note(p: Plan, nnz: int) -> str:
-    """The tensor-core row's work: its MMAs and padding ratio, and how rows were grouped."""
-    ratio = FLOPS_PER_MMA * p.mma / (2 * nnz) if nnz else float("nan")
-    return (f"mma.sync m8n8k4 x {p.mma} ({FLOPS_PER_MMA} flop each), padding ratio {ratio:.2f} (MMA flops / 2nnz); "
-            f"groups of 8 rows (sorted by length within {WINDOW}-row windows; rows of <= {SHORT} nnz read in place, "
-            f"longer ones packed in MMA order with {int((p.pack_slots < 0).sum())} "
-            f"padding slots) x chunks of 4 nnz, diagonal kept; "
-            f"{len(p.long_rows)} rows of > {LONG} nnz in {len(p.piece_begin)} pieces of <= {PIECE}; plan made once outside")
+def _nonempty(a: np.ndarray) -> np.ndarray:
+    return a if len(a) else np.zeros(1, a.dtype)
+
+
+def tc_note(p: Plan, nnz: int, precision: str) -> str:
+    """The tensor-core row's work: its MMA, their count and padding ratio, and the plan."""
+    shape, flops = mma_shape(precision)
+    ratio = flops * p.mma / (2 * nnz) if nnz else float("nan")
+    return (f"{shape} x {p.mma} ({flops} flop each), padding ratio {ratio:.1f} (MMA flops / 2nnz); "
+            f"{int((p.slot < 0).sum())} padding slots of {len(p.slot)}; {len(p.desc)} warps (spmv_plan.py: "
+            f"rows of 1..256 nnz packed up to 4 to a tile row of {p.k} slots, 8 tile rows a group; "
+            f"{len(p.long_row)} longer rows in {int(p.long_pieces.sum())} pieces); plan made once outside")
 
 
 # ------------------------------------------------------------------------------------ one matrix
 
 
 def _device_csr(matrix: sp.csr_matrix, name: str):
-    """The CSR arrays on the GPU, or MemoryError naming the matrix and its nnz."""
+    """The CSR arrays on the GPU (values in the matrix's dtype), or MemoryError naming the matrix and its nnz."""
     import cupy as cp
 
     try:
         return (cp.asarray(matrix.indptr.astype(np.int32)), cp.asarray(matrix.indices.astype(np.int32)),
-                cp.asarray(matrix.data.astype(np.float64)), matrix.shape)
+                cp.asarray(matrix.data), matrix.shape)
     except cp.cuda.memory.OutOfMemoryError as err:
         raise MemoryError(f"spmv {name} ({matrix.nnz} nnz, {matrix.nnz * 12 / 2**30:.1f} GiB of values and "
                           f"indices) does not fit in the GPU's free memory ({err}); use a smaller matrix") from None
 
 
+def rounded(matrix: sp.csr_matrix, name: str, precision: str) -> sp.csr_matrix | None:
+    """`matrix` with its values rounded to `precision`, or None (a note on stderr) where they, or a row's
+    sum of |values| (|A x| for |x| <= 1), exceed the format's range."""
+    try:
+        values = quantize(matrix.data, precision)
+        quantize(abs(matrix) @ np.ones(matrix.shape[1]), precision)
+    except ValueError as err:
+        print(f"note: spmv {name} not run in {precision}: {err}", file=sys.stderr)
+        return None
+    return sp.csr_matrix((values, matrix.indices, matrix.indptr), shape=matrix.shape)
+
+
 def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generator,
          precisions=("fp64",)) -> list[tuple]:
-    """(impl, prepare) of every impl on one matrix, for harness.measure; the plan and the device CSR
-    are made once, shared by the impls."""
+    """(impl, prepare) of every impl and precision on one matrix, for harness.measure; per precision the
+    rounded matrix, its plan and its device CSR are made once, shared by the impls (one precision held
+    at a time)."""
     name = meta["name"]
     rows, cols = matrix.shape
-    p = plan(matrix.indptr)
-    dev = _device_csr(matrix, name) if backend == "cuda" else None
+    longest = int(np.diff(matrix.indptr).max(initial=0))
+    chosen = select(IMPLS, backend, precisions)
+    matrices = {p: rounded(matrix, name, p) for p in dict.fromkeys(p for _, p in chosen)}
+    held: dict = {}
 
-    def prepare(impl: Impl) -> Case:
-        x_host = rng.uniform(-1.0, 1.0, cols)
+    def state(p: str):
+        if p not in held:
+            held.clear()
+            q = matrices[p]
+            held[p] = (q, plan(q.indptr, slots_per_lane(p)), _device_csr(q, name) if backend == "cuda" else None)
+        return held[p]
+
+    def prepare(impl: Impl, p: str) -> Case:
+        q, pl, dev = state(p)
+        dtype = fmt(p).dtype
+        x_host = quantize(rng.uniform(-1.0, 1.0, cols), p)
+        wide, xw = q.astype(np.float64), x_host.astype(np.float64)
+        reference = wide @ xw
+        tol = dot_tolerance(p, impl.unit, longest, reference, abs(wide) @ np.abs(xw))
         if backend == "cpu":
-            x, y = x_host, np.full(rows, np.nan)
-            run, notes = cpu_runner(impl.name, matrix, x, y), ["emulated on CPU"] if impl.name.startswith("numpy_mma") else []
-            host = lambda: y  # noqa: E731
+            x, y = x_host, np.full(rows, np.nan, dtype)
+            run, notes = cpu_runner(impl.name, q, x, y, p, pl), ["emulated on CPU"] if impl.name.startswith("numpy_mma") else []
+            host = lambda: y.astype(np.float64)  # noqa: E731
         else:
             import cupy as cp
 
-            x, y = cp.asarray(x_host), cp.full(rows, np.nan)
-            run, note = (cusparse_runner(dev, x, y) if impl.name == "cusparse_csr"
-                         else tc_runner(dev, x, y, p, twin=impl.name.endswith("_twin")))
-            notes, host = [note], y.get
+            x, y = cp.asarray(x_host), cp.full(rows, np.nan, dtype)
+            run, note = (cusparse_runner(dev, x, y, p) if impl.name == "cusparse_csr"
+                         else tc_runner(dev, x, y, pl, p, twin=impl.name.endswith("_twin")))
+            notes, host = [note], lambda: y.get().astype(np.float64)
         tc = impl.unit == "tensor_core"
         if tc:
-            notes.append(tc_note(p, matrix.nnz))
-        return Case(run=run, output=lambda _: host(), reference=matrix @ x_host, tol=TOL, what=f"spmv {impl.name} {name}",
+            notes.append(tc_note(pl, matrix.nnz, p))
+        return Case(run=run, output=lambda _: host(), reference=reference, tol=tol, what=f"spmv {impl.name} {p} {name}",
                     row={"problem": name, "code": meta.get("code", ""), "source": meta["source"], "rows": rows,
-                         "cols": cols, "nnz": matrix.nnz, "work_items": matrix.nnz, "mma": p.mma if tc else None},
-                    work=2 * matrix.nnz, metric="GFLOP/s", notes=notes)
+                         "cols": cols, "nnz": matrix.nnz, "work_items": matrix.nnz, "mma": pl.mma if tc else None},
+                    work=2 * matrix.nnz, metric="GFLOP/s", notes=notes, precision=p)
 
-    return [(impl, partial(prepare, impl)) for impl, _ in select(IMPLS, backend, precisions)]
+    return [(impl, partial(prepare, impl, p)) for impl, p in chosen if matrices[p] is not None]
 
 
 # ------------------------------------------------------------------------------------ CLI
@@ -311,7 +256,7 @@ def load_matrix(path) -> tuple[sp.csr_matrix, dict]:
 
 
 def main(argv=None):
-    parser = arg_parser("SpMV (y = A x, FP64) with cuSPARSE CSR and a DASP-style FP64 tensor-core kernel.")
+    parser = arg_parser("SpMV (y = A x) with cuSPARSE CSR and a DASP-style tensor-core kernel, per precision.")
     parser.add_argument("--matrix", required=True, help="CSR file (membound.matrices.csr format)")
     args = parser.parse_args(argv)
     if args.warmup < 0 or args.reps < 1:

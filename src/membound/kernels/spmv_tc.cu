@@ -1,134 +1,217 @@
-// DASP-style FP64 tensor-core SpMV, y = A x, with mma.sync m8n8k4 (sm_80 and later), and its CUDA-core
-// twin (-DTWIN=1: the same plan, loads, stores and launches, with one FMA per lane instead of each MMA).
-// spmv.py plans the work once (membound.kernels.spmv.plan) and launches these kernels.
+// DASP-style tensor-core SpMV, y = A x, in every precision from one source: -DPREC=fp64|fp32|fp16 picks
+// a traits struct of spmv_mma.cuh (storage, accumulator, slots per lane, its mma.sync). With -DTWIN=1 it is the
+// CUDA-core twin: the same plan, loads, stores and launch, the lane's own products summed with FMAs where
+// the tensor-core kernel issues each MMA. spmv_plan.py makes the plan and packs the matrix once.
 //
-// One MMA takes 8 rows x 4 nonzeros: lane l = 4r + c holds A(r,c) = the c-th value of row r's chunk
-// and, in the same lane, B(c,r) = x[its column] (the B operand is 4x8, column-major: lane 4n+c holds
-// B(c,n)). Then D(r,r) = sum_c A(r,c) x[col(r,c)] is row r's partial dot product; the accumulator
-// carries it across chunks and only the diagonal of the 8x8 D is kept (lane 4r + r/2, element r%2).
-// Read in place, slots outside a row load nothing and feed zeros (padding costs MMA work, no bytes);
-// packed, padding slots hold value 0 and column 0 (they cost bytes, 12 per slot).
+// The diagonal trick. In each MMA shape used, lane l = 4g + t holds of row g of A exactly the k indices
+// whose B(k, g) it also holds (PTX ISA, "Matrix fragments for mma"), S slots per lane, K = 4S per row:
+//   fp64 m8n8k4  f64             (S = 1): a0 = A(g, t)                       b0 = B(t, g)
+//   fp32 m16n8k8 tf32, f32 acc   (S = 2): a0, a2 = A(g, t), A(g, t + 4)      b0, b1 = B(t, g), B(t + 4, g)
+//   fp16 m16n8k16 f16, f32 acc   (S = 4): a0 a1 a4 a5 = A(g, 2t, 2t+1, 2t+8, 2t+9)   b0..b3 = B(same k, g)
+// (rows 8-15 of the m16 shapes are zero). With A(g, k) the values of one matrix row and B(k, g) = x at
+// their columns, D(g, g) is that row's partial dot product: 8 rows x K nonzeros per MMA, the accumulator
+// carries it across tiles, and only the diagonal of D is kept (lane 4g + g/2, element g % 2).
 //
-// Row classes (DASP), each its own branch of spmv_tc_rows (by warp index) or its own kernel:
-//   short  (<= SHORT nnz): groups of 8 rows (sorted by length within windows), read in place from the
-//          CSR arrays: lane slot k of row r is begin_r + 4k + c.
-//   medium (<= LONG nnz): groups of 8 rows (sorted likewise), their values and columns packed once by
-//          the plan in MMA order (32 consecutive per MMA, zeros in the padding): every load is one
-//          coalesced 256-byte (values) or 128-byte (columns) run, and no row pointer is read.
-//   long   (> LONG nnz): spmv_tc_long, one warp per piece of PIECE nnz (32 consecutive values per MMA,
-//          the 8 diagonal sums added with shuffles into partial[piece]); threads after the last group
-//          of spmv_tc_rows sum the pieces (one thread per long row).
+// Packed layout (spmv_plan.py): a tile is 32 S slots, lane l's S slots at tile * 32 S + l S (one 8-byte
+// load of values in every precision, one vector load of column words). A column word is
+// segment << 30 | column: a tile row may hold up to 4 rows (DASP's short-row packing); MMA j of a tile
+// keeps in B only the slots of segment j, so D_j(g, g) is the sum of segment j. Padding slots hold value
+// 0 and column 0 (x must be finite, as in DASP). One int4 descriptor per warp says what it does:
+//   GROUPS: n groups of 8 tile rows x c tiles (tiles from .x; 8 J output rows per group from rows[.y]):
+//           segment 0 of a tile row runs over all c tiles, segments 1..J-1 lie in its last tile.
+//   PIECE:  .z tiles of consecutive nonzeros of long row .y; the piece's sum is added atomically to
+//           long_acc[.y], and the last piece to arrive writes y and resets the accumulator and counter.
+//   ZEROS:  .z empty rows from rows[.y]: y = 0.
 // Loop bounds are warp-uniform, as mma.sync requires.
 
-#ifndef TC_UNROLL  // chunks whose loads are in flight before their MMAs, set by spmv.py
+#ifndef PREC
+#error "compile with -DPREC=<fp64|fp32|fp16>, a traits struct of spmv_mma.cuh"
+#endif
+#ifndef TC_UNROLL  // tiles whose loads are in flight before their MMAs, set by spmv.py
 #error "compile with -DTC_UNROLL=<k>"
 #endif
 #ifndef TWIN
 #define TWIN 0
 #endif
+#ifndef TC_MINB  // blocks of 256 threads per SM that the register allocation must allow
+#define TC_MINB 1
+#endif
 
-// d += A B for this lane's A(r,c) = a and B(c,r) = b (TWIN: d0 += a b, this lane's own product).
-__device__ __forceinline__ void mma(double& d0, double& d1, double a, double b) {
+constexpr unsigned FULL = 0xffffffffu;
+constexpr int SEG_SHIFT = 30;
+constexpr int COL_MASK = (1 << SEG_SHIFT) - 1;
+enum Kind { GROUPS = 0, PIECE = 1, ZEROS = 2 };
+
+#include "spmv_mma.cuh"
+
+using P = PREC;
+using val_t = P::val;
+using acc_t = P::acc;
+using vec_t = P::vec;
+constexpr int S = P::S, NC = P::NC, TILE = 32 * S;
+
+// ------------------------------------------------------------------------------------ one lane's tile
+
+// A lane's S column words, one vector load.
+__device__ __forceinline__ void load_cols(const int* p, int (&c)[1]) { c[0] = __ldcs(p); }
+__device__ __forceinline__ void load_cols(const int* p, int (&c)[2]) {
+    const int2 v = __ldcs(reinterpret_cast<const int2*>(p));
+    c[0] = v.x, c[1] = v.y;
+}
+__device__ __forceinline__ void load_cols(const int* p, int (&c)[4]) {
+    const int4 v = __ldcs(reinterpret_cast<const int4*>(p));
+    c[0] = v.x, c[1] = v.y, c[2] = v.z, c[3] = v.w;
+}
+
+struct Tile {
+    vec_t a, x;  // this lane's values of A and the x at their columns
+    int segs;    // their segments, 2 bits each
+};
+
+__device__ __forceinline__ void load_tile(Tile& t, const val_t* __restrict__ val, const int* __restrict__ col,
+                                          const val_t* __restrict__ x) {
+    t.a = P::load(val);
+    int c[S];
+    load_cols(col, c);
+    t.segs = 0;
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+        t.segs |= static_cast<int>(static_cast<unsigned>(c[s]) >> SEG_SHIFT) << (2 * s);
+        c[s] &= COL_MASK;
+    }
+    t.x = P::gather(x, c);
+}
+
+// d += the products of segment j of this tile (B keeps x where the slot's segment is j, else 0).
+__device__ __forceinline__ void product(acc_t (&d)[NC], const Tile& t, int j) {
+    const vec_t b = P::masked(t.x, t.segs, j);
 #if TWIN
-    d0 = fma(a, b, d0);
-#elif __CUDA_ARCH__ >= 800
-    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, {%3}, {%0, %1};"
-        : "+d"(d0), "+d"(d1)
-        : "d"(a), "d"(b));
+    d[0] = P::dot(t.a, b, d[0]);
 #else
-    __trap();  // spmv.py never launches the MMA kernels below sm_80
+    P::mma(d, t.a, b);
 #endif
 }
 
-// This lane's share of its row's sum (lane 4r+c, row r): the sum over the row's 4 lanes is the row total.
-__device__ __forceinline__ double row_share(double d0, double d1, int lane) {
+// The sum of tile row g in lane 4g + g/2 (twin: in all 4 lanes of the row).
+__device__ __forceinline__ acc_t row_sum(const acc_t (&d)[NC], int lane) {
 #if TWIN
-    (void)d1, (void)lane;
-    return d0;
+    (void)lane;
+    acc_t s = d[0];
+    s += __shfl_xor_sync(FULL, s, 1);
+    return s + __shfl_xor_sync(FULL, s, 2);
 #else
-    const int r = lane >> 2;
-    return (lane & 3) == (r >> 1) ? ((r & 1) ? d1 : d0) : 0.0;
+    return (lane >> 2) & 1 ? d[1] : d[0];
 #endif
 }
 
-// Accumulate `chunks` MMAs; this lane's slot k is idx + k * STRIDE, valid while below `end`.
-template <int STRIDE>
-__device__ __forceinline__ void accumulate(const int* __restrict__ col, const double* __restrict__ val,
-                                           const double* __restrict__ x, int idx, int end, int chunks,
-                                           double& d0, double& d1) {
-    int k = 0;
-    for (; k + TC_UNROLL <= chunks; k += TC_UNROLL) {
-        double a[TC_UNROLL], b[TC_UNROLL];
+// The sum of all 8 tile rows, in every lane.
+__device__ __forceinline__ acc_t tile_sum(const acc_t (&d)[NC], int lane) {
+#if TWIN
+    (void)lane;
+    acc_t s = d[0];
+#else
+    acc_t s = (lane & 3) == (lane >> 3) ? ((lane >> 2) & 1 ? d[1] : d[0]) : acc_t(0);
+#endif
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(FULL, s, off);
+    return s;
+}
+
+__device__ __forceinline__ double take(double* p) {
+    return __longlong_as_double(static_cast<long long>(atomicExch(reinterpret_cast<unsigned long long*>(p), 0ull)));
+}
+__device__ __forceinline__ float take(float* p) { return atomicExch(p, 0.0f); }
+
+// ------------------------------------------------------------------------------------ the warps' work
+
+// GROUPS: lane 8 (i J + j) + g ends with the sum of segment j of tile row g of group i and stores it.
+__device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict__ pval, const int* __restrict__ pcol,
+                                       const val_t* __restrict__ x, val_t* __restrict__ y, const int* __restrict__ rows) {
+    const int c = w.z, n_groups = w.w & 0xff, J = (w.w >> 8) & 0xff, nt = n_groups * c;
+    const int row = lane < 8 * J * n_groups ? rows[w.y + lane] : -1;
+    const int src = 4 * (lane & 7) + ((lane & 7) >> 1);  // the lane holding tile row lane % 8's sum
+    const long long base = static_cast<long long>(w.x) * TILE + lane * S;
+    const val_t* __restrict__ pv = pval + base;
+    const int* __restrict__ pc = pcol + base;
+    acc_t d[NC] = {}, res = 0;
+    int k = 0, out = 0;  // tile within the group, output slot of the next sum
+    for (int t0 = 0; t0 < nt; t0 += TC_UNROLL, pv += TC_UNROLL * TILE, pc += TC_UNROLL * TILE) {
+        Tile tl[TC_UNROLL];
+#pragma unroll
+        for (int u = 0; u < TC_UNROLL; ++u)
+            if (t0 + u < nt) load_tile(tl[u], pv + u * TILE, pc + u * TILE, x);
 #pragma unroll
         for (int u = 0; u < TC_UNROLL; ++u) {
-            const int i = idx + (k + u) * STRIDE;
-            const bool ok = i < end;
-            a[u] = ok ? __ldcs(val + i) : 0.0;
-            b[u] = ok ? __ldg(x + __ldcs(col + i)) : 0.0;
+            if (t0 + u >= nt) break;
+            product(d, tl[u], 0);
+            if (++k < c) continue;
+            for (int j = 0; j < J; ++j) {  // the group's last tile: its segments
+                acc_t v;
+                if (j == 0) {
+                    v = row_sum(d, lane);
+                } else {
+                    acc_t e[NC] = {};
+                    product(e, tl[u], j);
+                    v = row_sum(e, lane);
+                }
+                v = __shfl_sync(FULL, v, src);
+                if ((lane >> 3) == out++) res = v;
+            }
+#pragma unroll
+            for (int r = 0; r < NC; ++r) d[r] = 0;
+            k = 0;
         }
-#pragma unroll
-        for (int u = 0; u < TC_UNROLL; ++u) mma(d0, d1, a[u], b[u]);
     }
-    for (; k < chunks; ++k) {
-        const int i = idx + k * STRIDE;
-        const bool ok = i < end;
-        mma(d0, d1, ok ? __ldcs(val + i) : 0.0, ok ? __ldg(x + __ldcs(col + i)) : 0.0);
+    if (row >= 0) y[row] = P::narrow(res);
+}
+
+// PIECE: the sum of .z tiles of one long row, added to its accumulator; the last piece writes y.
+__device__ __forceinline__ void piece(int4 w, int lane, const val_t* __restrict__ pval, const int* __restrict__ pcol,
+                                      const val_t* __restrict__ x, val_t* __restrict__ y,
+                                      const int* __restrict__ long_row, const int* __restrict__ long_pieces,
+                                      acc_t* __restrict__ long_acc, unsigned* __restrict__ long_cnt) {
+    const int nt = w.z, li = w.y;
+    const long long base = static_cast<long long>(w.x) * TILE + lane * S;
+    const val_t* __restrict__ pv = pval + base;
+    const int* __restrict__ pc = pcol + base;
+    acc_t d[NC] = {};
+    for (int t0 = 0; t0 < nt; t0 += TC_UNROLL, pv += TC_UNROLL * TILE, pc += TC_UNROLL * TILE) {
+        Tile tl[TC_UNROLL];
+#pragma unroll
+        for (int u = 0; u < TC_UNROLL; ++u)
+            if (t0 + u < nt) load_tile(tl[u], pv + u * TILE, pc + u * TILE, x);
+#pragma unroll
+        for (int u = 0; u < TC_UNROLL; ++u)
+            if (t0 + u < nt) product(d, tl[u], 0);
+    }
+    const acc_t s = tile_sum(d, lane);
+    if (lane == 0) {
+        atomicAdd(long_acc + li, s);
+        __threadfence();
+        if (atomicAdd(long_cnt + li, 1u) == static_cast<unsigned>(long_pieces[li] - 1)) {
+            __threadfence();
+            y[long_row[li]] = P::narrow(take(long_acc + li));
+            long_cnt[li] = 0;
+        }
     }
 }
 
-extern "C" __global__ void spmv_tc_long(const int* __restrict__ col, const double* __restrict__ val,
-                                        const double* __restrict__ x, const int* __restrict__ piece_begin,
-                                        const int* __restrict__ piece_end, int n_pieces,
-                                        double* __restrict__ partial) {
-    const int lane = threadIdx.x & 31;
-    const long long piece = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-    if (piece >= n_pieces) return;  // warp-uniform
-    const int begin = piece_begin[piece], end = piece_end[piece];
-    double d0 = 0.0, d1 = 0.0;
-    accumulate<32>(col, val, x, begin + lane, end, (end - begin + 31) >> 5, d0, d1);
-    double s = row_share(d0, d1, lane);
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
-    if (lane == 0) partial[piece] = s;
-}
-
-// Warps [0, n_short): short groups; [n_short, n_groups): medium groups (chunks pack_ptr[g]..[g+1]
-// of pack_col / pack_val, g = warp - n_short); then the long rows' sums.
-extern "C" __global__ void spmv_tc_rows(const int* __restrict__ rowptr, const int* __restrict__ col,
-                                        const double* __restrict__ val, const double* __restrict__ x,
-                                        double* __restrict__ y, const int* __restrict__ group_rows,
-                                        long long n_short, long long n_groups, const int* __restrict__ pack_ptr,
-                                        const int* __restrict__ pack_col, const double* __restrict__ pack_val,
-                                        const int* __restrict__ long_rows, const int* __restrict__ long_piece_ptr,
-                                        const double* __restrict__ partial, int n_long) {
+extern "C" __global__ void __launch_bounds__(256, TC_MINB) spmv_tc(const int4* __restrict__ desc, long long n_warps,
+                                                           const val_t* __restrict__ pval, const int* __restrict__ pcol,
+                                                           const val_t* __restrict__ x, val_t* __restrict__ y,
+                                                           const int* __restrict__ rows, const int* __restrict__ long_row,
+                                                           const int* __restrict__ long_pieces, acc_t* __restrict__ long_acc,
+                                                           unsigned* __restrict__ long_cnt) {
     const int lane = threadIdx.x & 31;
     const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-    if (warp < n_groups) {
-        const int r = lane >> 2, c = lane & 3;
-        const int row = group_rows[warp * 8 + r];  // -1: padding past the last row of a class
-        double d0 = 0.0, d1 = 0.0;
-        if (warp < n_short) {
-            int begin = 0, end = 0;
-            if (row >= 0) {
-                begin = rowptr[row];
-                end = rowptr[row + 1];
-            }
-            const int chunks = __reduce_max_sync(0xffffffffu, (end - begin + 3) >> 2);
-            accumulate<4>(col, val, x, begin + c, end, chunks, d0, d1);
-        } else {
-            const int k0 = pack_ptr[warp - n_short], k1 = pack_ptr[warp - n_short + 1];
-            accumulate<32>(pack_col, pack_val, x, k0 * 32 + lane, k1 * 32, k1 - k0, d0, d1);
-        }
-        double s = row_share(d0, d1, lane);
-        s += __shfl_xor_sync(0xffffffffu, s, 1);
-        s += __shfl_xor_sync(0xffffffffu, s, 2);
-        if (row >= 0 && c == 0) y[row] = s;
-        return;
-    }
-    const long long t = (warp - n_groups) * 32 + lane;
-    if (t < n_long) {
-        double s = 0.0;
-        for (int p = long_piece_ptr[t]; p < long_piece_ptr[t + 1]; ++p) s += partial[p];
-        y[long_rows[t]] = s;
+    if (warp >= n_warps) return;  // warp-uniform
+    const int4 w = __ldg(desc + warp);
+    const int kind = w.w >> 16;
+    if (kind == GROUPS) {
+        groups(w, lane, pval, pcol, x, y, rows);
+    } else if (kind == PIECE) {
+        piece(w, lane, pval, pcol, x, y, long_row, long_pieces, long_acc, long_cnt);
+    } else if (lane < w.z) {
+        y[rows[w.y + lane]] = P::narrow(acc_t(0));
     }
 }

@@ -4,11 +4,13 @@ A stencil (shape star|box, dims 2|3, radius r) has a DISTINCT random weight per 
 time: out[p] = sum_o w[o] * in[p + o] over its offsets o (paper 002 Sec. 3.2.1, K points).
 
 Roles (impl: unit, paper role):
-- cc_naive (cuda_core, Brick): one time step per launch, `steps` launches (3D: streaming along z,
-  stencil_cc3.cu or stencil_tb3.cu at depth 1).
+- cc_naive (cuda_core, Brick): one time step per launch, `steps` launches: the cc_tb kernel at depth 1.
 - cc_tb (cuda_core, EBISU): temporal blocking at depth t, the last of t steps written (steps/t
-  launches). 2D: a tile plus a halo of t*r is loaded once, t steps run on chip on shrinking regions;
-  3D: streaming along z with t pipelined stages of plane rings in shared memory (stencil_tb3.cu).
+  launches). 2D: streaming along y with t pipelined stages of row rings (stencil_tb2.cu, EBISU's
+  design), or a tile plus a halo of t*r loaded once, t steps on shrinking regions (stencil_cc.cu);
+  3D: streaming along z with t pipelined stages of plane rings (stencil_tb3.cu; stencil_cc3.cu at
+  depth 1). Which kernel and tile, per GPU, stencil and depth: stencil_plan.cc_tile. The weights
+  are passed by value (struct Weights).
 - tc (tensor_core, ConvStencil): kernel fusion as ConvStencil (paper 002 Sec. 2.2.3): the t-step
   stencil is fused into one enlarged stencil K^(t) (the t-fold self-convolution of the weights,
   radius t*r) applied once per t steps with FP64 MMA (m8n8k4); see tc_rows for the transformation.
@@ -16,30 +18,34 @@ Roles (impl: unit, paper role):
 - tc_twin (cuda_core, ConvStencil twin): the same sources built with TWIN=1 (issue 15): the same
   loads, stores and launches, each MMA done on its register fragments with shuffles and FMAs.
 
+Depths (the fusion sweep, paper 002 Figure 11): one process runs cc_tb and tc at every depth of
+--depths and the role depth --depth (Table 3's), cc_naive at depth 1 and tc_twin at the role depth; a
+timed call runs `steps` rounded up to a multiple of its depth. A depth whose kernel needs more shared
+memory per block than the device allows (with this GPU's tiles) is refused before any job (stencil_plan.py).
+
 Boundary rule: periodic in every dimension, for every role and the reference. With periodic
 boundaries t sequential steps equal one application of the fused stencil everywhere, so all three
 roles compute exactly the function of `steps` sequential steps of scipy.ndimage.correlate(mode='wrap').
 
-The CPU backend runs the same three algorithms in numpy: cc_tb in tiles with a t*r halo, tc with
-numpy matmul on the 8x4 (A) and 4x8 (B) operand tiles the GPU kernel issues ('emulated on CPU'), and
-tc_twin the same tiles multiplied elementwise and summed over k.
+The CPU backend runs the same algorithms in numpy, and the reference is scipy's (stencil_cpu.py).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from functools import partial
+import sys
+from functools import cache, partial
 
 import numpy as np
-import scipy.ndimage
 
-from membound import measure
-from membound.geometry import MMA_K, MMA_M, MMA_N, fuse, fused_support, support, tc_rows, tc_sparsity  # noqa: F401
-from membound.kernels import arg_parser, load_module
-from membound.kernels import stencil_tuning as tuning
+from membound.kernels import arg_parser, load_module, stencil_plan
 from membound.kernels.harness import Case, Impl, run_jobs, select
-from membound.measure import guarded
+from membound.kernels.stencil_cpu import CPU, reference, sampled_reference
+from membound.kernels.stencil_plan import (SWEPT, TC3_TILE, Stencil, cc_launch, occupancy, plan,  # noqa: F401
+                                           steps_at, tc_config)
+from membound.model.geometry import fuse, fused_support, support, tc_rows, tc_sparsity  # noqa: F401
+from membound.run import detect, measure
+from membound.run.measure import guarded
 
 IMPLS = (Impl("stencil", "cc_naive", "cuda_core", "Brick"), Impl("stencil", "cc_tb", "cuda_core", "EBISU"),
          Impl("stencil", "tc", "tensor_core", "ConvStencil"),
@@ -48,19 +54,6 @@ TOL = 1e-10                   # FP64; the fused stencil sums in another order th
 WHOLE_CHECK_POINTS = 4_000_000  # larger timed domains: whole check on CHECK_DOMAIN + sampled check
 CHECK_DOMAIN = {2: (333, 517), 3: (37, 45, 70)}
 SAMPLES = 256
-
-
-@dataclass(frozen=True)
-class Stencil:
-    name: str
-    shape: str
-    dims: int
-    radius: int
-    depth: int
-
-    def __post_init__(self):
-        if self.shape not in ("star", "box") or self.dims not in (2, 3) or self.radius < 1 or self.depth < 1:
-            raise ValueError(f"stencil '{self.name}': need shape star|box, dims 2|3, radius >= 1, depth >= 1")
 
 
 # ------------------------------------------------------------------------------------ weights
@@ -92,112 +85,22 @@ def tc_groups(rows: np.ndarray, frags: np.ndarray, rf: int) -> tuple[str, np.nda
     return "".join(table), frags[order]
 
 
-
-# ------------------------------------------------------------------------------------ reference
-
-
-def reference(x: np.ndarray, w: np.ndarray, steps: int) -> np.ndarray:
-    """`steps` sequential periodic steps with scipy (the independent reference)."""
-    for _ in range(steps):
-        x = scipy.ndimage.correlate(x, w, mode="wrap")
-    return x
-
-
-def _valid_step(block: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """One step on the last w.ndim axes of `block`, keeping only points whose neighbours are all inside."""
-    rad = w.shape[0] // 2
-    core = tuple(s - 2 * rad for s in block.shape[-w.ndim:])
-    out = np.zeros(block.shape[:-w.ndim] + core)
-    for off in zip(*np.nonzero(w)):
-        out += w[off] * block[(...,) + tuple(slice(o, o + n) for o, n in zip(off, core))]
-    return out
-
-
-def _wrap_block(x: np.ndarray, starts, sizes) -> np.ndarray:
-    """x[starts:starts+sizes] on every axis, with periodic wrap."""
-    index = np.ix_(*[np.arange(s, s + n) % dim for s, n, dim in zip(starts, sizes, x.shape)])
-    return x[index]
-
-
-def sampled_reference(x: np.ndarray, w: np.ndarray, steps: int, points: np.ndarray) -> np.ndarray:
-    """The value after `steps` steps at each point (rows of `points`), from its periodic neighbourhood."""
-    reach = steps * (w.shape[0] // 2)
-    patches = np.stack([_wrap_block(x, p - reach, (2 * reach + 1,) * x.ndim) for p in points])
-    for _ in range(steps):
-        patches = _valid_step(patches, w)
-    return patches.reshape(len(points))
-
-
-# ---------------------------------------------------------------------------------------- CPU
-
-
-def _cpu_naive(x, w, steps, depth):
-    rad = w.shape[0] // 2
-    for _ in range(steps):
-        x = _valid_step(np.pad(x, rad, mode="wrap"), w)
-    return x
-
-
-def _cpu_tb(x, w, steps, depth):
-    halo = depth * (w.shape[0] // 2)
-    edge = 64 if x.ndim == 2 else 16
-    for _ in range(steps // depth):
-        out = np.empty_like(x)
-        for corner in np.ndindex(*[math.ceil(n / edge) for n in x.shape]):
-            lo = [c * edge for c in corner]
-            size = [min(edge, n - l) for l, n in zip(lo, x.shape)]
-            block = _wrap_block(x, [l - halo for l in lo], [s + 2 * halo for s in size])
-            for _ in range(depth):
-                block = _valid_step(block, w)
-            out[tuple(slice(l, l + s) for l, s in zip(lo, size))] = block
-        x = out
-    return x
-
-
-def _cpu_tc(x, w, steps, depth, twin=False):
-    mask = fused_support(w != 0, depth)
-    rows, frags = tc_rows(fuse(w, depth), mask)
-    x3 = x.reshape((1,) * (3 - x.ndim) + x.shape)
-    nz, ny, nx = x3.shape
-    rad, rz = mask.shape[-1] // 2, (mask.shape[0] // 2 if x.ndim == 3 else 0)
-    ty, tx = math.ceil(ny / MMA_M), math.ceil(nx / MMA_N)
-    for _ in range(steps // depth):
-        pad = ((rz, rz), (rad, rad + ty * MMA_M - ny), (rad, rad + tx * MMA_N - nx + MMA_N - 1))
-        p = np.pad(x3, pad, mode="wrap")
-        acc = np.zeros((nz, ty, tx, MMA_M, MMA_N))
-        f = 0
-        for dz, dy, a, nk in rows:
-            for c in range(nk):
-                col0 = rad + a + MMA_K * c
-                s = p[rz + dz:rz + dz + nz, rad + dy:rad + dy + ty * MMA_M, col0:col0 + tx * MMA_N]
-                blocks = s.reshape(nz, ty, MMA_M, tx, MMA_N)[..., :MMA_K].transpose(0, 1, 3, 2, 4)
-                if twin:                          # the twin: products summed over k, no matmul
-                    acc += (blocks[..., :, :, None] * frags[f]).sum(axis=-2)
-                else:                             # (.., 8, 4) @ (4, 8): the MMA's operand tiles
-                    acc += blocks @ frags[f]
-                f += 1
-        x3 = acc.transpose(0, 1, 3, 2, 4).reshape(nz, ty * MMA_M, tx * MMA_N)[:, :ny, :nx]
-    return x3.reshape(x.shape)
-
-
-CPU = {"cc_naive": _cpu_naive, "cc_tb": _cpu_tb, "tc": _cpu_tc,
-       "tc_twin": lambda x, w, steps, depth: _cpu_tc(x, w, steps, depth, twin=True)}
-
-
 # --------------------------------------------------------------------------------------- CUDA
 
-TC_TILE = dict(NT=4, WX=2, WY=4)
-TC3_TILE = dict(NT=2, WX=2, WY=4, BZ=64, MINB=2)   # stencil_tc3.cu: BZ output planes per block, MINB blocks per SM
-
-
-def cc_launch(st: Stencil, depth: int, shape3: tuple, tile: dict | None = None) -> tuning.Launch:
-    """The CUDA-core kernel's launch for `st` at `depth` (1: the unblocked role) on this GPU: its
-    tuned tile (stencil_tuning), or `tile` (the sweep's variants)."""
+@cache
+def device_gpu() -> str:
+    """The profile name of this process's GPU (config/gpus/<name>.yaml, by its device_match): whose
+    tiles the CUDA-core kernels run (stencil_tiles.TUNED)."""
     import cupy as cp
 
-    gpu = tuning.gpu_key(cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode())
-    tile = tile or tuning.cc_tile(st.dims, st.shape, st.radius, depth, gpu)
-    return tuning.plan(tile, st.shape, st.radius, depth, shape3, f"stencil {st.name}")
+    return detect.profile_for([cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode()])
+
+
+def _cc_kernel(st: Stencil, depth: int, gpu: str | None, tile: dict | None = None):
+    """(kernel, shared bytes), launch of the CUDA-core kernel at `depth` (1: the unblocked role) on
+    `gpu`, with its tile (stencil_plan.cc_tile) or `tile` (a sweep's variant)."""
+    launch = cc_launch(st, depth, gpu, tile)
+    return _compiled(launch.source, launch.name, launch.macros, launch.smem), launch
 
 
 def weights_arg(w: np.ndarray) -> np.ndarray:
@@ -208,20 +111,12 @@ def weights_arg(w: np.ndarray) -> np.ndarray:
 def _tc_kernel(st: Stencil, frags: np.ndarray, rows: np.ndarray, twin: bool):
     """((kernel, shared bytes), tile, threads, B fragments, rows or None) of the tensor-core kernel:
     2D stencil_tc.cu, 3D stencil_tc3.cu (its TABLE from tc_groups); twin: built with TWIN=1."""
-    rf = st.radius * st.depth
-    tile = TC3_TILE if st.dims == 3 else TC_TILE
-    bx, by = 8 * tile["NT"] * tile["WX"], 8 * tile["WY"]
-    pitch = bx + 2 * rf + 3
-    pitch += (4 - pitch) % 16
-    macros = dict(RF=rf, PITCH=pitch, TWIN=int(twin), **tile)
-    threads = 32 * tile["WX"] * tile["WY"]
+    name, macros, smem, tile = tc_config(st, len(frags), twin)
+    bx, by, threads = 8 * tile["NT"] * tile["WX"], 8 * tile["WY"], 32 * tile["WX"] * tile["WY"]
     if st.dims == 3:
-        table, frags = tc_groups(rows, frags, rf)
-        words = 2 * (by + 2 * rf) * pitch + 32 * len(frags)
-        kernel = _compiled("stencil_tc3.cu", "stencil_tc3", dict(macros, TABLE=table), 8 * words)
-        return kernel, (bx, by, tile["BZ"]), threads, frags, None
-    words = (by + 2 * rf) * pitch + 32 * len(frags)
-    return _compiled("stencil_tc.cu", "stencil_tc", dict(macros, DIMS=2), 8 * words), (bx, by, 1), threads, frags, rows
+        table, frags = tc_groups(rows, frags, st.radius * st.depth)
+        return _compiled(f"{name}.cu", name, dict(macros, TABLE=table), smem), (bx, by, tile["BZ"]), threads, frags, None
+    return _compiled(f"{name}.cu", name, macros, smem), (bx, by, 1), threads, frags, rows
 
 
 def _compiled(source: str, name: str, macros: dict, smem: int):
@@ -232,7 +127,7 @@ def _compiled(source: str, name: str, macros: dict, smem: int):
 
 def _cuda_runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int, tile: dict | None = None):
     """A function running `steps` steps of `impl` from device array x0; returns the output array
-    (tile: the CUDA-core tile to run instead of the tuned one)."""
+    (tile: the CUDA-core tile to run instead of this GPU's)."""
     import cupy as cp
 
     shape3 = (1,) * (3 - x0.ndim) + x0.shape
@@ -249,9 +144,8 @@ def _cuda_runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int, tile: di
         grid, after = tuple(math.ceil(n / b) for n, b in zip((nx, ny, nz), tc_tile)), ()
     else:
         depth = st.depth if impl == "cc_tb" else 1
-        launch = cc_launch(st, depth, shape3, tile)
-        kernel, smem = _compiled(launch.source, launch.name, launch.macros, launch.smem)
-        blocks = tuning.occupancy(launch.threads, kernel.num_regs, smem)
+        (kernel, smem), launch = _cc_kernel(st, depth, device_gpu(), tile)
+        blocks = occupancy(launch.threads, kernel.num_regs, smem)
         grid, after = launch.grid(shape3, cp.cuda.Device().attributes["MultiProcessorCount"], blocks)
         extra, after = (weights_arg(w),), tuple(np.int32(a) for a in after)
         threads, launches = launch.threads, steps // depth
@@ -271,21 +165,23 @@ def _cuda_runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int, tile: di
 # ------------------------------------------------------------------------------------ measure
 
 
-def _check_cuda(impl, st, rng, shape, steps):
+def _check_cuda(impl, st, rng, shape, steps, tile=None):
     """Whole-array check of `impl` on a fresh random field of `shape` (same kernel and launch config)."""
     import cupy as cp
 
     x = rng.random(shape)
     w = random_weights(rng, st.shape, st.dims, st.radius)
-    out = _cuda_runner(impl, st, w, cp.asarray(x), steps)()
+    out = _cuda_runner(impl, st, w, cp.asarray(x), steps, tile)()
     return measure.check(cp.asnumpy(out), reference(x, w, steps), TOL, f"{st.name} {impl} on {_fmt(shape)}")
 
 
-def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rng: np.random.Generator) -> Case:
-    """One role on a fresh random field of `domain`: its timed call (`steps` steps) and its check, the
-    whole output, or for domains above WHOLE_CHECK_POINTS SAMPLES sampled points (after a whole
-    check of the same kernels on CHECK_DOMAIN)."""
-    x = rng.random(domain)
+def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rng: np.random.Generator,
+            tile: dict | None = None, field: np.ndarray | None = None) -> Case:
+    """One role on a fresh random field of `domain` (or `field`, of that shape): its timed call (`steps`
+    steps) and its check, the whole output, or for domains above WHOLE_CHECK_POINTS SAMPLES sampled
+    points (after a whole check of the same kernels on CHECK_DOMAIN). tile: the CUDA-core tile to run
+    instead of this GPU's (tools/sweep_depths.py --tiles)."""
+    x = rng.random(domain) if field is None else field
     w = random_weights(rng, st.shape, st.dims, st.radius)
     depth = 1 if impl.name == "cc_naive" else st.depth
     points = math.prod(domain)
@@ -298,15 +194,15 @@ def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rn
         import cupy as cp
 
         try:
-            run = _cuda_runner(impl.name, st, w, cp.asarray(x), steps)
+            run = _cuda_runner(impl.name, st, w, cp.asarray(x), steps, tile)
         except cp.cuda.memory.OutOfMemoryError as err:
             raise MemoryError(f"stencil domain {_fmt(domain)} does not fit ({err}); shrink stencil.domain_"
                               f"{st.dims}d in config/config.yaml") from None
-        except ValueError as err:   # a depth or tile that shared memory cannot hold (stencil_tuning.plan)
-            raise SystemExit(f"error: {err}") from None
+        except ValueError as err:   # a field smaller than the kernel's chunk of rows (stencil_plan.Launch.grid)
+            raise SystemExit(f"error: --domain {_fmt(domain)}: {err}") from None
         to_host, xp, note = cp.asnumpy, cp, ""
         if not whole:
-            _check_cuda(impl.name, st, rng, CHECK_DOMAIN[st.dims], steps)
+            _check_cuda(impl.name, st, rng, CHECK_DOMAIN[st.dims], steps, tile)
     if whole:
         output, ref, what = to_host, reference(x, w, steps), f"{st.name} {impl.name} on {_fmt(domain)}"
         checked = "whole output checked"
@@ -339,23 +235,47 @@ def parse_domain(text: str, dims: int) -> tuple[int, ...]:
     return domain
 
 
+def _shared_limit(backend: str) -> int | None:
+    """The device's opt-in shared memory per block in bytes (None on the CPU)."""
+    if backend != "cuda":
+        return None
+    import cupy as cp
+
+    attr = getattr(cp.cuda.runtime, "cudaDevAttrMaxSharedMemoryPerBlockOptin", 97)
+    return cp.cuda.runtime.deviceGetAttribute(attr, cp.cuda.Device().id)
+
+
+def check_config(kernels, gpu: str, arch: str) -> list[str]:
+    """stencil_plan.check_config of every implementation on `gpu` (the rules call it at start-up)."""
+    return stencil_plan.check_config(kernels, gpu, arch, [impl.name for impl in IMPLS])
+
+
 def main(argv=None):
     parser = arg_parser("FP64 stencils on CUDA cores (naive, temporal blocking) and tensor cores (kernel fusion).")
     parser.add_argument("--stencil", required=True, help="name, e.g. 2d5pt")
     parser.add_argument("--shape", choices=["star", "box"], required=True)
     parser.add_argument("--dims", type=int, choices=[2, 3], required=True)
     parser.add_argument("--radius", type=int, required=True)
-    parser.add_argument("--depth", type=int, required=True)
+    parser.add_argument("--depth", type=int, required=True, help="the role depth (Table 3, the twin)")
+    parser.add_argument("--depths", type=int, nargs="+", default=[], help=f"further depths of {', '.join(SWEPT)}")
     parser.add_argument("--domain", required=True, help="e.g. 10240x10240 or 512x512x512")
-    parser.add_argument("--steps", type=int, required=True)
+    parser.add_argument("--steps", type=int, required=True, help="per timed call, rounded up to a multiple of each depth")
     args = parser.parse_args(argv)
     st = Stencil(args.stencil, args.shape, args.dims, args.radius, args.depth)
     domain = parse_domain(args.domain, args.dims)
-    if args.steps < 1 or args.steps % args.depth:
-        raise SystemExit(f"error: --steps {args.steps} must be a positive multiple of --depth {args.depth}")
+    if args.steps < 1:
+        raise SystemExit(f"error: --steps {args.steps} must be positive")
+    impls = {impl.name: impl for impl, _ in select(IMPLS, args.backend, args.precisions)}
+    try:
+        limit = _shared_limit(args.backend)
+        planned, refused = plan(st, args.depths, list(impls), limit, device_gpu() if limit else None)
+    except ValueError as err:
+        raise SystemExit(f"error: {err}") from None
+    for why in refused:
+        print(f"note: refused: {why}; no row", file=sys.stderr)
     rng = np.random.default_rng()
-    jobs = [(impl, partial(prepare, impl, st, domain, args.steps, args.backend, rng))
-            for impl, _ in select(IMPLS, args.backend, args.precisions)]
+    jobs = [(impls[name], partial(prepare, impls[name], at, domain, steps_at(args.steps, at.depth), args.backend, rng))
+            for name, at in planned]
     run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:9.2f} GStencil/s")
 
 

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from membound.matrices import MatrixError
-from membound.outputs import sha256
+from membound.run.outputs import sha256
 
 HEADER = ["name", "sha256", "bytes"]
 DEFAULT = "config/matrices.lock.tsv"

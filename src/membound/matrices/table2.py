@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from membound import outputs
-from membound.model import MB, size_mb  # noqa: F401 (Table 2's size, re-exported)
 from membound.matrices import csr
+from membound.model.equations import MB, size_mb  # noqa: F401 (Table 2's size, re-exported)
+from membound.run import outputs
 
 def row(path) -> dict:
     """The Table 2 statistics of the CSR file at `path`."""

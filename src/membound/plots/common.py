@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from membound import config
-from membound.measure import ROW_COLUMNS, geomean, with_later_columns
-from membound.outputs import save_figure, write_csv
+from membound.run import config
+from membound.run.measure import ROW_COLUMNS, geomean, with_later_columns
+from membound.run.outputs import save_figure, write_csv
 
 UNITS = ("cuda_core", "tensor_core")
 KEEP = ["gpu", "device", "date", "source"]   # provenance columns of every plotted-data CSV
@@ -84,12 +84,14 @@ def caption(gpu_name: str, rows: pd.DataFrame | None = None, spec: str | None = 
 
 def render(module, raw_paths, gpu_file: str, output) -> None:
     """A measured figure: read the raw CSVs, write `module`'s plotted numbers to `output.csv` and
-    its figure, captioned, to `output.pdf` and `output.png`."""
+    its figure, captioned, to `output.pdf` and `output.png`. The figures are the paper's, of its fp64
+    rows (a panel per precision: issue 21)."""
     gpu = config.load_gpu(Path(gpu_file).stem)
     try:
         raw = read_raw(raw_paths)
     except RawError as err:
         raise SystemExit(f"error: {err}") from None
+    raw = raw[raw["precision"] == "fp64"]
     data = module.data(raw, gpu)
     write_csv(data, output.csv)
     save_figure(module.figure(data, gpu, caption(gpu["name"], raw, gpu_file)), output.pdf, output.png)

@@ -9,8 +9,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from membound import model
-from membound.analytical import kernel_intensities
+from membound.model import equations
+from membound.model.analytical import kernel_intensities
 from membound.plots import style
 
 WIDTHS, HEIGHT = (8.5,), 4.6
@@ -26,12 +26,12 @@ def data(config: Mapping, gpu: dict) -> pd.DataFrame:
     peaks = {"cuda_core": gpu["fp64_vector_TFLOPs"] * 1e3}
     if gpu.get("fp64_matrix_TFLOPs"):
         peaks["tensor_core"] = gpu["fp64_matrix_TFLOPs"] * 1e3
-    balance = {unit: model.machine_balance(peak, bw) for unit, peak in peaks.items()}
+    balance = {unit: equations.machine_balance(peak, bw) for unit, peak in peaks.items()}
     rows = [{"item": "ceiling", "label": f"FP64 {style.UNIT_LABEL[unit]}", "unit": unit,
              "intensity_FLOP_per_B": balance[unit], "GFLOPs": peak} for unit, peak in peaks.items()]
     for label, i, unit in kernel_intensities(config, gpu, tensor_cores="tensor_core" in peaks):
         rows.append({"item": "kernel", "label": label, "unit": unit, "intensity_FLOP_per_B": i,
-                     "GFLOPs": model.roofline(peaks[unit], bw, i), "memory_bound": model.is_memory_bound(i, balance[unit])})
+                     "GFLOPs": equations.roofline(peaks[unit], bw, i), "memory_bound": equations.is_memory_bound(i, balance[unit])})
     out = pd.DataFrame(rows)
     return out.assign(peak_GFLOPs=out["unit"].map(peaks), machine_balance=out["unit"].map(balance), bandwidth_GBs=bw,
                       gpu=gpu["name"], source="analytical")[COLUMNS]

@@ -3,7 +3,7 @@ T = max(T_mem, T_cmp, T_others)) and fully un-overlapped (eq. 18, T = T_mem + T_
 
 T_mem = Q / B and T_cmp = W / P from the GPU spec (W = n, Q = 16n, paper 000 Sec. 3.1): P = P_CC on
 CUDA cores; on tensor cores A = B(qI) uses 1/max(m, n) of the MMA (Sec. 5.1), so P = P_TC / 8 for
-m8n8k4 (model.tc_scale_ceiling: the 16 executed FLOPs per element at P_TC), P_CC where the spec
+m8n8k4 (equations.tc_scale_ceiling: the 16 executed FLOPs per element at P_TC), P_CC where the spec
 has no FP64 matrix unit. T_others is defined, not fitted: the unit's median time at the smallest
 measured size, where T_mem and T_cmp are negligible (the fixed cost of a launch: start, ramp-up,
 drain). The model's T then stands beside the measured T as a check of eq. 17 and 18.
@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from membound import model
+from membound.model import equations
 from membound.plots import common, paired, style
 
 WIDTHS, HEIGHT = (5.2, 5.2), 3.6
-CASES = {"overlapped": ("Figure 3: fully overlapped (eq. 17)", model.overlapped_time),
-         "unoverlapped": ("Figure 4: fully un-overlapped (eq. 18)", model.unoverlapped_time)}
+CASES = {"overlapped": ("Figure 3: fully overlapped (eq. 17)", equations.overlapped_time),
+         "unoverlapped": ("Figure 4: fully un-overlapped (eq. 18)", equations.unoverlapped_time)}
 PARTS = {"T_mem_s": ("T_mem", "0.35"), "T_cmp_s": ("T_cmp", "C1"), "T_others_s": ("T_others", "0.75")}
 COLUMNS = ["case", "unit", "role", "impl", "n", "W", "Q", "P_FLOPs", "T_mem_s", "T_cmp_s", "T_others_s", "n_others",
            "T_model_s", "T_measured_s", *common.KEEP]
@@ -28,7 +28,7 @@ def compute_rate(gpu: dict, unit: str) -> float:
     """FLOP/s of SCALE's useful work on `unit`: P_CC, or on tensor cores P_TC / max(m, n) of the
     spec's MMA shape (paper 000 Sec. 5.1); P_CC where the spec has no FP64 matrix unit."""
     if unit == "tensor_core" and gpu.get("fp64_matrix_TFLOPs"):
-        return model.tc_scale_ceiling(gpu["fp64_matrix_TFLOPs"] * 1e12, tuple(gpu["mma_shape"]))
+        return equations.tc_scale_ceiling(gpu["fp64_matrix_TFLOPs"] * 1e12, tuple(gpu["mma_shape"]))
     return gpu["fp64_vector_TFLOPs"] * 1e12
 
 
@@ -38,7 +38,7 @@ def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     T_model and the measured time (seconds)."""
     rows = paired.paper_sides(raw[raw["kernel"] == "scale"])
     n, n_small = int(rows["n"].max()), int(rows["n"].min())
-    w, q = model.scale_wq(n)
+    w, q = equations.scale_wq(n)
     t_mem = q / (gpu["memory_bandwidth_TBs"] * 1e12)
     out = []
     for _, r in rows[rows["n"] == n].sort_values("unit").iterrows():

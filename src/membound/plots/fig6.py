@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from membound.model import MB
+from membound.model.equations import MB
 from membound.plots import common, paired, style
 
 TITLE = "Figure 6: SCALE (a = q b, FP64)"

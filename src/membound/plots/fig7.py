@@ -1,7 +1,9 @@
 """Figure 7: SpMV on CUDA cores (the cuSPARSE role) and tensor cores (the DASP role): (a) effective
 GFLOP/s per matrix in D1..D21 order, (b) the geometric-mean speedup of CUDA cores over tensor cores
 (t_TC / t_CC) over the matrices larger and smaller than the L2 (size as Table 2 counts it), with
-its 95% interval (claim C3's). Twins and repetitions: see paired.paper_sides."""
+its 95% interval (claim C3's). Twins and repetitions: see paired.paper_sides. Where the original
+DASP ran (docs/originals.md), its rows and those of cuSPARSE as its driver timed it stand beside
+the in-house ones, with their own geometric means (claim C3 originals)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
-from membound.model import size_mb
+from membound.model.equations import size_mb
+from membound.originals.rows import is_original, split
 from membound.plots import common, paired, style
 
 TITLE = "Figure 7: SpMV (FP64, CSR)"
@@ -25,8 +28,10 @@ def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     out = rows.assign(size_MB=size_mb(rows["rows"], rows["cols"], rows["nnz"]), L2_MB=gpu["l2_MB"], gpu=gpu["name"])
     out = out.assign(larger_than_L2=out["size_MB"] > out["L2_MB"],
                      order=out["code"].str[1:].astype(int))
-    out = paired.with_intervals(out, gpu, "larger_than_L2")
-    return out.sort_values(["order", "unit"])[COLUMNS].reset_index(drop=True)
+    ours, originals = split(out)
+    out = pd.concat([paired.with_intervals(part, gpu, "larger_than_L2") for part in (ours, originals)
+                     if part is ours or not part.empty])
+    return out.sort_values(["order", "unit"], kind="stable")[COLUMNS].reset_index(drop=True)
 
 
 def draw(axes, data: pd.DataFrame) -> None:
@@ -35,9 +40,8 @@ def draw(axes, data: pd.DataFrame) -> None:
         for ax in axes:
             ax.text(0.5, 0.5, "no SpMV rows", transform=ax.transAxes, ha="center")
         return
-    matrices = data.drop_duplicates("problem")
-    _per_matrix(axes[0], data, matrices)
-    _geomeans(axes[1], matrices)
+    _per_matrix(axes[0], data, data.drop_duplicates("problem"))
+    _geomeans(axes[1], data)
 
 
 def _per_matrix(ax, data: pd.DataFrame, matrices: pd.DataFrame) -> None:
@@ -51,27 +55,40 @@ def _per_matrix(ax, data: pd.DataFrame, matrices: pd.DataFrame) -> None:
     surrogate = "; * surrogate" if (matrices["source"] == "surrogate").any() else ""
     ax.set(xlabel=f"matrix (Table 2 code{surrogate})", ylabel=f"effective {data['metric'].iloc[0]}")
     style.bar_yscale(ax, data["value"])
-    style.legend_above(ax, 3, [Patch(color="0.92", label="matrix larger than the L2")])
-    ax.set_title("(a) effective GFLOP/s per matrix", fontsize=9, loc="left", pad=24)
+    style.legend_above(ax, 2 if is_original(data).any() else 3, [Patch(color="0.92", label="matrix larger than the L2")])
+    ax.set_title("(a) effective GFLOP/s per matrix", fontsize=9, loc="left", pad=_pad(data))
 
 
-def _geomeans(ax, matrices: pd.DataFrame) -> None:
-    """(b): the geometric mean of t_TC / t_CC over the matrices larger and smaller than the L2."""
-    l2 = matrices["L2_MB"].iloc[0]
-    sides = {True: f"> L2 ({l2:g} MB)", False: f"≤ L2 ({l2:g} MB)"}
-    stats, labels = [], []
-    for larger, label in sides.items():
-        side = matrices[matrices["larger_than_L2"] == larger]
-        stats.append(side[["geomean_speedup", "ci_low", "ci_high"]].max().to_numpy(float))
-        labels.append(f"{label}\n{len(side)} matrices")
+def _geomeans(ax, data: pd.DataFrame) -> None:
+    """(b): the geometric mean of t_TC / t_CC over the matrices larger and smaller than the L2, of the
+    in-house kernels and, where they ran, of the original codes (hatched; shorter labels)."""
+    l2 = data["L2_MB"].iloc[0]
+    parts = list(data.groupby(is_original(data)))
+    stats, labels, hatched = [], [], []
+    for original, part in parts:
+        matrices = part.drop_duplicates("problem")
+        for larger in (True, False):
+            side = matrices[matrices["larger_than_L2"] == larger]
+            stats.append(side[["geomean_speedup", "ci_low", "ci_high"]].max().to_numpy(float))
+            sign = ">" if larger else "≤"
+            labels.append(f"{sign} L2\n{'orig.' if original else 'ours'}\n{len(side)}" if len(parts) > 1 else
+                          f"{sign} L2 ({l2:g} MB)\n{len(side)} matrices")
+            hatched.append(original)
     g, lo, hi = np.array(stats).T
     bars = ax.bar(labels, g, 0.6, color="0.45", yerr=[g - lo, hi - g], capsize=4, ecolor="0.1")
+    for bar, original in zip(bars, hatched):
+        bar.set_hatch("///" if original else None)
     ax.bar_label(bars, [style.interval(*s).replace(" [", "\n[") for s in stats], label_type="center", color="white",
                  fontsize=7)
     ax.axhline(1, color="0.3", lw=1, ls="--")
     ax.set(ylabel="t_TC / t_CC, 95% CI (> 1: CUDA cores faster)", ylim=(0, np.nanmax([*hi, 1]) * 1.2))
     ax.grid(axis="x", visible=False)
-    ax.set_title("(b) GEOMEAN of t_TC / t_CC", fontsize=9, loc="left", pad=24)
+    ax.set_title("(b) GEOMEAN of t_TC / t_CC", fontsize=9, loc="left", pad=_pad(data))
+
+
+def _pad(data: pd.DataFrame) -> int:
+    """The panel titles' distance from the axes: above (a)'s legend (three rows with the original codes')."""
+    return 48 if is_original(data).any() else 24
 
 
 def figure(data: pd.DataFrame, gpu: dict, caption: str):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from membound.model import MB
+from membound.model.equations import MB
 from membound.plots import common, style
 
 TITLE = "GEMV (y = A x, FP64, A n x n)"

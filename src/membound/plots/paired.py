@@ -1,4 +1,4 @@
-"""The paper's two sides of a figure as the claims pair them (membound.claims: the CUDA-core
+"""The paper's two sides of a figure as the claims pair them (membound.analysis.claims: the CUDA-core
 baseline role against the tensor-core role, twins aside), medians over repetitions, and the
 claims' geometric means with their bootstrap intervals, so that Figures 6 and 7 print the numbers
 of claims C2 and C3. Kept apart from plots/common.py: it imports the claims and through them the
@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import pandas as pd
 
-from membound import claims
-from membound.measure import geomean
+from membound.analysis.claims import pairs, verdicts
 from membound.plots import common
+from membound.run.measure import geomean
 
 
 def paper_sides(rows: pd.DataFrame) -> pd.DataFrame:
-    """The rows of the paper's two sides (claims.CC_ROLE on CUDA cores, claims.TC_ROLE on tensor
+    """The rows of the paper's two sides (pairs.CC_ROLE on CUDA cores, pairs.TC_ROLE on tensor
     cores; CUDA-core twins aside), one per problem and implementation: median time and value over
     the repetitions."""
-    role = rows["role"].where(rows["unit"] == "cuda_core").eq(rows["kernel"].map(claims.CC_ROLE)) | \
-        rows["role"].where(rows["unit"] == "tensor_core").eq(rows["kernel"].map(claims.TC_ROLE))
+    role = rows["role"].where(rows["unit"] == "cuda_core").eq(rows["kernel"].map(pairs.CC_ROLE)) | \
+        rows["role"].where(rows["unit"] == "tensor_core").eq(rows["kernel"].map(pairs.TC_ROLE))
     return common.medians(rows[role], ["problem", "unit", "role", "impl"])
 
 
@@ -27,9 +27,9 @@ def with_intervals(rows: pd.DataFrame, gpu: dict, side: str) -> pd.DataFrame:
     of CUDA cores over tensor cores: geometric mean over repetitions of median times), and, for
     the problems on the same side of the boolean column `side`, `geomean_speedup` with its 95%
     interval `ci_low`..`ci_high` (claims.interval: the numbers of claims C2 and C3)."""
-    p = claims.pairs(rows, gpu, None)
+    p = pairs.pairs(rows, gpu, None)
     flag = p["problem"].map(rows.drop_duplicates("problem").set_index("problem")[side])
-    stats = {f: claims.interval(p[flag == f], "ratio") for f in (False, True)}
+    stats = {f: verdicts.interval(p[flag == f], "ratio") for f in (False, True)}
     out = paper_sides(rows)
     out = out.assign(speedup=out["problem"].map(p.groupby("problem")["ratio"].agg(geomean)))
     return out.assign(**{col: out[side].map({f: s[key] for f, s in stats.items()})

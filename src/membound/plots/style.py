@@ -13,6 +13,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from membound.originals.rows import ORIGINAL, is_original  # noqa: E402
+
 UNIT_LABEL = {"cuda_core": "CUDA cores", "tensor_core": "tensor cores"}
 UNIT_COLOR = {"cuda_core": "C0", "tensor_core": "C3"}
 UNIT_CMAP = {"cuda_core": "Blues", "tensor_core": "Reds"}
@@ -23,7 +25,10 @@ plt.rcParams.update({"font.size": 9, "axes.titlesize": 10, "legend.fontsize": 8,
 
 def series_label(unit: str, role: str, impl: str) -> str:
     """Legend label of one (unit, role) series: the implementation that ran and the paper's baseline whose
-    role it plays (membound's own kernels, not the published codes, except where the impl is a library)."""
+    role it plays (membound's own kernels, not the published codes, except where the impl is a library);
+    for an original code's rows (docs/originals.md), the code itself."""
+    if impl.endswith(ORIGINAL):
+        return f"{UNIT_LABEL[unit]}: {impl} (the original {role})"
     return f"{UNIT_LABEL[unit]}: {impl} ({role} role)"
 
 
@@ -39,7 +44,7 @@ def interval(estimate: float, low: float, high: float) -> str:
 
 
 def shades(pairs) -> dict:
-    """A colour per (unit, role) pair: shades of the unit's colour map, darkest first."""
+    """A colour per (unit, role, ...) key: shades of the unit's colour map, darkest first."""
     out = {}
     for unit in UNIT_CMAP:
         mine = [p for p in pairs if p[0] == unit]
@@ -50,15 +55,17 @@ def shades(pairs) -> dict:
 
 def grouped_bars(ax, data: pd.DataFrame, key: str):
     """A bar per row of `data` (column `value`): one group per `key` value along x, in order of
-    appearance, one bar per (unit, role) series in each group. Returns the group positions (a
-    Series indexed by `key`) and, per series, its rows and its bars."""
+    appearance, one bar per (unit, role) series in each group, an original code's (hatched) after
+    the in-house one of its role. Returns the group positions (a Series indexed by `key`) and, per
+    series, its rows and its bars."""
     x = pd.Series(np.arange(data[key].nunique()), index=data[key].unique())
-    series = list(data.groupby(["unit", "role"]))
-    colors = shades([pair for pair, _ in series])
+    series = list(data.groupby(["unit", "role", is_original(data).rename("original")]))
+    colors = shades([triple for triple, _ in series])
     width = 0.8 / len(series)
     drawn = []
-    for k, ((unit, role), g) in enumerate(series):
-        bars = ax.bar(x[g[key]] + (k - (len(series) - 1) / 2) * width, g["value"], width, color=colors[(unit, role)],
+    for k, ((unit, role, original), g) in enumerate(series):
+        bars = ax.bar(x[g[key]] + (k - (len(series) - 1) / 2) * width, g["value"], width,
+                      color=colors[(unit, role, original)], hatch="///" if original else None,
                       label=series_label(unit, role, "/".join(g["impl"].unique())))
         drawn.append((g, bars))
     ax.set_xlim(-0.6, len(x) - 0.4)

@@ -20,16 +20,16 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from membound import outputs
+from membound.run import outputs
 
 # Columns of every raw benchmark CSV (results/<gpu>/raw/...): what was run, how it was timed,
-# what it achieved, and where (the run-info columns of membound.runinfo.describe()).
+# what it achieved, and where (the run-info columns of membound.run.runinfo.describe()).
 ROW_COLUMNS = [
     "kernel",        # scale | spmv | stencil
     "impl",          # implementation, e.g. cuda_core, tensor_core, cusparse_csr, dasp_tc, numpy
     "unit",          # cuda_core | tensor_core: the unit the paper compares (emulated on the CPU)
     "role",          # the paper's baseline this plays (STREAM, cuSPARSE, DASP, Brick, EBISU, ConvStencil)
-    "precision",     # fp64 | fp32 | fp16: the storage format (membound.precision; tensor cores: f64, tf32, f16 MMA)
+    "precision",     # fp64 | fp32 | fp16: the storage format (membound.model.precision; tensor cores: f64, tf32, f16 MMA)
     "sparsity",      # dense | 2:4 (sparse tensor cores)
     "problem",       # n=2^k | matrix name | stencil name
     "code",          # D1..D21 for matrices, else empty
@@ -215,10 +215,28 @@ def write_rows(rows: list[dict], path) -> pd.DataFrame:
     return frame
 
 
-def launch_tag(kernel: str, impl: str, problem: str) -> str:
-    """The NVTX range name around a launch measured by the counter runs."""
+def launch_tag(kernel: str, impl: str, problem: str, depth=None) -> str:
+    """The NVTX range name around a launch measured by the counter runs; with a temporal `depth`
+    (stencils) it ends in `.t<depth>` (counter runs before the depth sweep: `completed_tags`)."""
     safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in str(problem))
-    return f"membound:{kernel}:{impl}:{safe}"
+    tag = f"membound:{kernel}:{impl}:{safe}"
+    return tag if depth is None or pd.isna(depth) else f"{tag}.t{int(depth)}"
+
+
+def row_tags(rows: pd.DataFrame) -> list[str]:
+    """The launch tag of each result row."""
+    depth = rows["depth"] if "depth" in rows else [None] * len(rows)
+    return [launch_tag(*r) for r in zip(rows["kernel"], rows["impl"], rows["problem"], depth)]
+
+
+def completed_tags(counters: pd.DataFrame | None, rows: pd.DataFrame) -> pd.DataFrame | None:
+    """Counter rows (ncu) whose tag names no depth, written before the depth sweep, given the depth of
+    their case (kernel, impl, problem) where `rows` hold that case at one depth only; others unchanged."""
+    if counters is None or counters.empty or "depth" not in rows:
+        return counters
+    depths = rows.dropna(subset=["depth"]).groupby(["kernel", "impl", "problem"])["depth"].unique()
+    legacy = {launch_tag(*case): launch_tag(*case, d[0]) for case, d in depths.items() if len(d) == 1}
+    return counters.assign(tag=counters["tag"].map(lambda t: legacy.get(t, t)))
 
 
 @contextmanager

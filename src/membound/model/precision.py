@@ -94,3 +94,14 @@ def dot_tolerance(precision: str, unit: str, terms: int, ref, abs_ref) -> float:
     norm = np.linalg.norm(ref)
     r = np.linalg.norm(abs_ref) / norm if norm > 0 else 1.0
     return float(e * (1 + f.u) * r + f.u + gamma(max(terms, 1), U64) * r)
+
+
+def tc_operand(values, precision: str) -> np.ndarray:
+    """Storage values of `precision` as its tensor-core operand type sees them: fp32 rounded to tf32 as
+    the kernels' cvt.rna.tf32.f32 does (to nearest, ties away from zero, 10 stored mantissa bits, kept
+    in float32; inf and NaN kept); fp64 and fp16 unchanged (f64 and f16 operands are the storage values)."""
+    values = np.asarray(values, dtype=fmt(precision).dtype)
+    if fmt(precision).tc_type != "tf32":
+        return values
+    bits = values.view(np.uint32)
+    return np.where(np.isfinite(values), ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32), values)

@@ -11,16 +11,16 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from membound import measure, outputs
-from membound.analytical import analytical
+from membound.families import analytical_row
+from membound.run import measure, outputs
 
 NOT_MEASURED = "not measured"
-COLUMNS = ["kernel", "impl", "unit", "problem", "part", "kernel_name", "launches", "work_items",
+COLUMNS = ["kernel", "impl", "unit", "problem", "depth", "part", "kernel_name", "launches", "work_items",
            "W", "W_exec", "Q", "I", "I_exec", "W_ach", "Q_ach", "I_ach", "dW_pct", "dQ_pct", "dI_pct",
            "W_exec_per_item", "Q_per_item", "W_ach_per_item", "Q_ach_per_item",
            "Q_l2_ach", "Q_l1_ach", "I_l2_ach", "time_s", "GFLOPs_ach", "flops_tensor", "dmma_inst",
            "tensor_flops_from", "clock_control", "cache_control", "status"]
-MD_COLUMNS = ["kernel", "impl", "problem", "part", "W_exec_per_item", "Q_per_item", "I_exec",
+MD_COLUMNS = ["kernel", "impl", "problem", "depth", "part", "W_exec_per_item", "Q_per_item", "I_exec",
               "W_ach_per_item", "Q_ach_per_item", "I_ach", "dW_pct", "dQ_pct", "dI_pct", "status"]
 
 
@@ -28,7 +28,7 @@ def read_rows(paths) -> pd.DataFrame:
     """Benchmark rows (measure.ROW_COLUMNS) of every CSV in `paths`, with their launch tag."""
     frames = [pd.read_csv(p, keep_default_na=False, na_values=[""]) for p in paths]
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=measure.ROW_COLUMNS)
-    rows["tag"] = [measure.launch_tag(k, i, p) for k, i, p in zip(rows["kernel"], rows["impl"], rows["problem"])]
+    rows["tag"] = measure.row_tags(rows)
     return rows
 
 
@@ -55,15 +55,17 @@ def _achieved(c: pd.Series, items: float, a: dict) -> dict:
 def table(bench: pd.DataFrame, counters: pd.DataFrame | None, gpu: dict, stencils, why_not: str = "") -> pd.DataFrame:
     """wqi rows: each benchmark row with analytical and achieved W, Q, I (the achieved side "not
     measured" where `counters` is None or has no row of its tag), then its helper kernels' rows. One
-    row per case (kernel, impl, problem): its first repetition, since the counters run each case once."""
+    row per case (kernel, impl, problem, depth): its first repetition, since the counters run each case once."""
     if "rep" in bench:
-        bench = bench.sort_values("rep", kind="stable").drop_duplicates(["kernel", "impl", "problem"])
+        bench = bench.sort_values("rep", kind="stable").drop_duplicates(["kernel", "impl", "problem", "depth"])
+    counters = measure.completed_tags(counters, bench)
     out = []
     for _, row in bench.iterrows():
-        a = analytical(row, gpu, stencils)
+        a = analytical_row(row, gpu, stencils)
         a["I_exec"] = a["W_exec"] / a["Q"]
         items = float(row["work_items"])
         base = {"kernel": row["kernel"], "impl": row["impl"], "unit": row["unit"], "problem": row["problem"],
+                "depth": row["depth"],
                 "work_items": items, **{k: a[k] for k in ("W", "W_exec", "Q", "I", "I_exec")},
                 "W_exec_per_item": a["W_exec_per_item"], "Q_per_item": a["Q_per_item"]}
         mine = counters[counters["tag"] == row["tag"]] if counters is not None else counters
@@ -75,7 +77,7 @@ def table(bench: pd.DataFrame, counters: pd.DataFrame | None, gpu: dict, stencil
             if c["part"] == "main":
                 out.append({**base, **_achieved(c, items, a)})
             else:   # a helper kernel: its own row, no analytical side
-                out.append({**{k: base[k] for k in ("kernel", "impl", "unit", "problem", "work_items")},
+                out.append({**{k: base[k] for k in ("kernel", "impl", "unit", "problem", "depth", "work_items")},
                             **_achieved(c, items, {})})
     return pd.DataFrame(out).reindex(columns=COLUMNS)
 

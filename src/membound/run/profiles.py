@@ -1,10 +1,10 @@
 """Make `snakemake --profile <name>` resolve from the repository root without top-level folders.
 
 Snakemake looks a bare profile name up in the working directory, then in its user config
-directory (${XDG_CONFIG_HOME:-~/.config}/snakemake). `python -m membound.profiles install` links
+directory (${XDG_CONFIG_HOME:-~/.config}/snakemake). `python -m membound.run.profiles install` links
 each profiles/<name> there and says where each name points: a link that dangles (its checkout was
 deleted) is repaired; a name taken by another checkout or by a profile not ours is left alone.
-`python -m membound.profiles check NAME` stops with the valid names unless NAME is a profile.
+`python -m membound.run.profiles check NAME` stops with the valid names unless NAME is a profile.
 `--profile profiles/<name>` always means this checkout's profile, links or not.
 """
 
@@ -14,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-from membound.config import REPO
+from membound.run.config import REPO
 
 PROFILES = REPO / "profiles"
 
@@ -65,4 +65,4 @@ if __name__ == "__main__":
     elif len(sys.argv) == 3 and sys.argv[1] == "check":
         check(sys.argv[2])
     else:
-        sys.exit("usage: python -m membound.profiles install | check NAME")
+        sys.exit("usage: python -m membound.run.profiles install | check NAME")

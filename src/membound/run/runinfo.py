@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 import membound
-from membound import inventory
+from membound.run import inventory
 
 REPO = Path(membound.__file__).resolve().parents[2]  # the checkout: src/membound/__init__.py
 

@@ -35,13 +35,16 @@ def _imports(root: Path, path: Path) -> set[str]:
 
 @cache
 def _closure(root: Path, module: str) -> frozenset[Path]:
-    path = _file(root, module)
-    if path is None:
-        return frozenset()
-    out = {path}
-    for dep in _imports(root, path):
-        if dep != module:
-            out |= _closure(root, dep)
+    """The files of `module` and of every membound module it imports, transitively (a package and
+    its submodules may import each other)."""
+    out, seen, todo = set(), set(), [module]
+    while todo:
+        name = todo.pop()
+        path = _file(root, name) if name not in seen else None
+        seen.add(name)
+        if path is not None:
+            out.add(path)
+            todo.extend(_imports(root, path) - seen)
     return frozenset(out)
 
 

@@ -1,7 +1,7 @@
 """Problem geometry below the kernels: stencil supports, kernel fusion and the tensor-core operand
 layout with its sparsity (paper 002 Sec. 2.2.3, eq. 2-3).
 
-The kernels and the analytical side (membound.families, membound.analytical) read it; it reads no
+The kernels and the analytical side (membound.families, membound.model.analytical) read it; it reads no
 other membound module.
 """
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 GPUS_DIR = REPO / "config" / "gpus"
 MATRICES_FILE = REPO / "config" / "matrices.yaml"
 DEFAULTS_FILE = REPO / "config" / "config.yaml"
@@ -74,6 +74,15 @@ def check(data: dict, schema: str, source: str, partial: bool = False) -> None:
         raise ConfigError(f"{source}: {where}: {error.message} (keys and values: config/README.md)")
 
 
+def check_depths(kernels: dict) -> None:
+    """Each stencil's `depth` (Table 3's, the claims' and the twin's) among its `depths` (the fusion
+    sweep, optional), or a one-line ConfigError with the fix."""
+    for name, spec in kernels.items():
+        if spec["depth"] not in spec.get("depths", [spec["depth"]]):
+            raise ConfigError(f"stencil.kernels.{name}: depths {spec['depths']} lack its depth {spec['depth']} "
+                              f"(Table 3's and the claims'): add {spec['depth']} to depths")
+
+
 def _optional(schema):
     """`schema` with every `required` list removed, at every depth."""
     if isinstance(schema, dict):
@@ -129,6 +138,7 @@ def assemble(configfiles, command_line: dict, gpu: str | None = None) -> tuple[d
         merged = merge(merged, layer)
     merged["gpu"] = chosen["gpu"]
     check(merged, "config", "the merged config")
+    check_depths(merged["stencil"]["kernels"])
     return merged, [source if i == 0 else f"{source} ({', '.join(layer)})"
                     for i, (source, layer) in enumerate(layers) if layer]
 

@@ -1,6 +1,6 @@
 """Which profile fits this machine, and the start-up check that a GPU profile's device is here.
 
-`python -m membound.detect` prints the profile name for this machine (cpu when no GPU is found).
+`python -m membound.run.detect` prints the profile name for this machine (cpu when no GPU is found).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 import shutil
 import subprocess
 
-from membound import config
+from membound.run import config
 
 
 def device_names() -> list[str]:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from membound import analytical, model
+from membound.model import analytical, equations
 
 TERA = 1e12
 
@@ -23,9 +23,9 @@ def table1(gpus: Mapping[str, dict], current: str) -> pd.DataFrame:
         rows.append({
             "profile": key, "this_profile": key == current, "device": g["name"], "l2_MB": g["l2_MB"], "memory_bandwidth_TBs": bw,
             "fp64_cuda_core_TFLOPs": cc, "fp64_tensor_core_TFLOPs": tc,
-            "balance_cuda_core": model.machine_balance(cc, bw),
-            "balance_tensor_core": model.machine_balance(tc, bw) if tc else math.nan,
-            "tc_scale_ceiling_TFLOPs": model.tc_scale_ceiling(tc, tuple(g["mma_shape"])) if tc else math.nan,
+            "balance_cuda_core": equations.machine_balance(cc, bw),
+            "balance_tensor_core": equations.machine_balance(tc, bw) if tc else math.nan,
+            "tc_scale_ceiling_TFLOPs": equations.tc_scale_ceiling(tc, tuple(g["mma_shape"])) if tc else math.nan,
             "fp64_mma_shape": "m{}n{}k{}".format(*g["mma_shape"]), "profiler": g["profiler"],
             "paper_cuda_version": g.get("cuda_version", ""), "notes": g.get("note", ""),
         })
@@ -38,17 +38,17 @@ def bounds(config: Mapping, gpu: dict) -> pd.DataFrame:
     bw = gpu["memory_bandwidth_TBs"] * TERA
     cc = gpu["fp64_vector_TFLOPs"] * TERA
     tc = (gpu["fp64_matrix_TFLOPs"] or math.nan) * TERA
-    balance = model.machine_balance(cc, bw)
+    balance = equations.machine_balance(cc, bw)
     ratio = tc / cc
     rows = []
     for label, i, _ in analytical.kernel_intensities(config, gpu, tensor_cores=False):
-        memory_bound = model.is_memory_bound(i, balance)
+        memory_bound = equations.is_memory_bound(i, balance)
         rows.append({
             "kernel": label, "I_flop_per_byte": i, "balance": balance,
             "bound": "memory" if memory_bound else "compute", "peak_ratio_alpha": ratio,
-            "eq22_bound": model.tc_speedup_bound(ratio, balance, i),
-            "eq23_bound": model.tc_upper_bound(ratio),
-            "eq24_bound": model.workload_bound(i, balance),
+            "eq22_bound": equations.tc_speedup_bound(ratio, balance, i),
+            "eq23_bound": equations.tc_upper_bound(ratio),
+            "eq24_bound": equations.workload_bound(i, balance),
         })
     return pd.DataFrame(rows)
 

@@ -1,5 +1,6 @@
 """Table 3 of paper 000: the stencils and, per implementation role, the domain and temporal depth
-actually run (read from the raw stencil rows), beside the paper's own."""
+actually run (read from the raw stencil rows), beside the paper's own, and those each original code
+ran where it ran (docs/originals.md)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from membound import model, outputs
+from membound.analysis.depths import role_rows, span
+from membound.model import equations
+from membound.originals.rows import split
+from membound.run import outputs
 
 ROLES = ("ConvStencil", "Brick", "EBISU")
 PAPER = {  # paper 000 Table 3: domain (temporal blocking depth) per role; Brick ran the 3D stencils only
@@ -26,24 +30,32 @@ def cell(run: tuple[str, int] | None) -> str:
 
 
 def runs(rows: pd.DataFrame, stencils: Mapping) -> dict[str, dict[str, tuple[str, int]]]:
-    """Per configured stencil and role: the (domain, depth) of its raw row, where there is one."""
+    """Per configured stencil and role: the (domain, depth) of its raw row at the role depth, where there is one."""
+    rows = role_rows(rows, stencils)
     return {name: {r["role"]: (r["domain"], int(r["depth"])) for _, r in rows[rows["problem"] == name].iterrows()
                    if r["role"] in ROLES} for name in stencils}
 
 
 def table(rows: pd.DataFrame, stencils: Mapping) -> pd.DataFrame:
     """One row per configured stencil (config["stencil"]["kernels"]): shape, dims, radius, points K,
-    the domain (depth) each role ran and paper 000's, and the time steps per timed run."""
-    ran = runs(rows, stencils)
+    the domain (depth) each role ran and paper 000's, each original code's ('<role> original' columns,
+    where one ran), and the time steps per timed run."""
+    ours, originals = split(rows)
+    ran, codes = runs(ours, stencils), list(dict.fromkeys(originals["role"]))
     out = []
     for name, spec in stencils.items():
         row = {"stencil": name, "shape": spec["shape"], "dims": spec["dims"], "radius": spec["radius"],
-               "K": model.stencil_points(spec["shape"], spec["dims"], spec["radius"])}
+               "K": equations.stencil_points(spec["shape"], spec["dims"], spec["radius"])}
         for role in ROLES:
             row[role] = cell(ran[name].get(role))
             row[f"{role} (paper)"] = cell(PAPER.get(name, {}).get(role))
+        for role in codes:
+            mine = originals[(originals["problem"] == name) & (originals["role"] == role)]
+            row[f"{role} original"] = cell(tuple(mine[["domain", "depth"]].iloc[0])) if len(mine) else "-"
         steps = rows.loc[rows["problem"] == name, "steps"].dropna()
         row["steps"] = "/".join(str(int(s)) for s in sorted(set(steps)))
+        depths = ours.loc[ours["problem"] == name, "depth"].dropna()
+        row["depths"] = span(depths) if len(depths) else "-"
         out.append(row)
     return pd.DataFrame(out)
 
@@ -72,11 +84,14 @@ def differences(ran: dict) -> list[str]:
 def write(rows: pd.DataFrame, stencils: Mapping, csv, md, gpu_name: str) -> None:
     """Write Table 3 of the raw stencil `rows` as CSV and Markdown; the legend names every
     difference from the paper's."""
-    diffs = differences(runs(rows, stencils))
+    diffs = differences(runs(split(rows)[0], stencils))
     legend = ("Each role's cell: the domain (temporal blocking depth) this run measured, read from the raw "
               "rows; '(paper)': paper 000 Table 3. Here every role runs the configured domain "
               "(config stencil.domain_2d, domain_3d; the 3D one shrunk only if GPU memory requires it) and "
               "depth, so times compare at equal work; the paper ran each artifact on its own default domain. "
-              "K: points of the stencil; steps: time steps per timed run. "
-              + (f"Differences from the paper: {'; '.join(diffs)}." if diffs else "Same domains and depths as the paper."))
+              "K: points of the stencil; steps: time steps per timed run (at each depth, rounded up to a multiple of it); "
+              "depths: every depth the in-house kernels measured (the fusion sweep, config stencil.kernels.<name>.depths). "
+              + (f"Differences from the paper: {'; '.join(diffs)}." if diffs else "Same domains and depths as the paper.")
+              + (" '<role> original': the original code the user built (docs/originals.md), the domain (depth) it "
+                 "ran, under config originals.problems." if len(split(rows)[1]) else ""))
     outputs.write_table(table(rows, stencils), csv, md, f"Table 3: the stencils and the domains (depth) run on {gpu_name}", legend)

@@ -1,0 +1,101 @@
+"""The claims' statistics: the geometric mean of a claim's ratios with its percentile-bootstrap 95%
+interval over problems and repetitions, and the verdict of that interval against the claim's
+reference (membound.analysis.claims: LEVEL, SUPPORTED, CONTRADICTED, INCONCLUSIVE; N/A, NO DATA);
+a claim's record (claims.json)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+SUPPORTED, LEVEL, CONTRADICTED, INCONCLUSIVE = "SUPPORTED", "LEVEL", "CONTRADICTED", "INCONCLUSIVE"
+NOT_APPLICABLE, NO_DATA = "N/A", "NO DATA"
+WORSE = [SUPPORTED, LEVEL, INCONCLUSIVE, CONTRADICTED]   # a claim of several parts takes its worst part's
+RESAMPLES, SEED, LEVEL_95 = 4000, 20250325, 95.0
+
+
+def has_tensor_cores(gpu: dict) -> bool:
+    """True when the device spec gives an FP64 matrix-unit peak (the CPU spec gives null)."""
+    return bool(gpu.get("fp64_matrix_TFLOPs"))
+
+
+def interval(frame: pd.DataFrame, column: str, resamples: int = RESAMPLES, seed: int = SEED) -> dict:
+    """Geometric mean of `column` over the problems of `frame` (each problem's geometric mean over
+    its repetitions) and its percentile-bootstrap 95% interval: resample problems with replacement,
+    then each drawn problem's repetitions. NaNs where `frame` is empty."""
+    logs = [np.log(g[column].to_numpy(float)) for _, g in frame.groupby(["kernel", "problem"], sort=False)]
+    out = {"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n": len(frame), "problems": len(logs)}
+    if not logs:
+        return out
+    counts = np.array([len(x) for x in logs])
+    table = np.zeros((len(logs), counts.max()))
+    for i, x in enumerate(logs):
+        table[i, : len(x)] = x
+    out["estimate"] = float(np.exp(np.mean(table.sum(1) / counts)))
+    rng = np.random.default_rng(seed)
+    drawn = rng.integers(0, len(logs), (resamples, len(logs)))           # problems
+    n = counts[drawn][..., None]
+    picks = (rng.random((*drawn.shape, counts.max())) * n).astype(int)  # repetitions of each drawn problem
+    used = np.arange(counts.max()) < n
+    means = (np.where(used, table[drawn[..., None], picks], 0.0).sum(-1) / n[..., 0]).mean(-1)
+    tail = (100 - LEVEL_95) / 2
+    out["ci_low"], out["ci_high"] = (float(v) for v in np.exp(np.percentile(means, [tail, 100 - tail])))
+    return out
+
+
+def decide(ci_low: float, ci_high: float, reference: float, margin: float, side: str) -> str:
+    """LEVEL, SUPPORTED, CONTRADICTED or INCONCLUSIVE of an interval against `reference` (see the
+    module docstring); `side` is where the claim puts the value: 'above' or 'below' the reference.
+    NO DATA for an empty interval."""
+    if not (math.isfinite(ci_low) and math.isfinite(ci_high)):
+        return NO_DATA
+    if reference * (1 - margin) <= ci_low and ci_high <= reference * (1 + margin):
+        return LEVEL
+    above, below = ci_low > reference, ci_high < reference
+    if above or below:
+        return SUPPORTED if above == (side == "above") else CONTRADICTED
+    return INCONCLUSIVE
+
+
+def worst(verdicts) -> str:
+    """The least favourable of several parts' verdicts (NO DATA parts aside; NO DATA if all are)."""
+    known = [v for v in verdicts if v in WORSE]
+    return max(known, key=WORSE.index) if known else NO_DATA
+
+
+def estimate(frame: pd.DataFrame, column: str, reference: float, margin: float, side: str) -> dict:
+    """interval() of `frame[column]` with its verdict against `reference`."""
+    est = interval(frame, column)
+    return {**est, "verdict": decide(est["ci_low"], est["ci_high"], reference, margin, side)}
+
+
+def per_problem(frame: pd.DataFrame, column: str, reference: float, margin: float, side: str) -> pd.DataFrame:
+    """One row per problem: its estimate, interval over repetitions, repetitions and verdict (no
+    interval and no verdict from a single repetition)."""
+    out = [{"kernel": k, "problem": q, **(estimate(g, column, reference, margin, side) if len(g) > 1 else
+                                          {**interval(g, column), "ci_low": math.nan, "ci_high": math.nan, "verdict": ""})}
+           for (k, q), g in frame.groupby(["kernel", "problem"], sort=False)]
+    return pd.DataFrame(out, columns=["kernel", "problem", "estimate", "ci_low", "ci_high", "n", "problems", "verdict"])
+
+
+def sources(frame: pd.DataFrame) -> list[str]:
+    return sorted(set(frame["source"].dropna()))
+
+
+def labels(frame: pd.DataFrame) -> list[str]:
+    return sorted({f"{k} {q}" for k, q in zip(frame["kernel"], frame["problem"])})
+
+
+def interval_text(e: dict) -> str:
+    """"estimate [ci_low, ci_high]" of a claim or part (3 significant digits), or "no data"."""
+    known = e["estimate"] is not None and math.isfinite(e["estimate"])    # None: read back from claims.json
+    return f"{e['estimate']:.3g} [{e['ci_low']:.3g}, {e['ci_high']:.3g}]" if known else "no data"
+
+
+def claim(cid: str, est: dict, reference: float, side: str, margin: float, used: pd.DataFrame, **fields) -> dict:
+    """A claim's record: the fields every claim has (claims.json), then `fields`."""
+    return {"id": cid, "verdict": est["verdict"], "on_these_timings": est["verdict"], "estimate": est["estimate"],
+            "ci_low": est["ci_low"], "ci_high": est["ci_high"], "n": est["n"], "problems": est["problems"],
+            "margin": margin, "reference": reference, "side": side, "pairs": labels(used), **fields}

@@ -1,0 +1,154 @@
+"""Paper 002's classification (Sec. 4.1-4.2, Figure 10): the four scenarios of eq. 13-19 for stencils
+over shape x radius x depth on each GPU spec and precision, from the model alone, and for each measured
+configuration whether its prediction held.
+
+A configuration (shape, dims, radius, depth t) on a GPU: I_CU = tK/D (eq. 8) against the CUDA-core
+balance P_CU/B and I_TC = t (alpha/S) K/D (eq. 11) against the tensor-core balance P_TC/B give the
+scenario (equations.scenario); eq. 13 gives the speedup P_TC,actual / P_CU,actual, whose side of 1 is the
+prediction: tensor cores faster (scenario 3; scenario 4 inside the sweet spot of eq. 19), CUDA cores
+faster (scenario 2; scenario 4 outside it) or equal (scenario 1, eq. 14). S is that of this
+workflow's tensor-core transformation (geometry.tc_sparsity, m8n8k4), so the grid covers the specs
+whose MMA has that shape.
+
+A measured configuration is a stencil at depth t timed with temporal blocking (CUDA cores; at t = 1
+without it, the unblocked kernel) and kernel fusion (tensor cores) in the same repetitions. Its
+speedup t_CC/t_TC: the geometric mean over repetitions with a bootstrap 95% interval, decided
+against 1 on the predicted side with config claims.margin (the claims' `interval` and `decide`,
+analysis/claims/verdicts.py). `held`: yes (SUPPORTED;
+for a predicted tie, LEVEL), no (CONTRADICTED, or a tie predicted and the interval off 1), level (a
+winner predicted, the interval within the margin of 1), inconclusive; n/a from one repetition or
+without tensor cores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from membound.analysis.claims import verdicts as stats
+from membound.analysis.claims.pairs import TWIN, with_rep
+from membound.model import equations
+from membound.model.analytical import stencil_model
+from membound.model.geometry import MMA_K, MMA_M, MMA_N
+from membound.model.precision import fmt
+from membound.originals.rows import split
+from membound.run import outputs
+
+GRID = {2: {"radii": (1, 2, 3), "depths": range(1, 9)}, 3: {"radii": (1, 2), "depths": range(1, 5)}}
+SHAPES = ("star", "box")
+TC_FASTER, CC_FASTER, EQUAL = "tensor cores faster", "CUDA cores faster", "equal"
+HELD = ("yes", "no", "level", "inconclusive", "n/a")
+GRID_COLUMNS = ["gpu", "spec", "precision", "shape", "dims", "radius", "depth", "K", "alpha", "S", "I_CU", "I_TC",
+                "balance_CU", "balance_TC", "scenario", "speedup_model", "sweet_spot", "prediction"]
+VERDICT_COLUMNS = ["problem", "shape", "dims", "radius", "depth", "precision", "cc_impl", "scenario", "I_CU", "I_TC",
+                   "alpha", "S", "speedup_model", "prediction", "speedup", "ci_low", "ci_high", "reps", "verdict",
+                   "held"]
+
+
+def peaks(gpu: dict, precision: str = "fp64") -> tuple[float, float | None]:
+    """(P_CU, P_TC) of `gpu` in `precision`, TFLOP/s (P_TC None without a matrix unit). The one place
+    that reads peaks: the specs give FP64's (fp64_vector_TFLOPs, fp64_matrix_TFLOPs); another
+    precision raises KeyError until the specs carry its peaks."""
+    if precision != "fp64":
+        raise KeyError(f"{gpu['name']}: no {precision} peaks in its spec (only FP64's)")
+    return gpu["fp64_vector_TFLOPs"], gpu.get("fp64_matrix_TFLOPs") or None
+
+
+def precisions(gpu: dict) -> list[str]:
+    """The precisions whose CUDA-core and tensor-core peaks the spec of `gpu` gives."""
+    return ["fp64"] if peaks(gpu)[1] else []
+
+
+def point(gpu: dict, precision: str, shape: str, dims: int, radius: int, t: int) -> dict:
+    """One configuration on `gpu`: K, alpha, S, both intensities and balances, the scenario, eq. 13's
+    speedup, the sweet spot of eq. 19 and the prediction."""
+    cu, tc = (p * 1e12 for p in peaks(gpu, precision))
+    bw, d = gpu["memory_bandwidth_TBs"] * 1e12, fmt(precision).bytes
+    m_tc = stencil_model(shape, dims, radius, t, "tensor_core", d)
+    k, alpha, s = m_tc["K"], m_tc["alpha"], m_tc["S"]
+    speedup = equations.stencil_tc_speedup(cu, tc, bw, k, t, alpha, s, d)
+    return {"shape": shape, "dims": dims, "radius": radius, "depth": t, "K": k, "alpha": alpha, "S": s,
+            "I_CU": stencil_model(shape, dims, radius, t, "cuda_core", d)["I"], "I_TC": m_tc["I"],
+            "balance_CU": equations.machine_balance(cu, bw), "balance_TC": equations.machine_balance(tc, bw),
+            "scenario": equations.scenario(cu, tc, bw, k, t, alpha, s, d), "speedup_model": speedup,
+            "sweet_spot": equations.sweet_spot(cu, tc, alpha, s), "prediction": prediction(speedup)}
+
+
+def prediction(speedup: float, tie: float = 1e-9) -> str:
+    """The side of 1 of eq. 13's modelled speedup."""
+    return TC_FASTER if speedup > 1 + tie else CC_FASTER if speedup < 1 - tie else EQUAL
+
+
+def grid(specs: Mapping[str, dict]) -> pd.DataFrame:
+    """Every configuration of GRID on every spec (name -> spec) with a matrix unit of this workflow's
+    MMA shape, in each precision it gives peaks for."""
+    rows = []
+    for name, gpu in specs.items():
+        if list(gpu.get("mma_shape", [])) != [MMA_M, MMA_N, MMA_K]:
+            continue
+        for p in precisions(gpu):
+            rows += [{"gpu": gpu["name"], "spec": name, "precision": p, **point(gpu, p, shape, dims, r, t)}
+                     for dims, g in GRID.items() for r in g["radii"] for shape in SHAPES for t in g["depths"]]
+    return pd.DataFrame(rows, columns=GRID_COLUMNS)
+
+
+def pairs(raw: pd.DataFrame) -> pd.DataFrame:
+    """Per stencil, depth, precision and repetition timed on both units: the CUDA-core impl and t_CC
+    (temporal blocking; the unblocked kernel at t = 1 without it), t_TC and the speedup t_CC/t_TC."""
+    ours = split(raw)[0]                                       # the in-house kernels, not the original codes
+    st = ours[(ours["kernel"] == "stencil") & ~ours["impl"].astype(str).str.endswith(TWIN)]
+    st = with_rep(st).assign(depth=st["depth"].astype(int))
+    keys = ["problem", "depth", "precision", "rep"]
+    cc = (st[st["unit"] == "cuda_core"].assign(blocked=st["impl"] != "cc_naive")
+          .sort_values("blocked", ascending=False, kind="stable").drop_duplicates(keys))
+    tc = st[st["unit"] == "tensor_core"].drop_duplicates(keys)
+    both = cc.merge(tc[keys + ["t_median_s"]], on=keys, suffixes=("_cc", "_tc"))
+    return pd.DataFrame({**{k: both[k] for k in keys}, "kernel": "stencil", "cc_impl": both["impl"],
+                         "t_cc_s": both["t_median_s_cc"], "t_tc_s": both["t_median_s_tc"],
+                         "speedup": both["t_median_s_cc"] / both["t_median_s_tc"]})
+
+
+def held(predicted: str, verdict: str) -> str:
+    """Whether a prediction held, from its verdict (module docstring)."""
+    if verdict not in stats.WORSE:
+        return "n/a"
+    if predicted == EQUAL:
+        return {stats.LEVEL: "yes", stats.INCONCLUSIVE: "inconclusive"}.get(verdict, "no")
+    return {stats.SUPPORTED: "yes", stats.CONTRADICTED: "no", stats.LEVEL: "level",
+            stats.INCONCLUSIVE: "inconclusive"}[verdict]
+
+
+def verdicts(raw: pd.DataFrame, gpu: dict, stencils: Mapping, margin: float) -> pd.DataFrame:
+    """One row per measured configuration (`pairs`) of the stencils of `stencils` (config
+    stencil.kernels) on `gpu`: the model's side (`point`), the measured speedup with its interval,
+    the verdict and whether the prediction held."""
+    out = []
+    for (name, t, p), g in pairs(raw).groupby(["problem", "depth", "precision"], sort=False):
+        spec = stencils[name]
+        est = stats.interval(g, "speedup")
+        row = {"problem": name, "precision": p, "cc_impl": g["cc_impl"].iloc[0], "speedup": est["estimate"],
+               "reps": len(g), **{k: spec[k] for k in ("shape", "dims", "radius")}, "depth": t}
+        if p in precisions(gpu):
+            row.update(point(gpu, p, spec["shape"], spec["dims"], spec["radius"], t))
+            side = "below" if row["prediction"] == CC_FASTER else "above"
+            verdict = stats.decide(est["ci_low"], est["ci_high"], 1.0, margin, side) if len(g) > 1 else ""
+        else:
+            row["prediction"], verdict = "n/a (no tensor-core peak)", stats.NOT_APPLICABLE
+        out.append({**row, "ci_low": est["ci_low"] if len(g) > 1 else float("nan"),
+                    "ci_high": est["ci_high"] if len(g) > 1 else float("nan"),
+                    "verdict": verdict, "held": held(row["prediction"], verdict)})
+    return pd.DataFrame(out, columns=VERDICT_COLUMNS)
+
+
+def write_table(frame: pd.DataFrame, csv, md, gpu_name: str, margin: float) -> None:
+    """The verdict table as CSV and Markdown with its legend."""
+    counts = frame["held"].value_counts().reindex(HELD).dropna().astype(int)
+    legend = ("Per measured configuration (stencil, depth t): paper 002's scenario (eq. 14-19) from the spec's "
+              "peaks and bandwidth, I_CU (eq. 8) and I_TC (eq. 11; alpha eq. 9-10, S of this workflow's "
+              "transformation), eq. 13's modelled speedup P_TC,actual/P_CU,actual and its prediction, against "
+              "the measured speedup t_CC/t_TC (temporal blocking against kernel fusion at equal depth; "
+              "cc_impl names the CUDA-core kernel): geometric mean over repetitions with its bootstrap 95% "
+              f"interval, decided against 1 with the claims' margin ({100 * margin:g}%). held: "
+              + ", ".join(f"{k} {v}" for k, v in counts.items()) + ".")
+    outputs.write_table(frame, csv, md, f"Paper 002's classification checked on {gpu_name}", legend)

@@ -1,0 +1,105 @@
+"""The stencils' numpy side (membound.kernels.stencil): the independent reference (scipy's
+periodic correlate, whole or at sampled points) and the CPU backend's three algorithms: cc_naive
+one step at a time, cc_tb in tiles with a t*r halo, tc on the 8x4 (A) and 4x8 (B) operand tiles
+the GPU kernel issues, multiplied with numpy matmul ('emulated on CPU'; tc_twin: elementwise and
+summed over k)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import scipy.ndimage
+
+from membound.model.geometry import MMA_K, MMA_M, MMA_N, fuse, fused_support, tc_rows
+
+
+# ------------------------------------------------------------------------------------ reference
+
+
+def reference(x: np.ndarray, w: np.ndarray, steps: int) -> np.ndarray:
+    """`steps` sequential periodic steps with scipy (the independent reference)."""
+    for _ in range(steps):
+        x = scipy.ndimage.correlate(x, w, mode="wrap")
+    return x
+
+
+def _valid_step(block: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """One step on the last w.ndim axes of `block`, keeping only points whose neighbours are all inside."""
+    rad = w.shape[0] // 2
+    core = tuple(s - 2 * rad for s in block.shape[-w.ndim:])
+    out = np.zeros(block.shape[:-w.ndim] + core)
+    for off in zip(*np.nonzero(w)):
+        out += w[off] * block[(...,) + tuple(slice(o, o + n) for o, n in zip(off, core))]
+    return out
+
+
+def _wrap_block(x: np.ndarray, starts, sizes) -> np.ndarray:
+    """x[starts:starts+sizes] on every axis, with periodic wrap."""
+    index = np.ix_(*[np.arange(s, s + n) % dim for s, n, dim in zip(starts, sizes, x.shape)])
+    return x[index]
+
+
+def sampled_reference(x: np.ndarray, w: np.ndarray, steps: int, points: np.ndarray) -> np.ndarray:
+    """The value after `steps` steps at each point (rows of `points`), from its periodic neighbourhood."""
+    reach = steps * (w.shape[0] // 2)
+    patches = np.stack([_wrap_block(x, p - reach, (2 * reach + 1,) * x.ndim) for p in points])
+    for _ in range(steps):
+        patches = _valid_step(patches, w)
+    return patches.reshape(len(points))
+
+
+# ---------------------------------------------------------------------------------------- CPU
+
+
+def _cpu_naive(x, w, steps, depth):
+    rad = w.shape[0] // 2
+    for _ in range(steps):
+        x = _valid_step(np.pad(x, rad, mode="wrap"), w)
+    return x
+
+
+def _cpu_tb(x, w, steps, depth):
+    halo = depth * (w.shape[0] // 2)
+    edge = 64 if x.ndim == 2 else 16
+    for _ in range(steps // depth):
+        out = np.empty_like(x)
+        for corner in np.ndindex(*[math.ceil(n / edge) for n in x.shape]):
+            lo = [c * edge for c in corner]
+            size = [min(edge, n - l) for l, n in zip(lo, x.shape)]
+            block = _wrap_block(x, [l - halo for l in lo], [s + 2 * halo for s in size])
+            for _ in range(depth):
+                block = _valid_step(block, w)
+            out[tuple(slice(l, l + s) for l, s in zip(lo, size))] = block
+        x = out
+    return x
+
+
+def _cpu_tc(x, w, steps, depth, twin=False):
+    mask = fused_support(w != 0, depth)
+    rows, frags = tc_rows(fuse(w, depth), mask)
+    x3 = x.reshape((1,) * (3 - x.ndim) + x.shape)
+    nz, ny, nx = x3.shape
+    rad, rz = mask.shape[-1] // 2, (mask.shape[0] // 2 if x.ndim == 3 else 0)
+    ty, tx = math.ceil(ny / MMA_M), math.ceil(nx / MMA_N)
+    for _ in range(steps // depth):
+        pad = ((rz, rz), (rad, rad + ty * MMA_M - ny), (rad, rad + tx * MMA_N - nx + MMA_N - 1))
+        p = np.pad(x3, pad, mode="wrap")
+        acc = np.zeros((nz, ty, tx, MMA_M, MMA_N))
+        f = 0
+        for dz, dy, a, nk in rows:
+            for c in range(nk):
+                col0 = rad + a + MMA_K * c
+                s = p[rz + dz:rz + dz + nz, rad + dy:rad + dy + ty * MMA_M, col0:col0 + tx * MMA_N]
+                blocks = s.reshape(nz, ty, MMA_M, tx, MMA_N)[..., :MMA_K].transpose(0, 1, 3, 2, 4)
+                if twin:                          # the twin: products summed over k, no matmul
+                    acc += (blocks[..., :, :, None] * frags[f]).sum(axis=-2)
+                else:                             # (.., 8, 4) @ (4, 8): the MMA's operand tiles
+                    acc += blocks @ frags[f]
+                f += 1
+        x3 = acc.transpose(0, 1, 3, 2, 4).reshape(nz, ty * MMA_M, tx * MMA_N)[:, :ny, :nx]
+    return x3.reshape(x.shape)
+
+
+CPU = {"cc_naive": _cpu_naive, "cc_tb": _cpu_tb, "tc": _cpu_tc,
+       "tc_twin": lambda x, w, steps, depth: _cpu_tc(x, w, steps, depth, twin=True)}

@@ -1,0 +1,104 @@
+"""Analytical W, Q and I of every benchmark row: the model's side of the achieved-vs-analytical
+comparison (as BabelStream's one table of kernel weights, every figure derives from here): one
+function per kernel family, which its registry entry names (membound.families `wq`), and the
+intensities of Figure 2 and the bounds table.
+
+W is the useful work the papers count (paper 000 Sec. 3); `W_exec` is the work the unit executes
+by the model: equal to W on CUDA cores; on tensor cores the MMA also multiplies padding (SCALE
+uses 1/max(m, n) of the MMA, paper 000 Sec. 5.1; a fused stencil does alpha/S times the work,
+paper 002 eq. 3; the tensor-core SpMV does 2 m n k per MMA of its plan, the raw row's `mma`). Q counts compulsory DRAM traffic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from functools import cache
+
+from membound.model import equations, geometry
+
+
+def scale(row: Mapping, gpu: dict, stencils=None) -> dict:
+    """SCALE of n elements (paper 000 eq. 5); on tensor cores 2 max(m, n) n (Sec. 5.1)."""
+    n = int(row["n"])
+    w, q = equations.scale_wq(n)
+    w_exec = w if row["unit"] == "cuda_core" else 2 * max(gpu["mma_shape"][:2]) * n
+    return {"W": w, "Q": q, "W_exec": w_exec, "items": n}
+
+
+def spmv(row: Mapping, gpu: dict, stencils=None) -> dict:
+    """CSR SpMV (paper 000 eq. 10); on tensor cores 2 m n k per MMA of its plan."""
+    nnz = int(row["nnz"])
+    w, q = equations.csr_wq(int(row["rows"]), int(row["cols"]), nnz)
+    m, n, k = gpu["mma_shape"]
+    w_exec = w if row["unit"] == "cuda_core" else float(row.get("mma", "nan") or "nan") * 2 * m * n * k
+    return {"W": w, "Q": q, "W_exec": w_exec, "items": nnz}
+
+
+def stencil(row: Mapping, gpu: dict, stencils: Mapping) -> dict:
+    """A stencil at depth t (paper 000 eq. 13 per launch); on tensor cores alpha/S times the work (paper 002 eq. 3)."""
+    spec = stencils[row["problem"]]
+    shape, dims, radius = spec["shape"], spec["dims"], spec["radius"]
+    k = equations.stencil_points(shape, dims, radius)
+    depth, steps = int(row["depth"]), int(row["steps"])
+    points = int(row["n"])
+    launches = steps // depth
+    w, q = equations.stencil_wq(points, k, t=depth)               # per launch of depth t (eq. 13)
+    w, q = w * launches, q * launches
+    w_exec = w
+    if row["unit"] == "tensor_core":
+        alpha = equations.fusion_redundancy(shape, dims, radius, depth)
+        w_exec = w * alpha / geometry.tc_sparsity(shape, dims, radius, depth)    # paper 002, eq. 3
+    return {"W": w, "Q": q, "W_exec": w_exec, "items": points * steps}
+
+
+def gemv(row: Mapping, gpu: dict, stencils=None) -> dict:
+    """Dense GEMV (paper 000 eq. 6-7); on tensor cores x fills 1 of the MMA's n columns."""
+    m, n = int(row["rows"]), int(row["cols"])
+    w, q = equations.gemv_wq(m, n)                                  # paper 000, eq. 6-7
+    w_exec = w if row["unit"] == "cuda_core" else w * gpu["mma_shape"][1]   # x fills 1 of the MMA's n columns
+    return {"W": w, "Q": q, "W_exec": w_exec, "items": m * n}
+
+
+def per_item(wq: dict) -> dict:
+    """A family's analytical W, Q, W_exec and `items` (its `wq`) as W, Q, I, W_exec and each per work item."""
+    out = dict(wq)
+    items = out.pop("items")
+    out["I"] = out["W"] / out["Q"]
+    out.update({"W_per_item": out["W"] / items, "Q_per_item": out["Q"] / items,
+                "W_exec_per_item": out["W_exec"] / items})
+    return out
+
+
+_tc_sparsity = cache(geometry.tc_sparsity)   # the grid of Figure 10 asks for each configuration once per GPU
+
+
+def stencil_model(shape: str, dims: int, radius: int, t: int, unit: str, d: int = equations.D_FP64) -> dict:
+    """Paper 002's K, alpha (eq. 9-10) and S (this workflow's tensor-core transformation), and C, M, I
+    per output point of one launch of depth t: on CUDA cores C = 2tK (eq. 8), on tensor cores alpha/S
+    times that (eq. 3, 11-12; alpha and S NaN on CUDA cores); M = 2D."""
+    k = equations.stencil_points(shape, dims, radius)
+    if unit != "tensor_core":
+        c, m, i = equations.stencil_cc(k, t, d)
+        return {"K": k, "alpha": math.nan, "S": math.nan, "C": c, "M": m, "I": i}
+    alpha, s = equations.fusion_redundancy(shape, dims, radius, t), _tc_sparsity(shape, dims, radius, t)
+    c, m, i = equations.stencil_tc(k, t, alpha, s, d)
+    return {"K": k, "alpha": alpha, "S": s, "C": c, "M": m, "I": i}
+
+
+def kernel_intensities(config: Mapping, gpu: dict, tensor_cores: bool = True) -> list[tuple[str, float, str]]:
+    """(label, analytical I, unit) of every kernel the workflow runs, for the roofline of Figure 2.
+
+    SCALE and CSR SpMV at their paper values (1/16, ~1/6 for large nnz), GEMV for reference (1/4),
+    and each stencil on CUDA cores at depth t (paper 002 eq. 8) and on tensor cores with fusion
+    (eq. 11-12, with this workflow's sparsity factor S) unless `tensor_cores` is False.
+    """
+    out = [("SCALE", equations.intensity(*equations.scale_wq(1)), "cuda_core"),
+           ("GEMV", equations.intensity(*equations.gemv_wq(10**5, 10**5)), "cuda_core"),
+           ("SpMV CSR", equations.intensity(*equations.csr_wq(10**6, 10**6, 10**8)), "cuda_core")]
+    for name, spec in config["stencil"]["kernels"].items():
+        case = (spec["shape"], spec["dims"], spec["radius"], spec["depth"])
+        for unit in ("cuda_core", "tensor_core") if tensor_cores else ("cuda_core",):
+            tag = " TC" if unit == "tensor_core" else ""
+            out.append((f"{name} t={spec['depth']}{tag}", stencil_model(*case, unit)["I"], unit))
+    return out

@@ -1,0 +1,172 @@
+"""Paper 002's fusion sweep and classification: the model's columns on hand-computed numbers, the
+scenario grid, the verdict table on synthetic rows, and their figures."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from membound.analysis import classification as cl
+from membound.analysis import fusion
+from membound.run import config, measure
+from membound.run.outputs import save_figure
+from membound.plots import classification as cl_plot
+from membound.plots import fusion as fusion_plot
+
+H100, CPU = config.load_gpu("h100"), config.load_gpu("cpu")
+STENCILS = {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3},
+            "2d9pt": {"shape": "box", "dims": 2, "radius": 1, "depth": 3},
+            "3d27pt": {"shape": "box", "dims": 3, "radius": 1, "depth": 3}}
+
+
+def rows(problem, impl, depth, t, rep=0, value=None):
+    unit = "tensor_core" if impl.startswith("tc") else "cuda_core"
+    role = {"cc_naive": "Brick", "cc_tb": "EBISU", "tc": "ConvStencil", "tc_twin": "ConvStencil twin"}[impl]
+    return {"kernel": "stencil", "impl": impl, "unit": unit, "role": role, "problem": problem, "depth": depth,
+            "precision": "fp64", "rep": rep, "t_median_s": t, "value": value if value is not None else 1 / t,
+            "steps": 12, "device": "GPU X", "date": "2026-01-02T03:04:05Z", "source": "synthetic"}
+
+
+def frame(*r):
+    return pd.DataFrame(list(r)).reindex(columns=measure.ROW_COLUMNS)
+
+
+# ------------------------------------------------------------------------------- the sweep
+
+
+def test_model_columns_on_hand_computed_numbers():
+    raw = frame(rows("2d9pt", "cc_tb", 3, 1.0, value=100.0), rows("2d9pt", "tc", 3, 1.0, value=50.0),
+                rows("2d5pt", "tc", 2, 1.0, value=10.0))
+    t = fusion.table(raw, None, STENCILS, H100).set_index(["problem", "unit", "depth"])
+    cc = t.loc[("2d9pt", "cuda_core", 3)]                  # paper 002 Table 2 row 1: C 54, M 16, I 3.38
+    assert (cc["K"], cc["C_model"], cc["M_model"], cc["I_model"]) == (9, 54, 16, 3.375)
+    assert cc["GFLOPs_model"] == pytest.approx(100.0 * 18)       # 100 GStencil/s x 2K per point and step
+    tc = t.loc[("2d9pt", "tensor_core", 3)]                # alpha = 7^2 / (3 x 9); S = 49 / (7 rows x 4 chunks x 4)
+    assert tc["alpha"] == pytest.approx(49 / 27) and tc["S"] == pytest.approx(49 / 112)
+    assert tc["C_model"] == pytest.approx(2 * 49 / (49 / 112)) == pytest.approx(224)
+    assert tc["I_model"] == pytest.approx(14) and tc["GFLOPs_model"] == pytest.approx(50.0 * 224 / 3)
+    star = t.loc[("2d5pt", "tensor_core", 2)]              # K^(2) = 13 (a diamond), rows of 1, 3, 5, 3, 1 points
+    assert star["alpha"] == pytest.approx(13 / 10)       # take 2 + 3 + 3 + 3 + 2 = 13 chunks: S = 13 / 52
+    assert star["S"] == pytest.approx(0.25) and star["C_model"] == pytest.approx(104) and star["I_model"] == 6.5
+    assert (t["status"] == "not measured (no wqi row)").all() and t["C_ach"].isna().all()
+
+
+def test_counters_side_per_point_and_launch_and_the_cuda_core_point_at_depth_one():
+    raw = frame(*(rows("2d9pt", impl, d, 1.0, rep=r, value=v + r) for r in range(3)
+                  for impl, d, v in (("cc_naive", 1, 10.0), ("cc_tb", 1, 20.0), ("cc_tb", 3, 30.0), ("cc_naive", 1, 5.0))),
+                rows("2d5pt", "cc_naive", 1, 1.0, value=7.0), rows("2d5pt", "tc_twin", 3, 1.0))
+    wqi = pd.DataFrame([{"kernel": "stencil", "impl": "cc_tb", "problem": "2d9pt", "depth": 3, "part": "main",
+                         "status": "measured", "W_ach_per_item": 20.0, "Q_ach_per_item": 16 / 3 * 1.01},
+                        {"kernel": "stencil", "impl": "cc_tb", "problem": "2d9pt", "depth": 3, "part": "helper",
+                         "status": "measured", "W_ach_per_item": 1e9, "Q_ach_per_item": 1.0}])
+    t = fusion.table(raw, wqi, STENCILS, H100)
+    assert list(zip(t["problem"], t["impl"], t["depth"])) == [("2d5pt", "cc_naive", 1), ("2d9pt", "cc_tb", 1),
+                                                              ("2d9pt", "cc_tb", 3)]   # config order; no twin
+    one, three = t.iloc[1], t.iloc[2]
+    assert one["GStencil_s"] == 21.0 and one["reps"] == 3          # the median over repetitions, cc_tb over cc_naive
+    assert three["C_ach"] == pytest.approx(60) and three["M_ach"] == pytest.approx(16.16)
+    assert three["dC_pct"] == pytest.approx(100 * 6 / 54) and three["I_ach"] == pytest.approx(60 / 16.16)
+    assert three["status"] == "measured" and three["GFLOPs_ach"] == pytest.approx(31.0 * 20)
+
+
+def test_fusion_figure(tmp_path):
+    raw = frame(*(rows(p, impl, d, 1.0 / d) for p in STENCILS for impl in ("cc_tb", "tc") for d in (1, 2, 3)))
+    t = fusion.table(raw, None, STENCILS, H100)
+    save_figure(fusion_plot.figure(t, H100, "GPU: test"), tmp_path / "f.pdf", tmp_path / "f.png")
+    save_figure(fusion_plot.figure(t[t["unit"] == "cuda_core"], CPU, "GPU: cpu"), tmp_path / "c.pdf", tmp_path / "c.png")
+    fp32 = fusion.table(frame(*(dict(r, precision="fp32") for r in raw.to_dict("records"))), None, STENCILS, H100)
+    assert fp32["M_model"].eq(8).all()                                  # D = 4 bytes
+    save_figure(fusion_plot.figure(fp32, H100, "GPU: test"), tmp_path / "s.pdf", tmp_path / "s.png")   # no fp32 roofs yet
+    assert (tmp_path / "f.png").stat().st_size > 10_000 and (tmp_path / "c.png").exists()
+
+
+# ------------------------------------------------------------------------------- the classification
+
+
+def test_grid_covers_every_m8n8k4_spec_and_configuration():
+    specs = {n: config.load_gpu(n) for n in config.profiles()}
+    g = cl.grid(specs)
+    assert set(g["spec"]) == {"a100", "gh200", "h100", "h200"}            # no MI250X (16x16x4), no CPU (no MMA)
+    assert len(g) == 4 * (2 * 3 * 8 + 2 * 2 * 4) and set(g["precision"]) == {"fp64"}
+    h = g[g["spec"] == "h100"].set_index(["shape", "dims", "radius", "depth"])
+    box2 = h.loc[("box", 2, 1, 3)]                                       # I_CU 3.375 < 10.1, I_TC 14 < 20
+    assert (box2["scenario"], box2["prediction"]) == (1, cl.EQUAL) and box2["speedup_model"] == pytest.approx(1)
+    box3 = h.loc[("box", 3, 1, 3)]                                       # I_TC 98 > 20: eq. 15
+    assert box3["scenario"] == 2 and box3["prediction"] == cl.CC_FASTER
+    assert box3["speedup_model"] == pytest.approx((49 / 112) / (343 / 81) * 67 / (3.35 * 10.125))
+
+
+def test_paper_002_table_3_case_5_on_the_a100():
+    """Box-3D1R, t = 3, double, A100: compute-bound on both (scenario 4), alpha 1.81... > S P_TC/P_CU."""
+    p = cl.point(config.load_gpu("a100"), "fp64", "box", 3, 1, 3)
+    assert p["scenario"] == 4 and not p["sweet_spot"] and p["prediction"] == cl.CC_FASTER
+    assert p["speedup_model"] == pytest.approx(p["S"] / p["alpha"] * 19.5 / 9.7)
+
+
+@pytest.mark.parametrize("tc_peak, scenario, speedup, predicted", [(10.0, 4, 4.375, cl.TC_FASTER),
+                                                                   (2.0, 4, 0.875, cl.CC_FASTER),
+                                                                   (100.0, 3, 6.125, cl.TC_FASTER)])
+def test_the_branches_of_eq_13_on_a_made_up_spec(tc_peak, scenario, speedup, predicted):
+    """Box-2D3R at t = 1 (I_CU 6.125, I_TC 14, S 0.4375, alpha 1) with P_CU = 1 TFLOP/s and B = 1 TB/s."""
+    gpu = {"name": "made up", "fp64_vector_TFLOPs": 1.0, "fp64_matrix_TFLOPs": tc_peak, "memory_bandwidth_TBs": 1.0}
+    p = cl.point(gpu, "fp64", "box", 2, 3, 1)
+    assert (p["scenario"], p["prediction"]) == (scenario, predicted)
+    assert p["speedup_model"] == pytest.approx(speedup)
+    assert p["sweet_spot"] == (tc_peak * 0.4375 > 1)
+
+
+def test_peaks_of_another_precision_wait_for_the_specs():
+    with pytest.raises(KeyError, match="no fp32 peaks"):
+        cl.peaks(H100, "fp32")
+    assert cl.precisions(H100) == ["fp64"] and cl.precisions(CPU) == []
+
+
+def measured_rows():
+    out = []
+    for r, noise in enumerate((1.0, 1.004, 0.997)):
+        out += [rows("3d27pt", "cc_tb", 3, 1.0 * noise, rep=r), rows("3d27pt", "tc", 3, 2.0, rep=r),    # 0.5x
+                rows("2d9pt", "cc_tb", 3, 1.0 * noise, rep=r), rows("2d9pt", "tc", 3, 1.0, rep=r),      # level
+                rows("2d5pt", "cc_naive", 1, 1.0, rep=r), rows("2d5pt", "tc", 1, 0.8 * noise, rep=r),   # 1.25x
+                rows("2d5pt", "tc_twin", 1, 9.0, rep=r)]
+    return out + [rows("2d5pt", "cc_tb", 2, 1.0), rows("2d5pt", "tc", 2, 1.0)]                  # one repetition
+
+
+def test_verdicts_on_synthetic_rows():
+    v = cl.verdicts(frame(*measured_rows()), H100, STENCILS, 0.02).set_index(["problem", "depth"])
+    box3 = v.loc[("3d27pt", 3)]                  # predicted CUDA cores faster (scenario 2), measured 0.5x
+    assert box3["speedup"] == pytest.approx(0.5, rel=0.01) and box3["reps"] == 3
+    assert (box3["verdict"], box3["held"]) == ("SUPPORTED", "yes") and box3["ci_high"] < 1
+    level = v.loc[("2d9pt", 3)]                  # scenario 1: equal predicted, measured within 2% of 1
+    assert (level["prediction"], level["verdict"], level["held"]) == (cl.EQUAL, "LEVEL", "yes")
+    faster = v.loc[("2d5pt", 1)]                 # scenario 1 at t = 1 against the unblocked kernel: 1.25x
+    assert faster["cc_impl"] == "cc_naive" and faster["held"] == "no" and faster["ci_low"] > 1
+    once = v.loc[("2d5pt", 2)]
+    assert once["reps"] == 1 and once["verdict"] == "" and once["held"] == "n/a" and np.isnan(once["ci_low"])
+    cpu = cl.verdicts(frame(*measured_rows()), CPU, STENCILS, 0.02)
+    assert (cpu["verdict"] == "N/A").all() and (cpu["held"] == "n/a").all() and cpu["speedup"].notna().all()
+
+
+@pytest.mark.parametrize("predicted, verdict, held", [(cl.TC_FASTER, "LEVEL", "level"), (cl.CC_FASTER, "CONTRADICTED", "no"),
+                                                      (cl.EQUAL, "SUPPORTED", "no"), (cl.EQUAL, "INCONCLUSIVE", "inconclusive"),
+                                                      (cl.TC_FASTER, "NO DATA", "n/a")])
+def test_held(predicted, verdict, held):
+    assert cl.held(predicted, verdict) == held
+
+
+def test_classification_table_and_figure(tmp_path):
+    specs = {n: config.load_gpu(n) for n in ("a100", "h100")}
+    v = cl.verdicts(frame(*measured_rows()), H100, STENCILS, 0.02)
+    cl.write_table(v, tmp_path / "c.csv", tmp_path / "c.md", H100["name"], 0.02)
+    assert "held: yes 2, no 1, n/a 1" in (tmp_path / "c.md").read_text()
+    assert len(cl_plot.overlay(v)) == 4
+    fig = cl_plot.figure(cl.grid(specs), cl_plot.overlay(v), H100["name"], "GPU: test")
+    save_figure(fig, tmp_path / "f.pdf", tmp_path / "f.png")
+    assert (tmp_path / "f.png").stat().st_size > 10_000
+
+
+def test_the_original_codes_rows_stay_out_of_the_sweep_and_the_verdicts():
+    original = dict(rows("3d27pt", "cc_tb", 3, 0.1, value=999.0), impl="cc_tb_original")
+    raw = frame(*measured_rows(), original)
+    t = fusion.table(raw, None, STENCILS, H100)
+    assert "cc_tb_original" not in set(t["impl"]) and t["GStencil_s"].max() < 999
+    v = cl.verdicts(raw, H100, STENCILS, 0.02).set_index(["problem", "depth"])
+    assert v.loc[("3d27pt", 3), "cc_impl"] == "cc_tb" and v.loc[("3d27pt", 3), "speedup"] == pytest.approx(0.5, rel=0.01)

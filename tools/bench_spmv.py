@@ -1,0 +1,175 @@
+"""Developer benchmark (not a workflow rule), on a GPU: the SpMV impls on the 21 surrogates in every
+precision, through the workflow's own path (spmv.jobs: checked against the precision's bound, then
+timed), beside the original DASP's FP64 figures of issue 21. Writes $OUT/bench_spmv.csv (the harness
+rows) and prints, per matrix, GFLOP/s = 2 nnz / median time and the ratios, then the geomeans over
+the matrices beyond the L2 (the FP64 size, paper 000 eq. 10, against this GPU's L2).
+
+    python tools/bench_spmv.py                            # all 21, fp64 fp32 fp16, cuSPARSE, dasp_tc, twin
+    python tools/bench_spmv.py --precisions fp64 --matrices FullChip dc2
+    python tools/bench_spmv.py --variants                 # fp64 dasp_tc per plan/kernel variant, DASP's matrices
+
+Matrices: data/csr/surrogate-1.0/<name>.npz where the workflow made them, else generated here
+(membound.matrices.surrogate, several processes) into $MATS (default /tmp/membound-surrogates).
+"""
+import argparse
+import os
+import sys
+import time
+from multiprocessing import Pool
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from membound.kernels import harness, spmv, spmv_plan
+from membound.matrices import csr, surrogate
+from membound.model import equations as model
+from membound.model.precision import fmt
+from membound.run import config, detect
+
+# The yardstick: GFLOP/s of the original DASP (commit 8ce8363, its own harness, FP64) on membound's
+# surrogates, MEASURED BY THE AUTHOR OF ISSUE 21 on 2026-11-23 (same machines, same day), typed in
+# from the issue; not measured by this script. DASP printed no result on webbase-1M.
+DASP_ISSUE21 = {
+    "h100": {"ASIC_680k": 250.9, "FullChip": 330.9, "Ga41As41H72": 438.5, "Si41Ge41H72": 436.1, "circuit5M": 260.1,
+             "consph": 346.3, "eu-2005": 293.2, "in-2004": 269.7, "mip1": 310.4, "pdb1HYS": 291.4, "pwtk": 386.3,
+             "shipsec1": 374.1, "cant": 286.6, "conf5_4-8x8-10": 496.9, "cop20k_A": 417.9, "dc2": 123.2},
+    "h200": {"FullChip": 450.2, "Ga41As41H72": 571.7, "Si41Ge41H72": 574.7, "circuit5M": 376.9, "consph": 404.4,
+             "eu-2005": 331.5, "in-2004": 305.2, "mip1": 344.4, "pwtk": 471.5, "shipsec1": 453.8},
+}
+IMPLS = ("cusparse_csr", "dasp_tc", "dasp_tc_twin")
+# (module, attribute, value) changes of one variant of the tensor-core kernel and its plan
+VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", 2)], "unroll8": [(spmv, "TC_UNROLL", 8)],
+            "minb1": [(spmv, "TC_MINB", 1)], "minb5": [(spmv, "TC_MINB", 5)], "piece4": [(spmv_plan, "PIECE_TILES", 4)],
+            "piece32": [(spmv_plan, "PIECE_TILES", 32)], "target2": [(spmv_plan, "TARGET", 2)],
+            "window512": [(spmv_plan, "WINDOW", 512)], "window65536": [(spmv_plan, "WINDOW", 65536)],
+            "seg2": [(spmv_plan, "MAX_SEG", 2)], "unpacked": [(spmv_plan, "MAX_SEG", 1)]}
+
+
+def entries(names):
+    listed = yaml.safe_load(open("config/matrices.yaml"))["matrices"]
+    unknown = set(names or []) - {e["name"] for e in listed}
+    if unknown:
+        sys.exit(f"--matrices {sorted(unknown)}: not in config/matrices.yaml")
+    return [e for e in listed if not names or e["name"] in names]
+
+
+def load(entry):
+    """The surrogate of `entry`: the workflow's file, else a cached or fresh one."""
+    for path in (Path("data/csr/surrogate-1.0") / f"{entry['name']}.npz",
+                 Path(os.environ.get("MATS", "/tmp/membound-surrogates")) / f"{entry['name']}.npz"):
+        if path.is_file():
+            return csr.load(path)
+    matrix, meta = surrogate.generate(entry)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    csr.save(path, matrix, meta)
+    return matrix, meta
+
+
+PLAN_KNOBS = ("LONG", "MAX_SEG", "PIECE_TILES", "TARGET", "WINDOW")
+PLANS: dict = {}   # (s, plan knobs) -> Plan of the current matrix: a variant of the kernel only reuses it
+make_plan = spmv.plan
+
+
+def cached_plan(indptr, s):
+    key = (s, *(getattr(spmv_plan, k) for k in PLAN_KNOBS))
+    if key not in PLANS:
+        PLANS[key] = make_plan(indptr, s)
+    return PLANS[key]
+
+
+def measure(matrix, meta, precisions, impls, warmup, reps, variant="default"):
+    """Checked and timed rows of `impls` on one matrix, under `variant` (restored afterwards)."""
+    saved = [(mod, attr, getattr(mod, attr)) for mod, attr, _ in VARIANTS[variant]]
+    for mod, attr, value in VARIANTS[variant]:
+        setattr(mod, attr, value)
+    try:
+        rows = []
+        for impl, prepare in spmv.jobs("cuda", matrix, meta, np.random.default_rng(0), precisions):
+            if impl.name in impls:
+                rows.append({**harness.measure(impl, prepare, "cuda", warmup, reps), "variant": variant})
+        return rows
+    finally:
+        for mod, attr, value in saved:
+            setattr(mod, attr, value)
+
+
+def beyond_l2(frame: pd.DataFrame, l2_mb: float, precision: str = "fp64") -> pd.Series:
+    d = fmt(precision).bytes
+    return pd.Series({r.problem: model.csr_wq(r.rows, r.cols, r.nnz, d=d)[1] / model.MB > l2_mb
+                      for r in frame.drop_duplicates("problem").itertuples()})
+
+
+def geomean(values) -> float:
+    values = np.asarray(list(values), float)
+    return float(np.exp(np.log(values).mean())) if len(values) else float("nan")
+
+
+def report(frame: pd.DataFrame, gpu: str, l2_mb: float) -> None:
+    """Per precision: GFLOP/s per matrix and ratios; against DASP in fp64; geomeans beyond the L2."""
+    for p, part in frame.groupby("precision", sort=False):
+        table = part.pivot_table(index="problem", columns="impl", values="value", sort=False)
+        big = beyond_l2(part, l2_mb, p)
+        if "dasp_tc" in table and "cusparse_csr" in table:
+            table["tc/cuSPARSE"] = table["dasp_tc"] / table["cusparse_csr"]
+        if p == "fp64" and "dasp_tc" in table:
+            for g, figures in DASP_ISSUE21.items():
+                table[f"DASP {g} (issue 21)"] = table.index.map(figures)
+                table[f"ours/DASP {g}"] = table["dasp_tc"] / table[f"DASP {g} (issue 21)"]
+        table["> L2"] = big
+        print(f"\n{p} GFLOP/s on {gpu} (L2 {l2_mb:g} MB; DASP columns: the issue author's measurements)")
+        print(table.round(2).to_string())
+        if "tc/cuSPARSE" in table:
+            ratio = geomean(table.loc[big[big].index, "dasp_tc"]) / geomean(table.loc[big[big].index, "cusparse_csr"])
+            print(f"{p}: geomean dasp_tc / geomean cuSPARSE beyond the L2 ({int(big.sum())} matrices): {ratio:.3f}")
+        column = f"ours/DASP {gpu}"
+        if column in table:
+            beyond = table[big & table[column].notna()]
+            print(f"fp64 ours/DASP ({gpu}, issue 21 figures) beyond the L2 ({len(beyond)} matrices): geomean "
+                  f"{geomean(beyond[column]):.3f}, worst {beyond[column].min():.2f} ({beyond[column].idxmin()}); "
+                  f"matrices below 0.9: {', '.join(table.index[table[column] < 0.9]) or 'none'}")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--precisions", nargs="+", default=list(spmv.PRECISIONS), choices=spmv.PRECISIONS)
+    parser.add_argument("--matrices", nargs="+", help="names from config/matrices.yaml (default: all 21)")
+    parser.add_argument("--impls", nargs="+", default=list(IMPLS), choices=IMPLS)
+    parser.add_argument("--variants", action="store_true", help="dasp_tc per VARIANTS (fp64 unless --precisions)")
+    parser.add_argument("--warmup", type=int, default=100)
+    parser.add_argument("--reps", type=int, default=200)
+    args = parser.parse_args()
+    out = Path(os.environ.get("OUT", "out"))
+    out.mkdir(parents=True, exist_ok=True)
+    gpu = detect.profile_for(detect.device_names())
+    l2_mb = float(config.load_gpu(gpu)["l2_MB"]) if gpu != "cpu" else 50.0
+    variants = list(VARIANTS) if args.variants else ["default"]
+    spmv.plan = cached_plan
+    if args.variants:
+        names = args.matrices or sorted(set(DASP_ISSUE21["h100"]) | set(DASP_ISSUE21["h200"]))
+        precisions = args.precisions if "--precisions" in sys.argv else ["fp64"]
+        impls = ["dasp_tc"]
+    else:
+        names, precisions, impls = args.matrices, args.precisions, args.impls
+    rows, t0 = [], time.time()
+    with Pool(min(8, os.cpu_count() or 1)) as pool:
+        for matrix, meta in pool.imap(load, entries(names)):
+            PLANS.clear()
+            for v in variants:
+                rows += measure(matrix, meta, precisions, impls, args.warmup, args.reps, v)
+            print(f"{meta['name']}: {time.time() - t0:.0f} s", flush=True)
+    frame = pd.DataFrame(rows)
+    frame.to_csv(out / ("bench_spmv_variants.csv" if args.variants else "bench_spmv.csv"), index=False)
+    if args.variants:
+        table = frame.pivot_table(index="problem", columns="variant", values="value", sort=False)[variants]
+        print(f"\nfp64 dasp_tc GFLOP/s per variant on {gpu}; geomean over the matrices beyond the L2 last")
+        big = beyond_l2(frame, l2_mb)
+        print(table.round(1).to_string())
+        print(pd.Series({v: geomean(table.loc[big[big].index, v]) for v in variants}).round(1).to_string())
+    else:
+        report(frame, gpu, l2_mb)
+
+
+if __name__ == "__main__":
+    main()
