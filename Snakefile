@@ -16,10 +16,7 @@ include: "workflow/rules/model.smk"
 if not REFERENCE:  # the reference profile renders committed raw results and measures nothing
 
     include: "workflow/rules/matrices.smk"
-    include: "workflow/rules/bench_scale.smk"
-    include: "workflow/rules/bench_spmv.smk"
-    include: "workflow/rules/bench_stencil.smk"
-    include: "workflow/rules/bench_gemv.smk"
+    include: "workflow/rules/bench.smk"
     include: "workflow/rules/counters.smk"
     include: "workflow/rules/inventory.smk"
 

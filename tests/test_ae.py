@@ -59,14 +59,17 @@ def test_table3_marks_a_stencil_that_did_not_run():
 
 
 def test_run_times_sum_each_family(tmp_path):
+    """Benchmark files of the generic rules (<rule>_<family>/<case>) and of the old per-family rules
+    (<rule>-<case>, as the committed reference runs have them)."""
     tsv = "s\th:m:s\tmax_rss\n{}\t0:00:00\t10\n"
-    for name, s in (("bench_scale", 100), ("bench_spmv-webbase-1M", 20), ("bench_spmv-dc2", 30),
-                    ("convert_matrix-cant", 5), ("counters_stencil-2d5pt", 7), ("inventory", 1)):
+    for name, s in (("bench_scale", 100), ("bench_spmv-webbase-1M", 20), ("bench_spmv/dc2.rep1", 30),
+                    ("bench_sp", 4), ("convert_matrix-cant", 5), ("counters_stencil/2d5pt", 7), ("inventory", 1)):
+        (tmp_path / f"{name}.tsv").parent.mkdir(exist_ok=True)
         (tmp_path / f"{name}.tsv").write_text(tsv.format(s))
     t = ae.run_times(tmp_path).set_index("part")
-    assert t.loc["SpMV", "jobs"] == 2 and t.loc["SpMV", "seconds"] == 50
+    assert t.loc["SpMV", "jobs"] == 2 and t.loc["SpMV", "seconds"] == 50 and t.loc["other", "jobs"] == 2
     assert t.loc["SCALE", "wall time"] == "0:01:40" and t.loc["matrices", "seconds"] == 5
-    assert t.loc["counters", "seconds"] == 7 and t.loc["other", "seconds"] == 1
+    assert t.loc["counters", "seconds"] == 7 and t.loc["other", "seconds"] == 5
     assert t.loc["stencils", "wall time"] == "not recorded"
 
 
@@ -125,7 +128,7 @@ def test_appendix_says_surrogate_and_not_recorded():
     assert "| GPU  " in text and "absent (nvidia-smi not found or failed)" in text
     text = ae.appendix(None, result, ae.run_times("/x"), "reference", "h100", "results/reference/h100")
     assert "not recorded (this run's raw/ has no inventory.json)" in text
-    assert "--profile h100 all --forcerun bench_scale" in text and "--profile reference fig6" in text
+    assert "--profile h100 bench_scale --forcerun bench" in text and "--profile reference fig6" in text
 
 
 def test_appendix_names_the_slurm_jobs_that_measured_or_the_local_executor():

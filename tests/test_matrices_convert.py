@@ -89,7 +89,7 @@ def test_reader_matches_scipy_mmread_on_a_random_matrix():
     rand = sp.random(300, 200, density=0.05, random_state=3, format="coo")
     out = io.BytesIO()
     scipy.io.mmwrite(out, rand)
-    matrix, head = mmio.read(out.getvalue(), "rand", threads=4)  # several chunks, cut at line ends
+    matrix, head = mmio.read(out.getvalue(), "rand")
     assert (head.rows, head.cols, head.entries) == (300, 200, rand.nnz)
     assert np.array_equal(matrix.toarray(), rand.toarray())
 
@@ -179,3 +179,8 @@ def test_lock_records_once_then_verifies(tmp_path):
 def test_repository_lock_file_has_the_expected_header():
     from membound.run.config import REPO
     assert (REPO / "config" / "matrices.lock.tsv").read_text().splitlines()[0].split("\t") == lock.HEADER
+
+
+def test_an_index_outside_the_declared_size_is_a_malformed_entry():
+    with pytest.raises(MatrixError, match=r"oob: a malformed entry \(.*out of bounds"):
+        mmio.read(b"%%MatrixMarket matrix coordinate real general\n3 3 1\n4 1 1.0\n", "oob")

@@ -12,6 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import originals_fakes as fakes
+from membound import families
 from membound.run import config as mbconfig
 from membound.matrices import csr
 from membound.run.measure import ROW_COLUMNS
@@ -117,7 +118,7 @@ def test_brick_takes_its_brick_kernel_time_and_babelstream_its_mul_row():
 
 
 def base_config(originals: dict, problems_switch: str = "ours") -> dict:
-    merged, _ = mbconfig.assemble([str(mbconfig.REPO / "profiles" / "cpu" / "membound.yaml")], {})
+    merged, _ = mbconfig.assemble([str(mbconfig.REPO / "profiles" / "cpu" / "membound.yaml")], {}, blocks=families.config_blocks())
     return {**merged, "originals": {"problems": problems_switch, **originals}}
 
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 import originals_fakes as fakes
-from membound import ae
+from membound import ae, families
 from membound.analysis import claims
 from membound.analysis.claims import report
 from membound.run import config
@@ -81,7 +81,7 @@ def test_a_bad_executable_stops_the_run_before_any_job_in_one_line(tmp_path):
 def test_outputs_without_original_rows_are_those_of_the_in_house_rows_alone():
     rows = pd.read_csv(REPO / "tests" / "fixtures" / "claims" / "h100_repeats.csv")
     gpu = config.load_gpu("h100")
-    stencils = config.assemble([str(REPO / "profiles" / "h100" / "membound.yaml")], {})[0]["stencil"]["kernels"]
+    stencils = config.assemble([str(REPO / "profiles" / "h100" / "membound.yaml")], {}, blocks=families.config_blocks())[0]["stencil"]["kernels"]
     ebisu = rows[(rows["kernel"] == "stencil") & (rows["role"] == "EBISU")].assign(impl="ebisu_original")
     both = pd.concat([rows, ebisu], ignore_index=True)
     alone, with_originals = (claims.check(r, gpu, stencils, 0.02, 0.6) for r in (rows, both))

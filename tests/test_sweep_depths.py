@@ -63,7 +63,7 @@ def test_tile_sweep_keeps_the_best_checked_variant_and_prints_its_entry(monkeypa
 
         map = staticmethod(map)
 
-    def fake_measured(impl, at, steps, backend, warmup, reps, field, rng, tile):
+    def fake_measured(impl, at, steps, backend, warmup, reps, domain, rng, tile):
         if tile.get("PF") == 2:
             raise CheckError("2d5pt cc_tb: mismatch")
         return {"problem": at.name, "depth": at.depth, "value": tile.get("NT", 100) + 10 * tile.get("CH", 0) + at.depth}
@@ -73,7 +73,6 @@ def test_tile_sweep_keeps_the_best_checked_variant_and_prints_its_entry(monkeypa
     monkeypatch.setattr(sweep, "measured", fake_measured)
     monkeypatch.setattr(sweep.S, "device_gpu", lambda: "h200")
     monkeypatch.setattr(sweep.S, "_shared_limit", lambda backend: 227 * 1024)
-    monkeypatch.setattr(sweep.Fields, "__missing__", lambda self, dims: None)
     monkeypatch.setenv("OUT", str(tmp_path))
     assert sweep.main(["--tiles", "--stencils", "2d5pt", "--depths", "2", "9"]) == 1
     best = pd.read_csv(tmp_path / "best_tiles.csv")

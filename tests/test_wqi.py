@@ -76,6 +76,17 @@ def test_stencil_counter_rows_from_the_h100():
     assert t.loc["cc_tb", "dW_pct"] > 0                              # halo recomputed by temporal blocking
 
 
+def test_the_model_is_that_of_what_the_counters_measured():
+    bench = wqi.read_rows([FIX / "stencil_2d5pt_h100_rows.csv"])
+    counters = pd.read_csv(FIX / "stencil_2d5pt_h100_counters.csv")
+    stencils, gpu = {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3}}, config.load_gpu("h100")
+    full = wqi.table(bench, counters, gpu, stencils)
+    assert full.equals(wqi.table(bench, counters, gpu, stencils, counted=bench))
+    half = wqi.table(bench, counters, gpu, stencils, counted=bench.assign(steps=6, work_items=bench.work_items // 2))
+    assert (half["Q"] == full["Q"] / 2).all() and (half["Q_per_item"] == full["Q_per_item"]).all()
+    assert (half["dQ_pct"] > 90).all()          # 12 steps measured against a model of 6: the model follows `counted`
+
+
 def test_repetitions_of_a_case_give_one_row(tmp_path):
     rows = pd.read_csv(FIX / "scale_h100_rows.csv")
     for rep in (0, 1):

@@ -105,24 +105,11 @@ def compile_launch(job) -> str | None:
     return None
 
 
-def measured(impl: str, at: P.Stencil, steps: int, backend: str, warmup: int, reps: int, field: np.ndarray,
+def measured(impl: str, at: P.Stencil, steps: int, backend: str, warmup: int, reps: int, domain: tuple,
              rng, tile: dict | None = None) -> dict:
-    """The harness's checked and timed row of `impl` for `at` on `field` (tile: cc_tb's, instead of the GPU's)."""
-    prepare = partial(S.prepare, IMPLS[impl], at, field.shape, P.steps_at(steps, at.depth), backend, rng, tile, field)
+    """The harness's checked and timed row of `impl` for `at` on `domain` (tile: cc_tb's, instead of the GPU's)."""
+    prepare = partial(S.prepare, IMPLS[impl], at, domain, P.steps_at(steps, at.depth), backend, rng, tile)
     return harness.measure(IMPLS[impl], prepare, backend, warmup, reps)
-
-
-class Fields(dict):
-    """One random field per dimension count, the last one asked for (host memory)."""
-
-    def __init__(self, domains: dict, rng):
-        super().__init__()
-        self.domains, self.rng = domains, rng
-
-    def __missing__(self, dims):
-        self.clear()
-        self[dims] = self.rng.random(self.domains[dims])
-        return self[dims]
 
 
 def sweep_depths(sts, depths, args, backend: str, domains: dict) -> tuple[list[dict], list[str]]:
@@ -130,13 +117,12 @@ def sweep_depths(sts, depths, args, backend: str, domains: dict) -> tuple[list[d
     limit = S._shared_limit(backend)
     gpu = S.device_gpu() if limit else None
     rng, rows, notes = np.random.default_rng(), [], []
-    fields = Fields(domains, rng)
     for st in sts:
         jobs, refused = P.plan(st, [t for t in depths if t <= P.MAX_DEPTH[st.dims]], P.SWEPT, limit, gpu)
         notes += refused
         for impl, at in jobs:
             try:
-                row = measured(impl, at, args.steps, backend, args.warmup, args.reps, fields[st.dims], rng)
+                row = measured(impl, at, args.steps, backend, args.warmup, args.reps, domains[st.dims], rng)
             except measure.CheckError as err:
                 notes.append(f"FAILED {st.name} {impl} t={at.depth}: {err}")
                 continue
@@ -155,7 +141,6 @@ def sweep_tiles(sts, depths, args, domains: dict) -> pd.DataFrame:
         refused = list(pool.map(compile_launch, [(st, t, tile, limit) for st, t, _, tile in jobs]))  # NVRTC in parallel
     print(f"{gpu}: {len(jobs)} variants compiled in {time.time() - t0:.0f} s", flush=True)
     rng, rows = np.random.default_rng(0), []
-    fields = Fields(domains, rng)
     for (st, t, label, tile), why in zip(jobs, refused):
         if time.time() - t0 > args.budget:
             print(f"budget spent: {st.name} t={t} {label} and later variants not measured", flush=True)
@@ -164,7 +149,7 @@ def sweep_tiles(sts, depths, args, domains: dict) -> pd.DataFrame:
         if why is None:
             try:
                 row = {**measured("cc_tb", replace(st, depth=t), args.steps, "cuda", args.warmup, args.reps,
-                                  fields[st.dims], rng, tile), **row}
+                                  domains[st.dims], rng, tile), **row}
             except measure.CheckError as err:
                 why = f"FAILED {err}".splitlines()[0][:300]
             except Exception as err:  # noqa: BLE001 - a launch that cannot run is reported, the sweep goes on

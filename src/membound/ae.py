@@ -3,6 +3,7 @@ and results) and the SHA-256 manifest of a run's inputs and outputs."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -13,18 +14,21 @@ from membound.analysis.claims.verdicts import interval_text
 from membound.run.inventory import ABSENT, provenance
 from membound.run.outputs import sha256
 
-# Snakemake rule name (prefix) -> the part of the run its benchmark file times.
+# Snakemake rule name, or a prefix ending '_' (counters_: every counter rule's) -> the part of the run
+# its benchmark file times.
 ORIGINALS = "original codes"   # rule original (docs/originals.md): listed where it ran
 FAMILIES = {"download_matrix": "matrices", "convert_matrix": "matrices", "surrogate_matrix": "matrices",
-            **{f"bench_{f.name}": f.title for f in sorted(families.FAMILIES.values(), key=lambda f: f.title)}, "counters_": "counters",
-            "original_": ORIGINALS}
+            **{f"bench_{f.name}": f.title for f in sorted(families.FAMILIES.values(), key=lambda f: f.title)},
+            "counters_": "counters", "original_": ORIGINALS}
 NOT_RECORDED = "not recorded"
 
 
-def family(benchmark: Path) -> str:
-    """The family of a benchmark file <rule>.tsv or <rule>-<wildcards>.tsv ('other' for other rules)."""
-    rule = benchmark.stem.split("-", 1)[0]
-    return next((f for prefix, f in FAMILIES.items() if rule.startswith(prefix)), "other")
+def family(benchmark: str) -> str:
+    """The family of a benchmark file, by its path under the benchmarks folder: <rule>.tsv,
+    <rule>-<wildcards>.tsv or <rule>/<case>.tsv, each with any .rep<r> ('other' for other rules)."""
+    rule = re.match(r"\w+", benchmark).group()
+    prefix = next((p for p in FAMILIES if p.endswith("_") and f"{rule}_".startswith(p)), None)
+    return FAMILIES.get(prefix or rule, "other")
 
 
 def run_times(folder, measured=None) -> pd.DataFrame:
@@ -32,8 +36,9 @@ def run_times(folder, measured=None) -> pd.DataFrame:
     a family without any file says 'not recorded'. `measured`: the kernel families the run has
     (membound.families names; default all), the others are left out."""
     seconds: dict[str, list[float]] = {}
-    for tsv in sorted(Path(folder).glob("*.tsv")):
-        seconds.setdefault(family(tsv), []).append(float(pd.read_csv(tsv, sep="\t")["s"].sum()))
+    for tsv in sorted(Path(folder).rglob("*.tsv")):
+        part = family(tsv.relative_to(folder).as_posix())
+        seconds.setdefault(part, []).append(float(pd.read_csv(tsv, sep="\t")["s"].sum()))
     rows = []
     left_out = {f.title for f in families.FAMILIES.values() if measured is not None and f.name not in measured}
     for name in [*dict.fromkeys(FAMILIES.values()), *(["other"] if "other" in seconds else [])]:
@@ -136,7 +141,7 @@ without its GPU). From a SLURM login node, `snakemake --profile {gpu} --profile 
 the jobs through the cluster overlay `profiles/slurm` (its SITE block set for the cluster; README.md,
 "On a cluster"). Rerun one figure from the raw data already measured, e.g. Figure 6:
 `snakemake --profile {profile} fig6 --forcerun fig6` (targets before `--forcerun`). Re-measure one
-part: `snakemake --profile {gpu} all --forcerun bench_scale`. `snakemake --profile reference all`
+part: `snakemake --profile {gpu} bench_scale --forcerun bench`, then `all`. `snakemake --profile reference all`
 renders every table, figure and claim from the committed raw results of the reference runs
 (`results/reference/<gpu>/raw/`, one per GPU) on any machine, GPU or not.
 

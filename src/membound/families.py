@@ -9,6 +9,7 @@ implementations themselves are the `IMPLS` of each module membound.kernels.<fami
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,15 +19,33 @@ from membound.model import analytical
 KERNELS = "src/membound/kernels"
 
 
+def block(**keys: dict) -> dict:
+    """The JSON-schema fragment of a family's config block: its own `keys`, and `warmup` and `reps`
+    (untimed and timed calls per case), which every block has; all required, no other key."""
+    keys = {"warmup": {"type": "integer", "minimum": 0}, "reps": {"type": "integer", "minimum": 1}, **keys}
+    return {"type": "object", "properties": keys, "required": list(keys), "additionalProperties": False}
+
+
 @dataclass(frozen=True)
 class Family:
-    name: str                 # the rows' `kernel`, the module membound.kernels.<name>
+    name: str                 # the rows' `kernel`, the module membound.kernels.<name>, its config block
     title: str                # as the AE appendix and the docs name it
-    sources: str              # glob of its CUDA sources and headers under src/membound/kernels/
-    per_case: bool            # one job and raw CSV per case (raw/<name>/<case>.csv), else one (raw/<name>.csv)
     cc_role: str              # the CUDA-core baseline the claims set against the tensor-core role
     tc_role: str
     wq: Callable[[Mapping, dict, Mapping | None], dict]   # analytical W, Q, W_exec, items of one row
+    schema: dict              # its config block (block()); the rules pass it to membound.run.config.assemble
+    args: Callable[[Mapping, str | None, bool], str] = lambda config, case, counters: ""   # the CLI's problem
+    cases: Callable[[Mapping, list], list] | None = None  # its cases, one CLI call each in its job; else one call
+    case_file: str = ""       # the CLI option that takes the case's CSR matrix file (the matrices rules make it)
+
+    @property
+    def sources(self) -> str:
+        """The glob of its CUDA sources and headers under src/membound/kernels/."""
+        return f"{self.name}*.cu*"
+
+    @property
+    def per_case(self) -> bool:
+        return self.cases is not None
 
     @property
     def code(self) -> list[str]:
@@ -36,10 +55,12 @@ class Family:
         return [f"{KERNELS}/{self.name}.py", *(f"{KERNELS}/{s}" for s in found)]
 
     def raw(self, results: str, case: str | None = None, rep: int | str = 0, prefix: str = "") -> str:
-        """The raw CSV of `case` (per-case families) and repetition `rep` under <results>/raw/<prefix>:
-        repetition 0 is <stem>.csv, repetition r > 0 <stem>.rep<r>.csv (a string `rep` is a wildcard
-        pattern put in as it is)."""
-        stem = f"{self.name}/{case}" if self.per_case else self.name
+        """The raw CSV of repetition `rep` under <results>/raw/<prefix>, one job's: every case of the
+        family (membound.kernels.batch). Repetition 0 is <stem>.csv, repetition r > 0
+        <stem>.rep<r>.csv (a string `rep` is a wildcard pattern put in as it is). With `case`: that
+        case's own file, <name>/<case>, as runs wrote them before a job ran every case (the
+        reference profile still reads them)."""
+        stem = f"{self.name}/{case}" if case else self.name
         suffix = rep if isinstance(rep, str) else (f".rep{rep}" if rep else "")
         return f"{results}/raw/{prefix}{stem}{suffix}.csv"
 
@@ -47,16 +68,65 @@ class Family:
 REP_SUFFIX = r"(\.rep[1-9][0-9]*)?"   # the `rep` wildcard of Family.raw: '' or '.rep<r>'
 
 
+def case_suffix(names) -> str:
+    """The `case` wildcard of the generic rules: '' (a family of one job) or '/<name>' of `names`."""
+    return "(/(" + "|".join(re.escape(n) for n in names) + "))?"
+
+
+def case_name(suffix: str) -> str | None:
+    """The case of a `case` wildcard value ('/dc2' -> 'dc2', '' -> None)."""
+    return suffix.removeprefix("/") or None
+
+
 def rep_index(suffix: str) -> int:
     """The repetition index of a `rep` wildcard value ('' -> 0, '.rep3' -> 3)."""
     return int(suffix.removeprefix(".rep") or 0)
 
 
+def _scale_args(config: Mapping, case: None, counters: bool) -> str:
+    """Array sizes 2^log2_min..2^log2_max; counter runs config ncu.scale_log2_min..max."""
+    block_, key = ("ncu", "scale_log2_") if counters else ("scale", "log2_")
+    return f"--log2-min {config[block_][key + 'min']} --log2-max {config[block_][key + 'max']}"
+
+
+def _stencil_args(config: Mapping, case: str, counters: bool) -> str:
+    """The stencil's shape, depths, domain and steps; counter runs time 1 step, which the CLI rounds up
+    to each depth: one launch per role and depth, as every launch of a call moves the same bytes
+    (docs/counters.md)."""
+    stencil = config["stencil"]
+    st = stencil["kernels"][case]
+    domain = "x".join(map(str, stencil[f"domain_{st['dims']}d"]))
+    sweep = "".join(f" {t}" for t in st.get("depths", []) if t != st["depth"])
+    steps = 1 if counters else stencil["steps"]     # the CLI rounds it up to each depth: one launch per call
+    return (f"--stencil {case} --shape {st['shape']} --dims {st['dims']} --radius {st['radius']}"
+            f" --depth {st['depth']}{' --depths' + sweep if sweep else ''} --domain {domain}"
+            f" --steps {steps}")
+
+
+_LOG2 = {"type": "integer", "minimum": 4, "maximum": 34}
+_DOMAIN = {"type": "array", "items": {"type": "integer", "minimum": 8}}
+_STENCIL = {"type": "object", "required": ["shape", "dims", "radius", "depth"], "additionalProperties": False,
+            "properties": {"shape": {"type": "string", "enum": ["star", "box"]}, "dims": {"type": "integer", "enum": [2, 3]},
+                           "radius": {"type": "integer", "minimum": 1}, "depth": {"type": "integer", "minimum": 1},
+                           "depths": {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1,
+                                      "uniqueItems": True,
+                                      "description": "the fusion sweep: depths of cc_tb and tc; must hold depth"}}}
+
 FAMILIES = {f.name: f for f in (   # in the order of the raw rows every table reads
-    Family("scale", "SCALE", "scale*.cu*", False, "STREAM", "STREAM", analytical.scale),
-    Family("stencil", "stencils", "stencil*.cu*", True, "EBISU", "ConvStencil", analytical.stencil),
-    Family("spmv", "SpMV", "spmv*.cu*", True, "cuSPARSE", "DASP", analytical.spmv),
-    Family("gemv", "GEMV", "gemv*.cu*", False, "cuBLAS", "DMMA", analytical.gemv),
+    Family("scale", "SCALE", "STREAM", "STREAM", analytical.scale, block(log2_min=_LOG2, log2_max=_LOG2),
+           args=_scale_args),
+    Family("stencil", "stencils", "EBISU", "ConvStencil", analytical.stencil,
+           block(steps={"type": "integer", "minimum": 1}, domain_2d={**_DOMAIN, "minItems": 2, "maxItems": 2},
+                 domain_3d={**_DOMAIN, "minItems": 3, "maxItems": 3},
+                 kernels={"type": "object", "additionalProperties": _STENCIL}),
+           args=_stencil_args, cases=lambda config, matrices: list(config["stencil"]["kernels"])),
+    Family("spmv", "SpMV", "cuSPARSE", "DASP", analytical.spmv,
+           block(surrogate_scale={"type": "number", "exclusiveMinimum": 0, "maximum": 1}),
+           cases=lambda config, matrices: [m["name"] for m in matrices], case_file="--matrix"),
+    Family("gemv", "GEMV", "cuBLAS", "DMMA", analytical.gemv,
+           block(sizes={"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1,
+                        "description": "square sizes n of A"}),
+           args=lambda config, case, counters: "--sizes " + " ".join(map(str, config["gemv"]["sizes"]))),
 )}
 
 
@@ -72,49 +142,45 @@ def analytical_row(row: Mapping, gpu: dict, stencils: Mapping | None = None) -> 
     return analytical.per_item(FAMILIES[kernel].wq(row, gpu, stencils))
 
 
+def config_blocks() -> dict[str, dict]:
+    """Every family's config block schema by its key, for membound.run.config.assemble(blocks=...)."""
+    return {f.name: f.schema for f in FAMILIES.values()}
+
+
 def cases(family: str, config: Mapping, matrices) -> list[str | None]:
-    """The cases of `family` in a run: SCALE and GEMV have one job for all sizes (None), SpMV one per matrix in
-    `matrices`, stencils one per config["stencil"]["kernels"] entry."""
-    if family == "spmv":
-        return [m["name"] for m in matrices]
-    if family == "stencil":
-        return list(config["stencil"]["kernels"])
-    return [None]
+    """The cases of `family` in a run, each one call of its CLI in the family's job (e.g. SpMV one per
+    matrix in `matrices`, stencils one per config["stencil"]["kernels"] entry), or [None] for one
+    call of all its sizes."""
+    found = FAMILIES[family].cases
+    return [None] if found is None else found(config, matrices)
 
 
 def cli_args(family: str, config: Mapping, case: str | None = None, counters: bool = False) -> str:
-    """The benchmark CLI's problem arguments of `case` from the config, with its --precisions (SpMV:
-    its --matrix is the rule's input, not here). Counter runs of SCALE cover config
-    ncu.scale_log2_min..max."""
-    return f"{_problem_args(family, config, case, counters)} --precisions {' '.join(config['precisions'])}".strip()
+    """The benchmark CLI's problem arguments of `case` from the config, with its --precisions (a
+    `case_file` option such as SpMV's --matrix is the rule's input, not here)."""
+    problem = FAMILIES[family].args(config, case, counters)
+    return f"{problem} --precisions {' '.join(config['precisions'])}".strip()
 
 
-def _problem_args(family: str, config: Mapping, case: str | None, counters: bool) -> str:
-    if family == "scale":
-        block, key = ("ncu", "scale_log2_") if counters else ("scale", "log2_")
-        lo, hi = config[block][key + "min"], config[block][key + "max"]
-        return f"--log2-min {lo} --log2-max {hi}"
-    if family == "gemv":
-        return "--sizes " + " ".join(map(str, config["gemv"]["sizes"]))
-    if family == "stencil":
-        stencil = config["stencil"]
-        st = stencil["kernels"][case]
-        domain = "x".join(map(str, stencil[f"domain_{st['dims']}d"]))
-        sweep = "".join(f" {t}" for t in st.get("depths", []) if t != st["depth"])
-        return (f"--stencil {case} --shape {st['shape']} --dims {st['dims']} --radius {st['radius']}"
-                f" --depth {st['depth']}{' --depths' + sweep if sweep else ''} --domain {domain}"
-                f" --steps {stencil['steps']}")
-    return ""
+def batch_args(family: str, config: Mapping, cases, case_files=(), counters: bool = False) -> str:
+    """The case groups of one job that runs every case of `family` in one process
+    (membound.kernels.batch): per case '-- <its problem arguments>', with its case file (SpMV: the
+    matrix of `case_files`, in the order of `cases`) first."""
+    option = FAMILIES[family].case_file
+    return " ".join(f"-- {f'{option} {case_files[i]} ' if option else ''}{cli_args(family, config, case, counters)}"
+                    for i, case in enumerate(cases))
 
 
 def raw_paths(results: str, config: Mapping, matrices, prefix: str = "", repeats: int = 1,
-              exists: Callable[[str], bool] | None = None) -> list[str]:
-    """Every family's raw CSVs under <results>/raw/<prefix> for `repeats` repetitions (counter runs:
-    one). With `exists`, repetitions r > 0 only where it says the file is there (the reference
-    profile's committed raw data)."""
+              exists: Callable[[str], bool] | None = None, names=None) -> list[str]:
+    """The raw CSVs of the families `names` (default every one) under <results>/raw/<prefix>, one per
+    job, so per repetition (counter runs: one). With `exists` (the reference profile's committed
+    data): repetitions r > 0 only where it says the file is there, and a per-case family whose file
+    of repetition 0 is not there in its older layout, a file per case (of `matrices` for SpMV)."""
     paths = []
-    for family in FAMILIES.values():
-        for case in cases(family.name, config, matrices):
+    for family in (FAMILIES[n] for n in (names or FAMILIES)):
+        older = family.per_case and exists is not None and not exists(family.raw(results, None, 0, prefix))
+        for case in cases(family.name, config, matrices) if older else [None]:
             for rep in range(repeats):
                 path = family.raw(results, case, rep, prefix)
                 if rep == 0 or exists is None or exists(path):

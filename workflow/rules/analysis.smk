@@ -9,6 +9,8 @@ COUNTER_INPUTS = (
     if WHY_NOT
     else {
         "counters": raw(prefix="counters/", repeats=1),
+        # the counter runs' own benchmark rows: what the counters measured (wqi's model side)
+        "counted": [p.removesuffix(".csv") + ".rows.csv" for p in raw(prefix="counters/", repeats=1)],
         "dgemm_check": f"{RESULTS}/tables/dgemm_counter_check.csv",
     }
 )

@@ -4,11 +4,12 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
+from membound import families
 from membound.kernels import stencil as stencil_kernels
 from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
 from membound.run import config as mbconfig
-from membound.run import detect
+from membound.run import detect, devices, gpu_slot
 
 min_version("9.0")
 
@@ -17,7 +18,10 @@ try:  # the layers in their documented order (config/README.md, "Precedence"), e
     # A module (the reference profile's other GPUs, see the Snakefile) gets the same layers for its own gpu.
     MODULE_GPU = None if workflow.modifier.is_main_snakefile() else config["gpu"]
     merged, LAYERS = mbconfig.assemble(
-        workflow.config_settings.configfiles, workflow.config_settings.config, gpu=MODULE_GPU
+        workflow.config_settings.configfiles,
+        workflow.config_settings.config,
+        gpu=MODULE_GPU,
+        blocks=families.config_blocks(),  # each kernel family's config block
     )
     if MODULE_GPU:
         merged["reference_gpus"] = [MODULE_GPU]
@@ -45,6 +49,18 @@ GPU_FILE = f"config/gpus/{GPU_NAME}.yaml"
 PLATFORMS = mbconfig.profiles()
 print(f"membound: {RESULTS}/ from {' < '.join(LAYERS)}", file=sys.stderr)
 BACKEND = "cpu" if GPU["vendor"] == "cpu" else "cuda"  # amd: HIP; the harness skips tensor-core impls
+
+
+# One job per GPU (docs/performance.md): a local run on a GPU profile runs --resources gpu=N GPU jobs
+# at once, by default one per GPU of this node, each on a GPU of its own (membound.run.gpu_slot); a
+# node that mixes GPU models, or N above its GPUs, stops here. SLURM jobs ask SLURM for their GPU.
+if BACKEND == "cuda" and not REFERENCE and workflow.local_exec and workflow.is_main_process:
+    try:
+        _asked = workflow.global_resources.get("gpu").value
+        _gpus = devices.visible(devices.listed())
+        workflow.register_resource("gpu", devices.slots(_asked, _gpus, gpu_slot.scheduler_assigned()))
+    except devices.DeviceError as err:
+        raise WorkflowError(str(err))
 
 
 onstart:

@@ -10,7 +10,7 @@ if ORIGINAL_JOBS:
         input:
             executable=lambda wc: originals.executable(config, wc.code, wc.case)[0],  # a rebuilt binary reruns
             matrix=lambda wc: csr_file(wc.case) if wc.code == "dasp" else [],
-            code=code("membound.originals.run"),
+            code=code("membound.originals.run", "membound.run.gpu_slot"),
         output:
             rows=originals.raw(RESULTS, "{code}", "{case}", "{rep}"),
             record=originals.raw(RESULTS, "{code}", "{case}", "{rep}", "json"),
@@ -33,6 +33,7 @@ if ORIGINAL_JOBS:
             rep=lambda wc: families.rep_index(wc.rep),
             scratch=lambda wc: f"{RESULTS}/tmp/originals/{wc.code}-{wc.case}{wc.rep}",
         shell:
-            "python -m membound.originals.run --backend {params.backend} {params.args} {params.matrix}"
+            "python -m membound.run.gpu_slot -- python -m membound.originals.run --backend {params.backend} {params.args}"
+            " {params.matrix}"
             " --rep {params.rep} --scratch {params.scratch:q} --out {output.rows:q} --record {output.record:q}"
             " > {log:q} 2>&1"

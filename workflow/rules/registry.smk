@@ -3,17 +3,19 @@
 # user built (membound.originals, rule original in originals.smk).
 import glob
 import os
+from pathlib import Path
 
 from membound import families
 from membound.originals import problems as originals
 from membound.originals.codes import CODES
-from membound.run import codedeps
+from membound.run import codedeps, progress
 
 FAMILY = families.FAMILIES
 # Independent repetitions of every benchmark job (raw/<stem>.csv, then <stem>.rep<r>.csv). The
 # reference profile renders what is committed: repetitions beyond the first where their files exist.
 REPEATS = config["repeats"]
-# SpMV rows of the matrices the run benchmarks (reference: those with a committed raw CSV of any repetition).
+# SpMV's matrices in raw CSVs of one per matrix, the layout of runs before a job ran every case, which
+# the reference profile reads where a run committed them (those with a file of any repetition).
 SPMV_MATRICES = (
     [m for m in MATRICES if any(os.path.exists(FAMILY["spmv"].raw(RESULTS, m["name"], r)) for r in range(REPEATS))]
     if REFERENCE
@@ -21,15 +23,23 @@ SPMV_MATRICES = (
 )
 
 
+FAMILY_NAMES = "|".join(FAMILY)  # the `family` wildcard of the generic rules bench and counters
+
+
 def raw(family=None, prefix="", repeats=None):
     """The raw CSVs of one family (every family if None), every case and repetition (counter runs:
     one). The reference profile takes only the committed ones (a family measured after the
     reference run, e.g. gemv, has none)."""
     paths = families.raw_paths(
-        RESULTS, config, SPMV_MATRICES, prefix, repeats or REPEATS, os.path.exists if REFERENCE else None
+        RESULTS,
+        config,
+        SPMV_MATRICES,
+        prefix,
+        repeats or REPEATS,
+        os.path.exists if REFERENCE else None,
+        [family] if family else None,
     )
-    paths = [p for p in paths if os.path.exists(p)] if REFERENCE else paths
-    return [p for p in paths if family is None or p.startswith(f"{RESULTS}/raw/{prefix}{family}")]
+    return [p for p in paths if os.path.exists(p)] if REFERENCE else paths
 
 
 def code(*scripts_or_modules):
@@ -38,8 +48,10 @@ def code(*scripts_or_modules):
 
 
 def bench_code(family):
-    """A family's benchmark code: its module's imports and its CUDA sources (the registry's)."""
-    return sorted({*code(f"membound.kernels.{family}"), *FAMILY[family].code})
+    """A family's benchmark code: its module's imports and its CUDA sources (the registry's), the
+    GPU slot wrapper and the batch runner every GPU job runs through."""
+    run = code(f"membound.kernels.{family}", "membound.run.gpu_slot", "membound.kernels.batch")
+    return sorted({*run, *FAMILY[family].code})
 
 
 ORIGINAL_JOBS = [] if REFERENCE else originals.jobs(config, MATRICES)  # (code, case) of config `originals`
@@ -53,3 +65,30 @@ def originals_raw(kernel=None, ext="csv"):
     else:
         paths = [originals.raw(RESULTS, code, case, rep, ext) for code, case in ORIGINAL_JOBS for rep in range(REPEATS)]
     return [p for p in paths if kernel is None or CODES[p.split("/")[-2]].kernel == kernel]
+
+
+def bench_inputs(wildcards, counters=False):
+    """Inputs of a family's job (`counters`: its counter job): its benchmark code (with ncu's runner)
+    and, for a family with a `case_file` option, every case's CSR file (matrices.smk)."""
+    family = FAMILY[wildcards.family]
+    files = {*bench_code(family.name), *(code("membound.counters.ncu") if counters else [])}
+    cases = families.cases(family.name, config, MATRICES) if family.case_file else []
+    return {"code": sorted(files), "case_files": [csr_file(case) for case in cases]}
+
+
+def bench_args(wildcards, input, counters=False):
+    """A family's job runs every case in one process (membound.kernels.batch): each case's problem
+    arguments (and its case file)."""
+    cases = families.cases(wildcards.family, config, MATRICES)
+    return families.batch_args(wildcards.family, config, cases, input.case_files, counters)
+
+
+# What the logger plugin `membound` says is left after each job (membound.run.progress).
+progress.configure(
+    progress.expected_from(Path(f"results/reference/{GPU_NAME}/raw/benchmarks"), FAMILY),
+    lambda: [r.name for r in workflow.rules if "gpu" in r.resources],
+    workflow.global_resources.get("gpu").value,
+    workflow.cores,
+    on_gpus=BACKEND == "cuda",
+    families=FAMILY,
+)

@@ -52,15 +52,20 @@ def _achieved(c: pd.Series, items: float, a: dict) -> dict:
     return out
 
 
-def table(bench: pd.DataFrame, counters: pd.DataFrame | None, gpu: dict, stencils, why_not: str = "") -> pd.DataFrame:
+def table(bench: pd.DataFrame, counters: pd.DataFrame | None, gpu: dict, stencils, why_not: str = "",
+          counted: pd.DataFrame | None = None) -> pd.DataFrame:
     """wqi rows: each benchmark row with analytical and achieved W, Q, I (the achieved side "not
     measured" where `counters` is None or has no row of its tag), then its helper kernels' rows. One
-    row per case (kernel, impl, problem, depth): its first repetition, since the counters run each case once."""
+    row per case (kernel, impl, problem, depth): its first repetition, since the counters run each case once.
+    `counted`: the counter run's own rows (read_rows); where one has the tag, the model is taken for
+    what the counters measured (a stencil's counter run times fewer steps than its benchmark)."""
     if "rep" in bench:
         bench = bench.sort_values("rep", kind="stable").drop_duplicates(["kernel", "impl", "problem", "depth"])
     counters = measure.completed_tags(counters, bench)
+    measured = {} if counted is None else {r["tag"]: r for r in counted.to_dict("records")}
     out = []
-    for _, row in bench.iterrows():
+    for _, bench_row in bench.iterrows():
+        row = measured.get(bench_row["tag"], bench_row)
         a = analytical_row(row, gpu, stencils)
         a["I_exec"] = a["W_exec"] / a["Q"]
         items = float(row["work_items"])

@@ -22,7 +22,8 @@ median time with D the precision's element size; a and b fit in the L2 (the rows
 Every case draws q and b in float64, rounds them to the storage format (precision.quantize) and
 poisons a with NaN; the harness (kernels/harness.py) runs it once and checks a against q b computed in
 float64 from the rounded values, within precision.dot_tolerance of one term (docs/precision.md),
-before it is timed. Arrays in the L2 are timed over the same buffers, so those rows measure the cache
+before it is timed; on the GPU b is drawn there and q b computed and compared there by CuPy's own
+kernels (no copy of gigabytes to the host; docs/performance.md). Arrays in the L2 are timed over the same buffers, so those rows measure the cache
 (as the paper's Figure 6 below half the L2). Short launches are timed as a CUDA graph.
 """
 
@@ -161,16 +162,20 @@ def gpu_runner(impl: str, a, b, q, precision: str = "fp64"):
 # ------------------------------------------------------------------------------------ one case
 
 
-def _device(backend: str, b: np.ndarray, precision: str):
-    """b and a NaN-poisoned a of b's size and dtype on the backend's device."""
+def _arrays(backend: str, n: int, rng: np.random.Generator, precision: str):
+    """A NaN-poisoned a and b of n elements in `precision`'s dtype on the backend's device, b drawn in
+    float64 and rounded to the format (precision.quantize; on the GPU drawn there and rounded by
+    astype, as quantize rounds: no array of gigabytes drawn on the host and uploaded)."""
     if backend == "cpu":
-        return np.full(b.size, np.nan, b.dtype), b
+        b = quantize(rng.uniform(-1.0, 1.0, n), precision)
+        return np.full(n, np.nan, b.dtype), b
     import cupy as cp
 
     try:
-        return cp.full(b.size, np.nan, b.dtype), cp.asarray(b)
+        b = cp.random.RandomState(int(rng.integers(2**63))).uniform(-1.0, 1.0, n).astype(fmt(precision).dtype)
+        return cp.full(n, np.nan, b.dtype), b
     except cp.cuda.memory.OutOfMemoryError as err:
-        raise MemoryError(f"scale n={b.size} {precision} needs {bytes_per_element(precision) * b.size / 2**30:.1f} "
+        raise MemoryError(f"scale n={n} {precision} needs {bytes_per_element(precision) * n / 2**30:.1f} "
                           f"GiB for a and b, more than the GPU has free ({err}); lower scale.log2_max in "
                           "config/config.yaml") from None
 
@@ -194,18 +199,16 @@ def prepare(impl: Impl, backend: str, n: int, rng: np.random.Generator, l2_bytes
     """One case of size n in `precision`: q and b drawn in float64 and rounded to it, NaN-poisoned a,
     checked against q b in float64 within the format's bound."""
     q = quantize([rng.uniform(0.5, 2.0)], precision)[0]
-    b_host = quantize(rng.uniform(-1.0, 1.0, n), precision)
-    a, b = _device(backend, b_host, precision)
+    a, b = _arrays(backend, n, rng, precision)
     run = (cpu_runner if backend == "cpu" else gpu_runner)(impl.name, a, b, q, precision)
-    host = (lambda x: x) if backend == "cpu" else (lambda x: x.get())
-    ref = np.float64(q) * b_host.astype(np.float64)
-    tol = dot_tolerance(precision, impl.unit, 1, ref, ref)     # |q||b| = |q b|: the same norm
+    ref = float(q) * b.astype(np.float64)     # where b lies: on the GPU CuPy's own kernel, compared there
+    tol = dot_tolerance(precision, impl.unit, 1, [1.0], [1.0])     # |q||b| = |q b|: the norms are equal
     notes = note(impl, precision) + [f"checked: rel_err <= {tol:.3g} (precision.dot_tolerance, 1 term)"]
     nbytes = bytes_per_element(precision) * n
     if l2_bytes and nbytes <= l2_bytes:
         notes.append(f"a and b ({nbytes / 2**20:g} MiB) fit in the L2 ({l2_bytes / 2**20:g} MiB): "
                      "repeated launches over one buffer measure the cache")
-    return Case(run=run, output=lambda _: host(a), reference=ref, tol=tol, what=f"scale {impl.name} {precision} n={n}",
+    return Case(run=run, output=lambda _: a, reference=ref, tol=tol, what=f"scale {impl.name} {precision} n={n}",
                 row={"problem": problem(n), "n": n, "work_items": n}, work=nbytes, metric="GB/s", notes=notes,
                 precision=precision)
 

@@ -176,32 +176,35 @@ def _check_cuda(impl, st, rng, shape, steps, tile=None):
 
 
 def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rng: np.random.Generator,
-            tile: dict | None = None, field: np.ndarray | None = None) -> Case:
-    """One role on a fresh random field of `domain` (or `field`, of that shape): its timed call (`steps`
-    steps) and its check, the whole output, or for domains above WHOLE_CHECK_POINTS SAMPLES sampled
-    points (after a whole check of the same kernels on CHECK_DOMAIN). tile: the CUDA-core tile to run
-    instead of this GPU's (tools/sweep_depths.py --tiles)."""
-    x = rng.random(domain) if field is None else field
+            tile: dict | None = None) -> Case:
+    """One role on a fresh random field of `domain`: its timed call (`steps` steps) and its check, the
+    whole output, or for domains above WHOLE_CHECK_POINTS SAMPLES sampled points (after a whole
+    check of the same kernels on CHECK_DOMAIN). tile: the CUDA-core tile to run instead of this GPU's
+    (tools/sweep_depths.py --tiles)."""
     w = random_weights(rng, st.shape, st.dims, st.radius)
     depth = 1 if impl.name == "cc_naive" else st.depth
     points = math.prod(domain)
     whole = points <= WHOLE_CHECK_POINTS
     if backend == "cpu":
+        x = rng.random(domain)
         run = lambda: CPU[impl.name](x, w, steps, depth)  # noqa: E731
         to_host, xp = np.asarray, np
         note = "emulated on CPU; " if impl.name.startswith("tc") else ""
     else:
         import cupy as cp
 
-        try:
-            run = _cuda_runner(impl.name, st, w, cp.asarray(x), steps, tile)
+        try:   # drawn on the device: no field of gigabytes drawn and uploaded from the host
+            x = cp.random.RandomState(int(rng.integers(2**63))).random_sample(domain)
+            run = _cuda_runner(impl.name, st, w, x, steps, tile)
         except cp.cuda.memory.OutOfMemoryError as err:
             raise MemoryError(f"stencil domain {_fmt(domain)} does not fit ({err}); shrink stencil.domain_"
                               f"{st.dims}d in config/config.yaml") from None
         except ValueError as err:   # a field smaller than the kernel's chunk of rows (stencil_plan.Launch.grid)
             raise SystemExit(f"error: --domain {_fmt(domain)}: {err}") from None
         to_host, xp, note = cp.asnumpy, cp, ""
-        if not whole:
+        if whole:
+            x = x.get()
+        else:
             _check_cuda(impl.name, st, rng, CHECK_DOMAIN[st.dims], steps, tile)
     if whole:
         output, ref, what = to_host, reference(x, w, steps), f"{st.name} {impl.name} on {_fmt(domain)}"

@@ -12,6 +12,7 @@ import numpy as np
 import scipy.ndimage
 
 from membound.model.geometry import MMA_K, MMA_M, MMA_N, fuse, fused_support, tc_rows
+from membound.run.measure import array_module, to_host
 
 
 # ------------------------------------------------------------------------------------ reference
@@ -24,11 +25,12 @@ def reference(x: np.ndarray, w: np.ndarray, steps: int) -> np.ndarray:
     return x
 
 
-def _valid_step(block: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """One step on the last w.ndim axes of `block`, keeping only points whose neighbours are all inside."""
+def _valid_step(block, w: np.ndarray):
+    """One step on the last w.ndim axes of `block` (host or device), keeping only points whose
+    neighbours are all inside."""
     rad = w.shape[0] // 2
     core = tuple(s - 2 * rad for s in block.shape[-w.ndim:])
-    out = np.zeros(block.shape[:-w.ndim] + core)
+    out = array_module(block).zeros(block.shape[:-w.ndim] + core)
     for off in zip(*np.nonzero(w)):
         out += w[off] * block[(...,) + tuple(slice(o, o + n) for o, n in zip(off, core))]
     return out
@@ -40,13 +42,21 @@ def _wrap_block(x: np.ndarray, starts, sizes) -> np.ndarray:
     return x[index]
 
 
-def sampled_reference(x: np.ndarray, w: np.ndarray, steps: int, points: np.ndarray) -> np.ndarray:
-    """The value after `steps` steps at each point (rows of `points`), from its periodic neighbourhood."""
-    reach = steps * (w.shape[0] // 2)
-    patches = np.stack([_wrap_block(x, p - reach, (2 * reach + 1,) * x.ndim) for p in points])
+def neighbourhoods(x, points: np.ndarray, reach: int):
+    """The periodic neighbourhood of half-width `reach` of each point (rows of `points`) of the field
+    x, gathered where x lies (host or device): shape (len(points), 2 reach + 1, ...)."""
+    xp, side = array_module(x), np.arange(-reach, reach + 1)
+    shape = lambda d: (len(points), *(-1 if e == d else 1 for e in range(x.ndim)))  # noqa: E731
+    return x[tuple(xp.asarray(((points[:, d, None] + side) % n).reshape(shape(d))) for d, n in enumerate(x.shape))]
+
+
+def sampled_reference(x, w: np.ndarray, steps: int, points: np.ndarray) -> np.ndarray:
+    """The value after `steps` steps at each point (rows of `points`), from its periodic
+    neighbourhood in x (on the device where x is: the same array code as on the host)."""
+    patches = neighbourhoods(x, points, steps * (w.shape[0] // 2))
     for _ in range(steps):
         patches = _valid_step(patches, w)
-    return patches.reshape(len(points))
+    return to_host(patches).reshape(len(points))
 
 
 # ---------------------------------------------------------------------------------------- CPU

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import shutil
 import subprocess
@@ -33,7 +34,9 @@ from membound.originals import parsers
 from membound.originals.codes import CODES, Problem, commands
 from membound.run import measure, outputs, runinfo
 
-CLOCK_QUERY = ["nvidia-smi", "-i", "0", "--query-gpu=clocks.sm,clocks.mem", "--format=csv,noheader,nounits"]
+# The job's GPU: the first CUDA_VISIBLE_DEVICES names (membound.run.gpu_slot sets its UUID), else GPU 0.
+CLOCK_QUERY = ["nvidia-smi", "-i", (os.environ.get("CUDA_VISIBLE_DEVICES") or "0").split(",")[0],
+               "--query-gpu=clocks.sm,clocks.mem", "--format=csv,noheader,nounits"]
 CLOCK_PERIOD_S = 0.5
 
 
@@ -50,7 +53,8 @@ class Run:
 
 
 def _sample(proc: subprocess.Popen, samples: list) -> None:
-    """Append (SM, memory) clock samples of GPU 0 every CLOCK_PERIOD_S while `proc` runs (none without nvidia-smi)."""
+    """Append (SM, memory) clock samples of the job's GPU every CLOCK_PERIOD_S while `proc` runs (none without
+    nvidia-smi)."""
     while proc.poll() is None and shutil.which(CLOCK_QUERY[0]):
         try:
             out = subprocess.run(CLOCK_QUERY, capture_output=True, text=True, timeout=10, check=True).stdout

@@ -4,7 +4,9 @@ run's config assembled from its layers in one documented order (config/README.md
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 import jsonschema
 import yaml
@@ -14,6 +16,7 @@ GPUS_DIR = REPO / "config" / "gpus"
 MATRICES_FILE = REPO / "config" / "matrices.yaml"
 DEFAULTS_FILE = REPO / "config" / "config.yaml"
 SCHEMAS = REPO / "workflow" / "schemas"
+EMPTY = MappingProxyType({})
 PROFILE_KEYS = ("gpu", "reference")  # a profile's own: its device, hence its results folder, and its mode
 
 
@@ -62,10 +65,11 @@ def check_interpreter(executable: str) -> None:
                           "at a path without one: make install VENV=~/.venvs/membound")
 
 
-def check(data: dict, schema: str, source: str, partial: bool = False) -> None:
+def check(data: dict, schema: str, source: str, partial: bool = False,
+          blocks: Mapping[str, dict] = EMPTY) -> None:
     """Raise a one-line ConfigError naming `source` and the offending key unless `data` fits the
-    schema workflow/schemas/<schema>.schema.yaml (`partial`: a layer, where no key is required)."""
-    rules = yaml.safe_load((SCHEMAS / f"{schema}.schema.yaml").read_text())
+    schema `schema` (schema_of(schema, blocks); `partial`: a layer, where no key is required)."""
+    rules = schema_of(schema, blocks)
     if partial:
         rules = _optional(rules)
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(rules).iter_errors(data))
@@ -81,6 +85,16 @@ def check_depths(kernels: dict) -> None:
         if spec["depth"] not in spec.get("depths", [spec["depth"]]):
             raise ConfigError(f"stencil.kernels.{name}: depths {spec['depths']} lack its depth {spec['depth']} "
                               f"(Table 3's and the claims'): add {spec['depth']} to depths")
+
+
+def schema_of(name: str, blocks: Mapping[str, dict] = EMPTY) -> dict:
+    """The schema workflow/schemas/<name>.schema.yaml with `blocks` (key -> schema) added as required
+    properties: the config's takes every kernel family's block (the `schema` of each registry entry,
+    membound.families, which the rules pass in; run/ imports no registry)."""
+    rules = yaml.safe_load((SCHEMAS / f"{name}.schema.yaml").read_text())
+    rules["properties"].update(blocks)
+    rules["required"] = [*rules["required"], *blocks]
+    return rules
 
 
 def _optional(schema):
@@ -106,12 +120,13 @@ def typed(value):
     return value
 
 
-def assemble(configfiles, command_line: dict, gpu: str | None = None) -> tuple[dict, list[str]]:
+def assemble(configfiles, command_line: dict, gpu: str | None = None,
+             blocks: Mapping[str, dict] = EMPTY) -> tuple[dict, list[str]]:
     """The run's config and its layers' names, lowest precedence first:
     config/config.yaml < the device spec's `workload:` < the configfiles (the profile's
     profiles/<name>/membound.yaml, then any --configfile) < --config. `gpu` and `reference` come from
     the profile alone (`gpu` given: a module of the Snakefile for that GPU). Every layer and the
-    merged result are checked against the schema."""
+    merged result are checked against the config's schema with the families' `blocks` (schema_of)."""
     command_line = typed(dict(command_line))
     if taken := [key for key in PROFILE_KEYS if key in command_line]:
         raise ConfigError(f"--config {taken[0]}=...: '{taken[0]}' belongs to the profile; drop it and pick "
@@ -120,7 +135,7 @@ def assemble(configfiles, command_line: dict, gpu: str | None = None) -> tuple[d
                yaml.safe_load(Path(f).read_text()) or {}) for f in configfiles]
     chosen = {}
     for source, layer in layers:
-        check(layer, "config", source, partial=True)
+        check(layer, "config", source, partial=True, blocks=blocks)
         chosen = merge(chosen, layer)
     if "gpu" not in chosen:
         raise ConfigError("no gpu chosen: run with --profile <name> (" + ", ".join(profiles()) + ", reference); "
@@ -134,10 +149,10 @@ def assemble(configfiles, command_line: dict, gpu: str | None = None) -> tuple[d
               *layers, ("--config", command_line)]
     merged = {}
     for source, layer in layers:
-        check(layer, "config", source, partial=True)
+        check(layer, "config", source, partial=True, blocks=blocks)
         merged = merge(merged, layer)
     merged["gpu"] = chosen["gpu"]
-    check(merged, "config", "the merged config")
+    check(merged, "config", "the merged config", blocks=blocks)
     check_depths(merged["stencil"]["kernels"])
     return merged, [source if i == 0 else f"{source} ({', '.join(layer)})"
                     for i, (source, layer) in enumerate(layers) if layer]

@@ -45,7 +45,8 @@ ROW_COLUMNS = [
     "metric", "value",             # GB/s | GFLOP/s | GStencil/s, from the median time
     "rel_err",       # ||out - ref|| / ||ref|| of the checked output
     "note",          # anything a reader must know (e.g. what the timed region holds)
-    "device", "vendor", "driver", "runtime", "cupy", "numpy", "sm_clock_mhz", "mem_clock_mhz",
+    "device", "device_index", "device_uuid",  # the GPU's name, nvidia-smi index and UUID on its node
+    "vendor", "driver", "runtime", "cupy", "numpy", "sm_clock_mhz", "mem_clock_mhz",
     "l2_bytes", "host", "slurm_job", "date", "membound", "commit",
 ]
 
@@ -53,7 +54,8 @@ ROW_COLUMNS = [
 def with_later_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """Raw rows written before a column existed, completed: `rep` 0 (one repetition), and
     `t_launch_median_s` = `t_median_s` (those runs timed every launch alone), `slurm_job` empty (not
-    recorded), `precision` fp64 and `sparsity` dense (all there was). Other rows unchanged."""
+    recorded), `precision` fp64 and `sparsity` dense (all there was), `device_index` and `device_uuid`
+    empty (not recorded). Other rows unchanged."""
     if "precision" not in frame:
         frame = frame.assign(precision="fp64")
     if "sparsity" not in frame:
@@ -62,8 +64,9 @@ def with_later_columns(frame: pd.DataFrame) -> pd.DataFrame:
         frame = frame.assign(rep=0)
     if "t_launch_median_s" not in frame and "t_median_s" in frame:
         frame = frame.assign(t_launch_median_s=frame["t_median_s"])
-    if "slurm_job" not in frame:
-        frame = frame.assign(slurm_job=None)
+    for column in ("slurm_job", "device_index", "device_uuid"):
+        if column not in frame:
+            frame = frame.assign(**{column: None})
     return frame
 
 
@@ -181,14 +184,29 @@ def time_batched(run: Callable[[], object], batch: int, reps: int) -> list[float
     return [cp.cuda.get_elapsed_time(a, b) / 1e3 / batch for a, b in events]
 
 
+def array_module(*arrays):
+    """cupy where every one of `arrays` is a CuPy (device) array, else numpy."""
+    cupy = sys.modules.get("cupy")
+    return cupy if cupy is not None and all(isinstance(a, cupy.ndarray) for a in arrays) else np
+
+
+def to_host(a) -> np.ndarray:
+    """`a` as a numpy array (copied from the device where it is a CuPy array)."""
+    return a.get() if array_module(a) is not np else np.asarray(a)
+
+
 def rel_err(out, ref) -> float:
-    """||out - ref|| / ||ref|| in float64; NaN anywhere gives inf, so it never passes."""
-    out = np.asarray(out, dtype=np.float64).ravel()
-    ref = np.asarray(ref, dtype=np.float64).ravel()
-    if out.shape != ref.shape or not np.all(np.isfinite(out)):
+    """||out - ref|| / ||ref|| in float64; NaN anywhere gives inf, so it never passes. Computed on the
+    device where both are there (no copy of a large output to the host), else on the host."""
+    xp = array_module(out, ref)
+    if xp is np:
+        out, ref = to_host(out), to_host(ref)
+    out = xp.asarray(out, dtype=xp.float64).ravel()
+    ref = xp.asarray(ref, dtype=xp.float64).ravel()
+    if out.shape != ref.shape or not bool(xp.all(xp.isfinite(out))):
         return float("inf")
-    denom = np.linalg.norm(ref)
-    return float(np.linalg.norm(out - ref) / (denom if denom > 0 else 1.0))
+    denom = float(xp.linalg.norm(ref))
+    return float(xp.linalg.norm(out - ref)) / (denom if denom > 0 else 1.0)
 
 
 class CheckError(RuntimeError):

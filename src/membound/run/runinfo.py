@@ -13,36 +13,44 @@ from pathlib import Path
 import numpy as np
 
 import membound
-from membound.run import inventory
+from membound.run import devices, inventory
 
 REPO = Path(membound.__file__).resolve().parents[2]  # the checkout: src/membound/__init__.py
 
 
-def _nvidia_smi() -> dict:
-    """Name, driver and current/max clocks of GPU 0 from nvidia-smi ({} where it is absent)."""
+def _nvidia_smi(pci_bus_id: str) -> dict:
+    """Index, UUID, name, driver and current clocks of the GPU at `pci_bus_id` from nvidia-smi ({}
+    where it is absent). By bus id: nvidia-smi ignores CUDA_VISIBLE_DEVICES (membound.run.devices)."""
     if not shutil.which("nvidia-smi"):
         return {}
-    fields = "name,driver_version,clocks.sm,clocks.mem"
+    fields = "index,uuid,name,driver_version,clocks.sm,clocks.mem"
     try:
-        out = subprocess.run(["nvidia-smi", "-i", "0", f"--query-gpu={fields}", "--format=csv,noheader,nounits"],
+        out = subprocess.run(["nvidia-smi", "-i", devices.smi_bus_id(pci_bus_id), f"--query-gpu={fields}",
+                              "--format=csv,noheader,nounits"],
                              capture_output=True, text=True, timeout=20, check=True).stdout
     except (subprocess.SubprocessError, OSError):
         return {}
-    name, driver, sm, mem = [v.strip() for v in out.splitlines()[0].split(",")]
-    return {"device": name, "driver": driver, "sm_clock_mhz": sm, "mem_clock_mhz": mem}
+    fields = [v.strip() for v in (out.splitlines() or [""])[0].split(",")]
+    if len(fields) != 6:
+        return {}
+    index, uuid, name, driver, sm, mem = fields
+    return {"device_index": index, "device_uuid": uuid, "device": name, "driver": driver, "sm_clock_mhz": sm,
+            "mem_clock_mhz": mem}
 
 
 def _cuda() -> dict:
     import cupy as cp
 
     rt = cp.cuda.runtime
-    props = rt.getDeviceProperties(cp.cuda.Device().id)
+    device = cp.cuda.Device().id
+    props = rt.getDeviceProperties(device)
     version = rt.runtimeGetVersion()
-    info = {"device": props["name"].decode(), "vendor": "amd" if rt.is_hip else "nvidia",
+    info = {"device": props["name"].decode(), "device_index": device, "device_uuid": "",
+            "vendor": "amd" if rt.is_hip else "nvidia",
             "runtime": f"{'HIP' if rt.is_hip else 'CUDA'} {version // 1000}.{version % 1000 // 10}",
             "cupy": cp.__version__, "l2_bytes": props["l2CacheSize"],
             "driver": str(rt.driverGetVersion())}
-    info.update(_nvidia_smi())
+    info.update(_nvidia_smi(rt.deviceGetPCIBusId(device)))
     return info
 
 
@@ -55,9 +63,11 @@ def commit(repo: Path = REPO) -> str:
 
 
 def describe(backend: str) -> dict:
-    """Run-info columns for `backend` ('cuda' or 'cpu'): device, driver, versions, clocks, host, the
+    """Run-info columns for `backend` ('cuda' or 'cpu'): device (its name, nvidia-smi index and UUID on
+    the node: which GPU of a multi-GPU node measured), driver, versions, clocks, host, the
     SLURM job id (empty outside SLURM), date, membound version and git commit."""
-    info = {"device": platform.processor() or platform.machine(), "vendor": "cpu", "driver": "",
+    info = {"device": platform.processor() or platform.machine(), "device_index": "", "device_uuid": "",
+            "vendor": "cpu", "driver": "",
             "runtime": f"numpy {np.__version__}", "cupy": "", "sm_clock_mhz": "", "mem_clock_mhz": "",
             "l2_bytes": ""}
     if backend == "cuda":
