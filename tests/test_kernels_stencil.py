@@ -1,5 +1,7 @@
 """The six FP64 stencils in three roles: CPU paths and (marker gpu) CUDA kernels against the reference."""
 
+from unittest.mock import patch
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -7,8 +9,9 @@ import pytest
 from membound.kernels import harness
 from membound.kernels import stencil as S
 from membound.kernels import stencil_plan as P
+from membound.kernels.stencil_tiles import BASES, TB2, TUNED
 from membound.model import equations
-from membound.run import measure
+from membound.run import config, measure
 
 NAMES = [i.name for i in S.IMPLS]
 
@@ -155,41 +158,74 @@ def test_cpu_temporal_blocking_and_fusion_at_every_depth(name):
             measure.check(S.CPU[impl](x, w, 2 * depth, depth), ref, S.TOL, f"{name} {impl} t={depth}")
 
 
-def test_shared_bytes_are_what_the_launch_asks_for(monkeypatch):
+@pytest.mark.parametrize("gpu", [None, "h100"])
+def test_shared_bytes_are_what_the_launch_asks_for(monkeypatch, gpu):
     asked = []
     monkeypatch.setattr(S, "_compiled", lambda source, name, macros, smem: (asked.append(smem), (None, smem))[1])
     for name, (shape, dims, radius, _) in STENCILS.items():
         w = S.random_weights(np.random.default_rng(11), shape, dims, radius)
-        for depth in (1, P.MAX_DEPTH[dims]):
+        for depth in range(1, P.MAX_DEPTH[dims] + 1):
             st = S.Stencil(name, shape, dims, radius, depth)
             rows, frags = S.tc_rows(S.fuse(w, depth), S.fused_support(w != 0, depth))
-            S._cc_kernel(st, depth)
+            S._cc_kernel(st, depth, gpu)
             S._tc_kernel(st, frags, rows, False)
-            assert asked[-2:] == [P.shared_bytes("cc_tb", st), P.shared_bytes("tc", st)]
+            assert asked[-2:] == [P.shared_bytes("cc_tb", st, gpu), P.shared_bytes("tc", st)]
+
+
+def test_the_gpus_tiles_are_what_runs_and_what_is_checked():
+    """cc_tile: a GPU's TUNED entry, else the default rule; plan checks the tile that will run."""
+    st = S.Stencil("2d49pt", "box", 2, 3, 1)
+    assert P.cc_tile(st, 1, "h100") == TUNED["h100"][2, "box", 3, 1] != P.cc_tile(st, 1, "a100")
+    assert P.cc_tile(st, 1, "a100") == P.cc_tile(st, 1) == P.default_tile(2, "box", 3, 1)
+    with pytest.raises(ValueError, match="depths 1..4"):
+        P.cc_tile(S.Stencil("3d7pt", "star", 3, 1, 1), 5)
+    huge = dict(TB2, NT=1024, CH=16, PF=2)
+    tuned = {"h100": {**TUNED["h100"], (2, "box", 3, 7): huge}}
+    with patch.dict(P.TUNED, tuned):
+        refused = P.plan(st, [7], ["cc_tb"], 227 * 1024, "h100")[1]
+    assert refused == ["2d49pt cc_tb at depth 7 needs 3605.0 KiB of shared memory per block, the device allows 227 KiB"]
+    with pytest.raises(ValueError, match="NT=16 is no wider than its halo at depth 3"):
+        P.cc_launch(st, 3, tile=dict(TB2, NT=16))
+
+
+@pytest.mark.parametrize("gpu", [None, *TUNED])
+def test_every_tile_passes_the_checks_on_its_gpu(gpu):
+    """Every TUNED entry and every default tile: a depth the kernels run, and a launch whose shared
+    memory fits its GPU (the default: sm_90), at every depth of every stencil shape."""
+    limit = P.SHARED_KIB[config.load_gpu(gpu)["arch"] if gpu else "sm_90"] * 1024
+    keys = {(d, sh, r, t) for sh, d, r, _ in STENCILS.values() for t in range(1, P.MAX_DEPTH[d] + 1)}
+    assert set(TUNED.get(gpu, {})) <= keys
+    for dims, shape, radius, depth in sorted(keys):
+        st = S.Stencil("x", shape, dims, radius, depth)
+        assert P.cc_launch(st, depth, gpu).smem <= limit
+        assert P.cc_tile(st, depth, gpu)["kernel"] in {b["kernel"] for b in BASES.values()}
 
 
 def test_plan_refuses_what_does_not_fit_and_keeps_the_role_depth():
     st = S.Stencil("2d49pt", "box", 2, 3, 1)
-    jobs, refused = P.plan(st, range(1, 9), NAMES, 227 * 1024)
+    jobs, refused = P.plan(st, range(1, 9), NAMES, 163 * 1024, "h100")
     at = [(impl, s.depth) for impl, s in jobs]
-    assert ("cc_tb", 7) in at and ("tc", 7) in at and ("cc_tb", 8) not in at and ("tc", 8) not in at
+    assert ("cc_tb", 4) in at and ("tc", 5) in at and ("cc_tb", 5) not in at and ("tc", 6) not in at
     assert [a for a in at if a[0] in ("cc_naive", "tc_twin")] == [("cc_naive", 1), ("tc_twin", 1)]
-    assert len(refused) == 2 and "2d49pt tc at depth 8 needs 244.0 KiB" in refused[1]
+    assert [w.split(" needs")[0] for w in refused] == [f"2d49pt cc_tb at depth {t}" for t in (5, 6, 7)] + [
+        f"2d49pt tc at depth {t}" for t in (6, 7, 8)]
     with pytest.raises(ValueError, match="the role depth must run"):
-        P.plan(S.Stencil("2d49pt", "box", 2, 3, 8), [], NAMES, 227 * 1024)
+        P.plan(S.Stencil("2d49pt", "box", 2, 3, 8), [], NAMES, 227 * 1024, "h100")
     assert P.plan(st, range(1, 9), NAMES)[1] == []          # no limit (the CPU): every depth runs
 
 
 def test_check_config_on_the_h100_and_a100():
     kernels = {name: dict(shape=sh, dims=d, radius=r, depth=t, depths=list(range(1, P.MAX_DEPTH[d] + 1)))
                for name, (sh, d, r, t) in STENCILS.items()}
-    h100 = S.check_config(kernels, "sm_90")
-    assert [w.split(" needs")[0] for w in h100] == [f"2d13pt cc_tb at depth {t}" for t in range(4, 9)] + [
-        "2d49pt cc_tb at depth 8", "2d49pt tc at depth 8"]
-    assert len(S.check_config(kernels, "sm_80")) > len(h100) and S.check_config(kernels, "x86-64") == []
+    h100 = S.check_config(kernels, "h100", "sm_90")
+    assert [w.split(" needs")[0] for w in h100] == ["2d49pt tc at depth 8"]
+    assert [w.split(" needs")[0] for w in S.check_config(kernels, "a100", "sm_80")] == [
+        "2d13pt tc at depth 8", *(f"2d49pt tc at depth {t}" for t in (6, 7, 8)), "3d7pt cc_tb at depth 4",
+        "3d27pt cc_tb at depth 4"]
+    assert S.check_config(kernels, "cpu", "x86-64") == []
     kernels["3d7pt"]["depths"] = [1, 5]
-    with pytest.raises(ValueError, match="stencil.kernels.3d7pt on x86-64: depth 5 is outside the 3D kernels' 1..4"):
-        S.check_config(kernels, "x86-64")
+    with pytest.raises(ValueError, match=r"stencil.kernels.3d7pt on cpu \(x86-64\): depth 5 is outside the 3D kernels' "):
+        S.check_config(kernels, "cpu", "x86-64")
 
 
 @pytest.mark.gpu
@@ -206,7 +242,7 @@ def test_gpu_every_depth_that_fits_matches_reference(name, impl):
     limit = S._shared_limit("cuda")
     for depth in range(1, P.MAX_DEPTH[dims] + 1):
         st = S.Stencil(name, shape, dims, radius, depth)
-        if P.refusal(impl, st, limit):
+        if P.refusal(impl, st, limit, S.device_gpu()):
             continue
         out = S._cuda_runner(impl, st, w, cp.asarray(x), 2 * depth)()
         measure.check(cp.asnumpy(out), S.reference(x, w, 2 * depth), S.TOL, f"{name} {impl} t={depth}")
@@ -231,20 +267,42 @@ def test_gpu_check_domain_and_sampled_path():
     assert row["rel_err"] < S.TOL and "sampled" in row["note"]
 
 
+EVERY_DEPTH = [(dims, shape, radius, depth) for dims, shape, radius in
+               [(2, "star", 1), (2, "box", 1), (2, "star", 3), (2, "box", 3), (3, "star", 1), (3, "box", 1)]
+               for depth in range(1, P.MAX_DEPTH[dims] + 1)]
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("dims, shape, radius, depth", [(2, "star", 3, 1), (2, "box", 3, 1), (2, "box", 1, 3),
-                                                        (3, "star", 1, 1), (3, "box", 1, 1), (3, "star", 2, 1),
-                                                        (3, "star", 1, 3), (3, "box", 1, 3), (3, "star", 1, 2)])
-def test_gpu_cuda_core_kernels_over_several_ragged_blocks(dims, shape, radius, depth):
-    """Every CUDA-core kernel (stencil_cc, stencil_cc3, stencil_tb3) over several blocks along the streaming
-    axis (2D: y, TPB tiles per block; 3D: z), the last one ragged."""
+@pytest.mark.parametrize("tuned", [True, False])
+@pytest.mark.parametrize("dims, shape, radius, depth", EVERY_DEPTH)
+def test_gpu_cuda_core_kernels_every_depth(dims, shape, radius, depth, tuned):
+    """This GPU's CUDA-core kernel (tuned: its TUNED tile; else the default rule's, what an untuned
+    GPU runs) of every stencil shape at every depth the config may ask for, on a ragged field (2D
+    stencil_tb2: many short segments of rows, as the grid fills the GPU's SMs)."""
     import cupy as cp
 
     st = S.Stencil("x", shape, dims, radius, depth)
-    tile = S.cc_tile(st, depth)
+    rng = np.random.default_rng(10)
+    x = rng.random((83, 61) if dims == 2 else (37, 29, 33))
+    w = S.random_weights(rng, shape, dims, radius)
+    tile = None if tuned else P.default_tile(dims, shape, radius, depth)
+    out = S._cuda_runner("cc_tb", st, w, cp.asarray(x), 2 * depth, tile)()
+    measure.check(cp.asnumpy(out), S.reference(x, w, 2 * depth), S.TOL, f"{dims}d {shape} r={radius} t={depth}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dims, shape, radius, depth", [(2, "star", 1, 3), (2, "box", 3, 1), (3, "star", 1, 1),
+                                                        (3, "box", 1, 1), (3, "star", 2, 1), (3, "star", 1, 3),
+                                                        (3, "box", 1, 3), (3, "star", 1, 2)])
+def test_gpu_cuda_core_kernels_over_several_ragged_blocks(dims, shape, radius, depth):
+    """Every CUDA-core kernel over several blocks along its streaming axis, the last one ragged (2D:
+    a tall field, stencil_tb2's segments of rows; 3D: z, BZ planes per block)."""
+    import cupy as cp
+
+    st = S.Stencil("x", shape, dims, radius, depth)
+    tile = P.cc_tile(st, depth, S.device_gpu())
     rng = np.random.default_rng(8)
-    stream = 2 * tile["BY"] * tile.get("TPB", 1) if dims == 2 else 2 * tile["BZ"]
-    x = rng.random((stream + 5, 45) if dims == 2 else (stream + 5, 37, 45))
+    x = rng.random((4133, 45) if dims == 2 else (2 * tile["BZ"] + 5, 37, 45))
     w = S.random_weights(rng, shape, dims, radius)
     out = S._cuda_runner("cc_tb", st, w, cp.asarray(x), 2 * depth)()
     measure.check(cp.asnumpy(out), S.reference(x, w, 2 * depth), S.TOL, f"{dims}d {shape} r={radius} t={depth}")

@@ -140,8 +140,8 @@ def test_stencil_depths_are_checked_at_start(tmp_path):
     (tmp_path / "deep.yaml").write_text("stencil: {kernels: {2d49pt: {depth: 8}}}\n")
     run = snakemake("--profile", "profiles/h100", "-n", "--configfile", "profiles/h100/membound.yaml",
                     str(tmp_path / "deep.yaml"))
-    assert run.returncode != 0 and ("stencil.kernels.2d49pt on sm_90: 2d49pt cc_tb at depth 8 needs 252.0 KiB of "
-                                    "shared memory per block, the device allows 227 KiB; the role depth must run: "
+    assert run.returncode != 0 and ("stencil.kernels.2d49pt on h100 (sm_90): 2d49pt tc at depth 8 needs 244.0 KiB "
+                                    "of shared memory per block, the device allows 227 KiB; the role depth must run: "
                                     "choose a smaller depth") in run.stdout + run.stderr
 
 

@@ -1,17 +1,27 @@
-"""Developer sweep (not a workflow rule): the temporal-blocking (cc_tb) and tensor-core (tc) stencil
-kernels at every depth 1..8 (2D) and 1..4 (3D) on the paper's domains (config/config.yaml
-stencil.domain_2d, domain_3d), each checked against the reference before it is timed (the harness),
-so that the best depth of each kernel on a GPU can be chosen (docs/kernels_stencil.md, "Depth sweep").
+"""Developer sweep (not a workflow rule; issue 23, paper 002 Figure 11): the stencil kernels at every depth
+1..8 (2D) and 1..4 (3D) on the paper's domains (config/config.yaml stencil.domain_2d, domain_3d), each
+case checked as the workflow checks it before it is timed (kernels/harness.py, stencil.prepare: whole
+output on stencil.CHECK_DOMAIN, then 256 sampled points of the timed field).
 
-    python tools/sweep_depths.py [--stencils 2d5pt 2d9pt ...] [--reps 10] [--warmup 3] [--steps 12]
+    python tools/sweep_depths.py [--stencils 2d5pt 3d7pt] [--depths 1 3] [--reps 10] [--warmup 3] [--steps 12]
+    python tools/sweep_depths.py --tiles [--budget 480] [--stencils ...] [--depths ...]
 
-Writes $OUT/sweep_depths.csv (the harness's rows; OUT defaults to ./out) and prints GStencil/s per
-stencil, kernel and depth with the best depth last; a depth whose shared memory does not fit this GPU
-is listed as refused, a failed check as FAILED (no time kept).
+Default: cc_tb in this GPU's tiles (stencil_plan.cc_tile) and tc at every depth; writes
+$OUT/sweep_depths.csv (the harness's rows; OUT defaults to ./out) and prints GStencil/s per stencil,
+kernel and depth with the best depth last, so that the best depth of each kernel can be chosen.
+--tiles: cc_tb alone, at every depth in a handful of tiles (`variants`; warm-up 1 and 5 timed calls
+unless given), so that the best tile per stencil and depth can be chosen; writes $OUT/sweep_tiles.csv
+(every variant) and $OUT/best_tiles.csv, and prints this GPU's TUNED entries for
+src/membound/kernels/stencil_tiles.py. No new case starts after --budget seconds. A depth or tile whose
+shared memory does not fit this GPU is listed as refused, a failed check as FAILED (no time kept).
 """
 import argparse
+import multiprocessing
 import os
 import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -19,38 +29,143 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from membound.kernels import harness, stencil_plan
+from membound.kernels import harness, load_module, stencil_plan as P
 from membound.kernels import stencil as S
+from membound.kernels.stencil_tiles import BASES, CC2, CC3, TB2, TB3
 from membound.run import measure, runinfo
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
+IMPLS = {impl.name: impl for impl in S.IMPLS}
 
 
-def sweep(names, warmup: int, reps: int, steps: int, backend: str = "cuda",
-          domains: dict | None = None) -> tuple[list[dict], list[str]]:
-    """The checked and timed rows of cc_tb and tc at every depth of each stencil, and the refusals;
-    `domains` (dims -> domain) replaces the config's (a small check on the CPU)."""
-    cfg = yaml.safe_load(CONFIG.read_text())["stencil"]
-    domains = domains or {d: tuple(cfg[f"domain_{d}d"]) for d in (2, 3)}
-    limit, rng, rows, notes = S._shared_limit(backend), np.random.default_rng(), [], []
-    for name in names:
-        spec = cfg["kernels"][name]
-        st = stencil_plan.Stencil(name, spec["shape"], spec["dims"], spec["radius"], 1)
-        domain = domains[spec["dims"]]
-        jobs, refused = stencil_plan.plan(st, range(1, stencil_plan.MAX_DEPTH[spec["dims"]] + 1), stencil_plan.SWEPT,
-                                          limit)
+def stencils(names=None) -> list[P.Stencil]:
+    """The config's stencils (all, or `names`), at depth 1."""
+    kernels = yaml.safe_load(CONFIG.read_text())["stencil"]["kernels"]
+    return [P.Stencil(n, kernels[n]["shape"], kernels[n]["dims"], kernels[n]["radius"], 1) for n in names or kernels]
+
+
+def today(st: P.Stencil, depth: int) -> dict:
+    """Issue 13's tile (CC_TILE, before issue 23): the baseline of each stencil."""
+    if st.dims == 2 and st.radius == 1:
+        return CC2
+    if st.dims == 2:
+        return dict(CC2, BX=128, V=16, TPB=4) if st.shape == "star" else dict(CC2, V=16, NTHREADS=128, TPB=4, WSMEM=1)
+    if depth == 1:
+        return CC3 if st.shape == "box" else dict(TB3, BX=64, BY=16, BZ=32, NTHREADS=256)
+    return dict(TB3, BX=64, BY=16) if st.shape == "box" else TB3
+
+
+def variants(st: P.Stencil, depth: int, gpu: str | None) -> dict[str, dict]:
+    """Today's tile, the default rule's, this GPU's and a handful of others, each distinct tile once."""
+    out = {"today": today(st, depth), "default": P.default_tile(st.dims, st.shape, st.radius, depth),
+           "tuned": P.cc_tile(st, depth, gpu)}
+    if st.dims == 2:
+        ch = max(4, 2 * st.radius)
+        own = int(2 * ch * (depth - 1) <= 48)
+        for nt in (128, 256, 512):
+            out[f"nt{nt}_ch{ch}"] = dict(TB2, NT=nt, CH=ch, OWNREG=own)
+        if depth <= 4:    # past Table 3's depths fewer variants, so that the sweep fits 8 minutes
+            out[f"ch{2 * ch}"] = dict(TB2, CH=2 * ch, OWNREG=int(4 * ch * (depth - 1) <= 48))
+            out["pf2_minb2"] = dict(TB2, CH=ch, PF=2, OWNREG=own, MINB=2)
+            out["waves2"] = dict(TB2, CH=ch, OWNREG=own, WAVES=2)
+        out["no_ownreg"] = dict(TB2, CH=ch, OWNREG=0)
+    else:
+        base = out["today"] if out["today"]["kernel"] == "stencil_tb3" else TB3
+        out.update(bz64=dict(base, BZ=64), bz256=dict(base, BZ=256), t256=dict(base, NTHREADS=256),
+                   v8=dict(base, V=8, NTHREADS=256), **{"32x16": dict(base, BX=32, BY=16, NTHREADS=256, V=2)})
+    distinct = {}
+    for label, tile in out.items():
+        distinct.setdefault(tuple(sorted(tile.items())), (label, tile))
+    return dict(distinct.values())
+
+
+def tile_text(tile: dict) -> str:
+    """`tile` as stencil_tiles.py writes it: its kernel's base tile and what differs from it."""
+    name, base = next((n, b) for n, b in BASES.items() if b["kernel"] == tile["kernel"])
+    diff = ", ".join(f"{k}={v}" for k, v in tile.items() if base[k] != v)
+    return f"dict({name}, {diff})" if diff else name
+
+
+def entry_text(st: P.Stencil, depth: int, text: str) -> str:
+    """One line of a TUNED table: the key of `st` at `depth` and its tile's text (tile_text)."""
+    return f'({st.dims}, "{st.shape}", {st.radius}, {depth}): {text},'
+
+
+def compile_launch(job) -> str | None:
+    """Compile one variant in a worker process (fills CuPy's kernel cache): None, or why it cannot run."""
+    st, depth, tile, limit = job
+    try:
+        launch = P.cc_launch(st, depth, tile=tile)
+        if launch.smem > limit:
+            return f"needs {launch.smem / 1024:.1f} KiB of shared memory per block, the device allows {limit // 1024}"
+        load_module(launch.source, tuple(f"-D{k}={v}" for k, v in sorted(launch.macros.items()))).get_function(
+            launch.name)
+    except Exception as err:  # noqa: BLE001 - reported with the variant
+        return str(err).splitlines()[0][:200]
+    return None
+
+
+def measured(impl: str, at: P.Stencil, steps: int, backend: str, warmup: int, reps: int, domain: tuple,
+             rng, tile: dict | None = None) -> dict:
+    """The harness's checked and timed row of `impl` for `at` on `domain` (tile: cc_tb's, instead of the GPU's)."""
+    prepare = partial(S.prepare, IMPLS[impl], at, domain, P.steps_at(steps, at.depth), backend, rng, tile)
+    return harness.measure(IMPLS[impl], prepare, backend, warmup, reps)
+
+
+def sweep_depths(sts, depths, args, backend: str, domains: dict) -> tuple[list[dict], list[str]]:
+    """The rows of cc_tb (this GPU's tiles) and tc at each depth of each stencil, and the refusals."""
+    limit = S._shared_limit(backend)
+    gpu = S.device_gpu() if limit else None
+    rng, rows, notes = np.random.default_rng(), [], []
+    for st in sts:
+        jobs, refused = P.plan(st, [t for t in depths if t <= P.MAX_DEPTH[st.dims]], P.SWEPT, limit, gpu)
         notes += refused
-        for name_impl, at in jobs:
-            impl = next(i for i in S.IMPLS if i.name == name_impl)
-            prepare = partial(S.prepare, impl, at, domain, stencil_plan.steps_at(steps, at.depth), backend, rng)
+        for impl, at in jobs:
             try:
-                row = harness.measure(impl, prepare, backend, warmup, reps)
+                row = measured(impl, at, args.steps, backend, args.warmup, args.reps, domains[st.dims], rng)
             except measure.CheckError as err:
-                notes.append(f"FAILED {name} {impl.name} t={at.depth}: {err}")
+                notes.append(f"FAILED {st.name} {impl} t={at.depth}: {err}")
                 continue
             rows.append({**row, **runinfo.describe(backend)})
-            print(f"{name:7s} {impl.name:6s} t={at.depth}  {row['value']:8.1f} GStencil/s  cv {row['cv']:.3f}", flush=True)
+            print(f"{st.name:7s} {impl:6s} t={at.depth}  {row['value']:8.1f} GStencil/s  cv {row['cv']:.3f}",
+                  flush=True)
     return rows, notes
+
+
+def sweep_tiles(sts, depths, args, domains: dict) -> pd.DataFrame:
+    """Every variant of cc_tb at each depth of each stencil: a row each, its rate or why it failed."""
+    t0, gpu, limit = time.time(), S.device_gpu(), S._shared_limit("cuda")
+    jobs = [(st, t, label, tile) for st in sts for t in depths if t <= P.MAX_DEPTH[st.dims]
+            for label, tile in variants(st, t, gpu).items()]
+    with ProcessPoolExecutor(os.cpu_count(), mp_context=multiprocessing.get_context("spawn")) as pool:
+        refused = list(pool.map(compile_launch, [(st, t, tile, limit) for st, t, _, tile in jobs]))  # NVRTC in parallel
+    print(f"{gpu}: {len(jobs)} variants compiled in {time.time() - t0:.0f} s", flush=True)
+    rng, rows = np.random.default_rng(0), []
+    for (st, t, label, tile), why in zip(jobs, refused):
+        if time.time() - t0 > args.budget:
+            print(f"budget spent: {st.name} t={t} {label} and later variants not measured", flush=True)
+            break
+        row = dict(gpu=gpu, problem=st.name, depth=t, variant=label, cc_kernel=tile["kernel"], tile=tile_text(tile))
+        if why is None:
+            try:
+                row = {**measured("cc_tb", replace(st, depth=t), args.steps, "cuda", args.warmup, args.reps,
+                                  domains[st.dims], rng, tile), **row}
+            except measure.CheckError as err:
+                why = f"FAILED {err}".splitlines()[0][:300]
+            except Exception as err:  # noqa: BLE001 - a launch that cannot run is reported, the sweep goes on
+                why = f"{type(err).__name__}: {err}".splitlines()[0][:200]
+        rows.append({**row, "failed": why or ""})
+        print(f"{st.name:7s} t={t} {label:10s} {row.get('value', float('nan')):8.1f} GStencil/s {why or ''}",
+              flush=True)
+    return pd.DataFrame(rows)
+
+
+def best_tiles(frame: pd.DataFrame) -> pd.DataFrame:
+    """The best checked variant per stencil and depth, with today's tile's rate beside it."""
+    ok = frame[frame.failed == ""]
+    best = ok.loc[ok.groupby(["problem", "depth"], sort=False).value.idxmax()]
+    base = ok[ok.variant == "today"].set_index(["problem", "depth"]).value
+    return best.assign(today=[base.get(key, float("nan")) for key in zip(best.problem, best.depth)])
 
 
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
@@ -64,14 +179,32 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stencils", nargs="+", default=None, help="names from config/config.yaml (default: all)")
-    parser.add_argument("--warmup", type=int, default=3)
-    parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--depths", nargs="+", type=int, default=list(range(1, 9)))
+    parser.add_argument("--tiles", action="store_true", help="cc_tb's tile variants instead of cc_tb and tc")
+    parser.add_argument("--warmup", type=int, default=None, help="default 3 (--tiles: 1)")
+    parser.add_argument("--reps", type=int, default=None, help="default 10 (--tiles: 5)")
     parser.add_argument("--steps", type=int, default=12, help="time steps per timed call (rounded up per depth)")
+    parser.add_argument("--budget", type=float, default=480, help="--tiles: seconds after which no variant starts")
     args = parser.parse_args(argv)
-    names = args.stencils or list(yaml.safe_load(CONFIG.read_text())["stencil"]["kernels"])
+    args.warmup = (1 if args.tiles else 3) if args.warmup is None else args.warmup
+    args.reps = (5 if args.tiles else 10) if args.reps is None else args.reps
+    cfg = yaml.safe_load(CONFIG.read_text())["stencil"]
+    domains = {d: tuple(cfg[f"domain_{d}d"]) for d in (2, 3)}
     out = Path(os.environ.get("OUT", "out"))
     out.mkdir(parents=True, exist_ok=True)
-    rows, notes = sweep(names, args.warmup, args.reps, args.steps)
+    sts = stencils(args.stencils)
+    if args.tiles:
+        frame = sweep_tiles(sts, args.depths, args, domains)
+        frame.to_csv(out / "sweep_tiles.csv", index=False)
+        best = best_tiles(frame)
+        best.to_csv(out / "best_tiles.csv", index=False)
+        print("\nbest per stencil and depth (GStencil/s) beside today's tiles:")
+        print(best[["problem", "depth", "variant", "cc_kernel", "value", "today"]].round(1).to_string(index=False))
+        print(f"\nTUNED[{best.gpu.iloc[0]!r}] for src/membound/kernels/stencil_tiles.py:")
+        for r in best.itertuples():
+            print("        " + entry_text(next(st for st in sts if st.name == r.problem), r.depth, r.tile))
+        return 1 if frame.failed.str.startswith("FAILED").any() else 0
+    rows, notes = sweep_depths(sts, args.depths, args, "cuda", domains)
     if rows:
         measure.write_rows(rows, out / "sweep_depths.csv")
         print("\nGStencil/s per depth (checked before timing; the best depth last)\n")

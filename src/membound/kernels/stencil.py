@@ -4,11 +4,13 @@ A stencil (shape star|box, dims 2|3, radius r) has a DISTINCT random weight per 
 time: out[p] = sum_o w[o] * in[p + o] over its offsets o (paper 002 Sec. 3.2.1, K points).
 
 Roles (impl: unit, paper role):
-- cc_naive (cuda_core, Brick): one time step per launch, `steps` launches (3D: streaming along z,
-  stencil_cc3.cu or stencil_tb3.cu at depth 1).
+- cc_naive (cuda_core, Brick): one time step per launch, `steps` launches: the cc_tb kernel at depth 1.
 - cc_tb (cuda_core, EBISU): temporal blocking at depth t, the last of t steps written (steps/t
-  launches). 2D: a tile plus a halo of t*r is loaded once, t steps run on chip on shrinking regions;
-  3D: streaming along z with t pipelined stages of plane rings in shared memory (stencil_tb3.cu).
+  launches). 2D: streaming along y with t pipelined stages of row rings (stencil_tb2.cu, EBISU's
+  design), or a tile plus a halo of t*r loaded once, t steps on shrinking regions (stencil_cc.cu);
+  3D: streaming along z with t pipelined stages of plane rings (stencil_tb3.cu; stencil_cc3.cu at
+  depth 1). Which kernel and tile, per GPU, stencil and depth: stencil_plan.cc_tile. The weights
+  are passed by value (struct Weights).
 - tc (tensor_core, ConvStencil): kernel fusion as ConvStencil (paper 002 Sec. 2.2.3): the t-step
   stencil is fused into one enlarged stencil K^(t) (the t-fold self-convolution of the weights,
   radius t*r) applied once per t steps with FP64 MMA (m8n8k4); see tc_rows for the transformation.
@@ -19,7 +21,7 @@ Roles (impl: unit, paper role):
 Depths (the fusion sweep, paper 002 Figure 11): one process runs cc_tb and tc at every depth of
 --depths and the role depth --depth (Table 3's), cc_naive at depth 1 and tc_twin at the role depth; a
 timed call runs `steps` rounded up to a multiple of its depth. A depth whose kernel needs more shared
-memory per block than the device allows is refused before any job (stencil_plan.py).
+memory per block than the device allows (with this GPU's tiles) is refused before any job (stencil_plan.py).
 
 Boundary rule: periodic in every dimension, for every role and the reference. With periodic
 boundaries t sequential steps equal one application of the fused stencil everywhere, so all three
@@ -32,17 +34,17 @@ from __future__ import annotations
 
 import math
 import sys
-from functools import partial
+from functools import cache, partial
 
 import numpy as np
 
 from membound.kernels import arg_parser, load_module, stencil_plan
 from membound.kernels.harness import Case, Impl, run_jobs, select
 from membound.kernels.stencil_cpu import CPU, reference, sampled_reference
-from membound.kernels.stencil_plan import (SWEPT, TC3_TILE, Stencil, cc_config, cc_tile, plan, steps_at,  # noqa: F401
-                                           tc_config)
+from membound.kernels.stencil_plan import (SWEPT, TC3_TILE, Stencil, cc_launch, occupancy, plan,  # noqa: F401
+                                           steps_at, tc_config)
 from membound.model.geometry import fuse, fused_support, support, tc_rows, tc_sparsity  # noqa: F401
-from membound.run import measure
+from membound.run import detect, measure
 from membound.run.measure import guarded
 
 IMPLS = (Impl("stencil", "cc_naive", "cuda_core", "Brick"), Impl("stencil", "cc_tb", "cuda_core", "EBISU"),
@@ -85,10 +87,25 @@ def tc_groups(rows: np.ndarray, frags: np.ndarray, rf: int) -> tuple[str, np.nda
 
 # --------------------------------------------------------------------------------------- CUDA
 
-def _cc_kernel(st: Stencil, depth: int):
-    """(kernel, shared bytes), tile of the CUDA-core kernel at `depth` (1: the unblocked role)."""
-    name, macros, smem, tile = cc_config(st, depth)
-    return _compiled(f"{name}.cu", name, macros, smem), tile
+@cache
+def device_gpu() -> str:
+    """The profile name of this process's GPU (config/gpus/<name>.yaml, by its device_match): whose
+    tiles the CUDA-core kernels run (stencil_tiles.TUNED)."""
+    import cupy as cp
+
+    return detect.profile_for([cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode()])
+
+
+def _cc_kernel(st: Stencil, depth: int, gpu: str | None, tile: dict | None = None):
+    """(kernel, shared bytes), launch of the CUDA-core kernel at `depth` (1: the unblocked role) on
+    `gpu`, with its tile (stencil_plan.cc_tile) or `tile` (a sweep's variant)."""
+    launch = cc_launch(st, depth, gpu, tile)
+    return _compiled(launch.source, launch.name, launch.macros, launch.smem), launch
+
+
+def weights_arg(w: np.ndarray) -> np.ndarray:
+    """The weights as the CUDA-core kernels' by-value argument (struct Weights, stencil_strip.cuh)."""
+    return np.ascontiguousarray(w.ravel(), dtype=np.float64).view(np.dtype([("w", np.float64, (w.size,))]))
 
 
 def _tc_kernel(st: Stencil, frags: np.ndarray, rows: np.ndarray, twin: bool):
@@ -108,8 +125,9 @@ def _compiled(source: str, name: str, macros: dict, smem: int):
     return kernel, smem
 
 
-def _cuda_runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int):
-    """A function running `steps` steps of `impl` from device array x0; returns the output array."""
+def _cuda_runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int, tile: dict | None = None):
+    """A function running `steps` steps of `impl` from device array x0; returns the output array
+    (tile: the CUDA-core tile to run instead of this GPU's)."""
     import cupy as cp
 
     shape3 = (1,) * (3 - x0.ndim) + x0.shape
@@ -117,25 +135,27 @@ def _cuda_runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int):
     bufs = [cp.full_like(x0, np.nan), cp.full_like(x0, np.nan)]
     if impl in ("tc", "tc_twin"):
         rows, frags = tc_rows(fuse(w, st.depth), fused_support(w != 0, st.depth))
-        (kernel, smem), tile, threads, frags, rows = _tc_kernel(st, frags, rows, impl == "tc_twin")
+        (kernel, smem), tc_tile, threads, frags, rows = _tc_kernel(st, frags, rows, impl == "tc_twin")
         lane_major = np.ascontiguousarray(frags.transpose(0, 2, 1).reshape(len(frags), 32))  # lane = 4j + k
         extra = (cp.asarray(lane_major), np.int32(len(frags)))
         if rows is not None:
             extra = (cp.asarray(rows), np.int32(len(rows)), *extra)
         launches = steps // st.depth
+        grid, after = tuple(math.ceil(n / b) for n, b in zip((nx, ny, nz), tc_tile)), ()
     else:
         depth = st.depth if impl == "cc_tb" else 1
-        (kernel, smem), cfg = _cc_kernel(st, depth)
-        extra = (cp.asarray(w.ravel()),)
-        tile, threads, launches = (cfg["BX"], cfg["BY"] * cfg.get("TPB", 1), cfg["BZ"]), cfg["NTHREADS"], steps // depth
-    grid = tuple(math.ceil(n / b) for n, b in zip((nx, ny, nz), tile))
+        (kernel, smem), launch = _cc_kernel(st, depth, device_gpu(), tile)
+        blocks = occupancy(launch.threads, kernel.num_regs, smem)
+        grid, after = launch.grid(shape3, cp.cuda.Device().attributes["MultiProcessorCount"], blocks)
+        extra, after = (weights_arg(w),), tuple(np.int32(a) for a in after)
+        threads, launches = launch.threads, steps // depth
     dims = (np.int32(nz), np.int32(ny), np.int32(nx))
 
     def run():
         src = x0
         for i in range(launches):
             dst = bufs[i % 2]
-            kernel(grid, (threads,), (src, dst, *extra, *dims), shared_mem=smem)
+            kernel(grid, (threads,), (src, dst, *extra, *dims, *after), shared_mem=smem)
             src = dst
         return src
 
@@ -145,20 +165,22 @@ def _cuda_runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int):
 # ------------------------------------------------------------------------------------ measure
 
 
-def _check_cuda(impl, st, rng, shape, steps):
+def _check_cuda(impl, st, rng, shape, steps, tile=None):
     """Whole-array check of `impl` on a fresh random field of `shape` (same kernel and launch config)."""
     import cupy as cp
 
     x = rng.random(shape)
     w = random_weights(rng, st.shape, st.dims, st.radius)
-    out = _cuda_runner(impl, st, w, cp.asarray(x), steps)()
+    out = _cuda_runner(impl, st, w, cp.asarray(x), steps, tile)()
     return measure.check(cp.asnumpy(out), reference(x, w, steps), TOL, f"{st.name} {impl} on {_fmt(shape)}")
 
 
-def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rng: np.random.Generator) -> Case:
+def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rng: np.random.Generator,
+            tile: dict | None = None) -> Case:
     """One role on a fresh random field of `domain`: its timed call (`steps` steps) and its check, the
     whole output, or for domains above WHOLE_CHECK_POINTS SAMPLES sampled points (after a whole
-    check of the same kernels on CHECK_DOMAIN)."""
+    check of the same kernels on CHECK_DOMAIN). tile: the CUDA-core tile to run instead of this GPU's
+    (tools/sweep_depths.py --tiles)."""
     w = random_weights(rng, st.shape, st.dims, st.radius)
     depth = 1 if impl.name == "cc_naive" else st.depth
     points = math.prod(domain)
@@ -173,15 +195,17 @@ def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rn
 
         try:   # drawn on the device: no field of gigabytes drawn and uploaded from the host
             x = cp.random.RandomState(int(rng.integers(2**63))).random_sample(domain)
-            run = _cuda_runner(impl.name, st, w, x, steps)
+            run = _cuda_runner(impl.name, st, w, x, steps, tile)
         except cp.cuda.memory.OutOfMemoryError as err:
             raise MemoryError(f"stencil domain {_fmt(domain)} does not fit ({err}); shrink stencil.domain_"
                               f"{st.dims}d in config/config.yaml") from None
+        except ValueError as err:   # a field smaller than the kernel's chunk of rows (stencil_plan.Launch.grid)
+            raise SystemExit(f"error: --domain {_fmt(domain)}: {err}") from None
         to_host, xp, note = cp.asnumpy, cp, ""
         if whole:
             x = x.get()
         else:
-            _check_cuda(impl.name, st, rng, CHECK_DOMAIN[st.dims], steps)
+            _check_cuda(impl.name, st, rng, CHECK_DOMAIN[st.dims], steps, tile)
     if whole:
         output, ref, what = to_host, reference(x, w, steps), f"{st.name} {impl.name} on {_fmt(domain)}"
         checked = "whole output checked"
@@ -224,9 +248,9 @@ def _shared_limit(backend: str) -> int | None:
     return cp.cuda.runtime.deviceGetAttribute(attr, cp.cuda.Device().id)
 
 
-def check_config(kernels, arch: str) -> list[str]:
-    """stencil_plan.check_config of every implementation (the rules call it at start-up)."""
-    return stencil_plan.check_config(kernels, arch, [impl.name for impl in IMPLS])
+def check_config(kernels, gpu: str, arch: str) -> list[str]:
+    """stencil_plan.check_config of every implementation on `gpu` (the rules call it at start-up)."""
+    return stencil_plan.check_config(kernels, gpu, arch, [impl.name for impl in IMPLS])
 
 
 def main(argv=None):
@@ -246,7 +270,8 @@ def main(argv=None):
         raise SystemExit(f"error: --steps {args.steps} must be positive")
     impls = {impl.name: impl for impl, _ in select(IMPLS, args.backend, args.precisions)}
     try:
-        planned, refused = plan(st, args.depths, list(impls), _shared_limit(args.backend))
+        limit = _shared_limit(args.backend)
+        planned, refused = plan(st, args.depths, list(impls), limit, device_gpu() if limit else None)
     except ValueError as err:
         raise SystemExit(f"error: {err}") from None
     for why in refused:

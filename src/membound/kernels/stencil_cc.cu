@@ -45,7 +45,7 @@ __device__ __forceinline__ void load_tile(double* buf, const double* __restrict_
 }
 
 extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
-stencil_cc(const double* __restrict__ in, double* __restrict__ out, const double* __restrict__ wts,
+stencil_cc(const double* __restrict__ in, double* __restrict__ out, const Weights wts,
            int nz, int ny, int nx) {
   extern __shared__ double smem[];   // NBUF input buffers, then (DEPTH > 1) the ping-pong partner
   WEIGHTS(w, wts);

@@ -20,7 +20,7 @@
 #include "stencil_plane.cuh"
 
 extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
-stencil_cc3(const double* __restrict__ in, double* __restrict__ out, const double* __restrict__ wts,
+stencil_cc3(const double* __restrict__ in, double* __restrict__ out, const Weights wts,
             int nz, int ny, int nx) {
   extern __shared__ double ring[];   // KW planes; plane p sits in slot (p - z0 + RAD) % KW
   WEIGHTS(w, wts);

@@ -1,7 +1,9 @@
-"""What the stencil kernels are launched with, and which depths they run: the CUDA-core and
-tensor-core kernel of a stencil at a depth (its source, compile-time macros and tile), the dynamic
-shared memory per block it asks for, and the plan of one benchmark process over the depths of the
-fusion sweep (paper 002 Figure 11), with the depths a GPU cannot run refused before any job."""
+"""What the stencil kernels are launched with, and which depths they run: the one place that picks the
+CUDA-core kernel and tile per (GPU, stencil, depth) (stencil_tiles.TUNED, else `default_tile`), the
+tensor-core kernel's macros, the dynamic shared memory per block each asks for, and the plan of one
+benchmark process over the depths of the fusion sweep (paper 002 Figure 11), with the depths a GPU
+cannot run refused before any job. Pure Python: the tests check every launch without a GPU.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from membound.kernels.stencil_tiles import CC3, TB2, TB3, TUNED
 from membound.model.geometry import fused_support, support, tc_rows
 
 SWEPT = ("cc_tb", "tc")       # run at every depth of the sweep; cc_naive at 1, tc_twin at the role depth
@@ -31,48 +34,93 @@ class Stencil:
             raise ValueError(f"stencil '{self.name}': need shape star|box, dims 2|3, radius >= 1, depth >= 1")
 
 
-# CUDA-core kernel and tile per (dims, temporally blocked, shape, high order: radius > 1), from sweeps on
-# the H100 (docs/kernels_stencil.md). kernel: the .cu file (stencil_cc: 2D, a tile plus halo per block;
-# stencil_cc3 / stencil_tb3: 3D, streaming along z). BX x BY (x BZ) output tile per block, V points
-# per thread along y, TPB tiles per block along y (stencil_cc; the next one prefetched with cp.async
-# when > 1), MINB minimum blocks per SM (0: the compiler's choice), WSMEM weights in shared memory.
-_2D = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0)
-_3D_TB = dict(kernel="stencil_tb3", BX=32, BY=32, BZ=128, V=4, NTHREADS=512, MINB=0, WSMEM=0)
-CC_TILE = {
-    **{(2, blocked, shape, False): _2D for blocked in (False, True) for shape in ("star", "box")},
-    **{(2, blocked, "star", True): dict(_2D, BX=128, V=16, TPB=4) for blocked in (False, True)},
-    **{(2, blocked, "box", True): dict(_2D, V=16, NTHREADS=128, TPB=4, WSMEM=1) for blocked in (False, True)},
-    **{(3, False, "star", high): dict(_3D_TB, BX=64, BY=16, BZ=32, NTHREADS=256) for high in (False, True)},
-    **{(3, False, "box", high): dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0)
-       for high in (False, True)},
-    **{(3, True, "star", high): _3D_TB for high in (False, True)},
-    **{(3, True, "box", high): dict(_3D_TB, BX=64, BY=16) for high in (False, True)},
-}
-TC_TILE = dict(NT=4, WX=2, WY=4)
-TC3_TILE = dict(NT=2, WX=2, WY=4, BZ=64, MINB=2)   # stencil_tc3.cu: BZ output planes per block, MINB blocks per SM
+# ------------------------------------------------------------------------------ CUDA-core tiles
 
 
-def cc_tile(st: Stencil, depth: int) -> dict:
-    """The CUDA-core kernel and tile (CC_TILE) of stencil `st` at `depth` (1: the unblocked role)."""
-    return CC_TILE[st.dims, depth > 1, st.shape, st.radius > 1]
+def default_tile(dims: int, shape: str, radius: int, depth: int) -> dict:
+    """The tile of a GPU without its own TUNED entry: 2D stencil_tb2 (rows per chunk CH >= 2*radius, a
+    thread's own column in registers while those queues stay within ~48 registers; 128 columns past
+    depth 4, whose rings fill shared memory); 3D as the H100 sweeps of issue 13 chose."""
+    if dims == 2:
+        ch = max(4, 2 * radius) if depth > 1 else 8
+        return dict(TB2, CH=ch, NT=256 if depth <= 4 else 128, OWNREG=int(2 * ch * (depth - 1) <= 24))
+    if depth == 1:
+        return dict(CC3) if shape == "box" else dict(TB3, BX=64, BY=16, BZ=32, NTHREADS=256)
+    return dict(TB3, BX=64, BY=16) if shape == "box" else dict(TB3)
 
 
-def cc_config(st: Stencil, depth: int) -> tuple[str, dict, int, dict]:
-    """(kernel name, macros, shared bytes, tile) of the CUDA-core kernel at `depth` (1: the unblocked role)."""
-    tile, r = cc_tile(st, depth), st.radius
+def cc_tile(st: Stencil, depth: int, gpu: str | None = None) -> dict:
+    """The CUDA-core kernel and tile of `st` at `depth` (1: the unblocked role) on `gpu` (a profile
+    name): its TUNED entry, else default_tile."""
+    if not 1 <= depth <= MAX_DEPTH[st.dims]:
+        raise ValueError(f"depth {depth}: CUDA-core {st.dims}D stencils run depths 1..{MAX_DEPTH[st.dims]}")
+    key = (st.dims, st.shape, st.radius, depth)
+    return dict(TUNED.get(gpu or "", {}).get(key) or default_tile(*key))
+
+
+def occupancy(threads: int, regs: int, smem: int) -> int:
+    """Resident blocks per SM of a kernel (sm_80 / sm_90: 2048 threads, 64K registers allocated per
+    warp in units of 256, 228 KB of shared memory with 1 KB reserved per block); at least 1."""
+    warps = -(-threads // 32)
+    regs_per_block = warps * -(-regs * 32 // 256) * 256
+    return max(1, min(2048 // (32 * warps), 65536 // max(1, regs_per_block), 228 * 1024 // (smem + 1024)))
+
+
+@dataclass(frozen=True)
+class Launch:
+    source: str        # the .cu file under kernels/
+    name: str          # its kernel
+    macros: dict       # -D macros
+    smem: int          # dynamic shared memory bytes
+    threads: int
+    waves: int = 0     # stencil_tb2: waves of blocks over the field (sets its segment, see `grid`)
+
+    def grid(self, shape3: tuple, sms: int, blocks_per_sm: int) -> tuple[tuple[int, int, int], tuple]:
+        """The grid over a (nz, ny, nx) field and the kernel's arguments after (.., nz, ny, nx):
+        stencil_tb2 takes `seg`, the output rows per block, so that the blocks over all columns
+        make about `waves` waves of sms * blocks_per_sm."""
+        nz, ny, nx = shape3
+        m = self.macros
+        if self.name != "stencil_tb2":
+            return (math.ceil(nx / m["BX"]), math.ceil(ny / (m["BY"] * m.get("TPB", 1))), math.ceil(nz / m["BZ"])), ()
+        if ny < m["CH"]:
+            raise ValueError(f"a field of {ny} rows is smaller than stencil_tb2's chunk of CH={m['CH']} rows")
+        columns = math.ceil(nx / (m["NT"] - 2 * m["DEPTH"] * m["RAD"]))
+        seg = math.ceil(ny / max(1, self.waves * sms * blocks_per_sm // columns))
+        return (columns, math.ceil(ny / seg), 1), (seg,)
+
+
+def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None = None) -> Launch:
+    """The launch of the CUDA-core kernel of `st` at `depth` on `gpu`: cc_tile's tile, or `tile` (a
+    sweep's variant). ValueError where the tile is no wider than its halo (stencil_tb2)."""
+    tile, r, halo = tile or cc_tile(st, depth, gpu), st.radius, depth * st.radius
     name = tile["kernel"]
     macros = dict(RAD=r, STAR=int(st.shape == "star"), DEPTH=depth,
-                  **{k: v for k, v in tile.items() if k != "kernel"})
-    halo = depth * r
-    sx, sy = tile["BX"] + 2 * halo, tile["BY"] + 2 * halo
-    if name == "stencil_cc3":    # a ring of 2r+1 planes
-        words = (2 * r + 1) * sy * sx
-    elif name == "stencil_tb3":  # `depth` stages of 2r+2 planes, V rows of slack
-        words = depth * (2 * r + 2) * sy * sx + tile["V"] * sx
-    else:  # one input tile (two when a block walks several: the next one in flight) and, temporally
-        #    blocked, the ping-pong partner with V rows of slack
-        words = (1 + (tile["TPB"] > 1) + (depth > 1)) * (sy + (tile["V"] if depth > 1 else 0)) * sx
-    return name, macros, 8 * words, tile
+                  **{k: v for k, v in tile.items() if k not in ("kernel", "WAVES")})
+    if name == "stencil_tb2":   # an input ring of PF + 1 + HC chunks, then depth - 1 stage rings
+        ch, hc = tile["CH"], -(-2 * r // tile["CH"])
+        p_in, p_st = tile["PF"] + 1 + hc, 2 + hc
+        p_st = p_st if p_in % p_st == 0 else p_in
+        words, threads = (p_in + (depth - 1) * p_st) * ch * (tile["NT"] + 2 * r), tile["NT"]
+        if tile["NT"] <= 2 * halo:
+            raise ValueError(f"stencil {st.name}: tile NT={tile['NT']} is no wider than its halo at depth {depth}; "
+                             "choose another tile in stencil_tiles")
+    else:
+        sx, sy = tile["BX"] + 2 * halo, tile["BY"] + 2 * halo
+        threads = tile["NTHREADS"]
+        if name == "stencil_cc3":    # a ring of 2r+1 planes
+            words = (2 * r + 1) * sy * sx
+        elif name == "stencil_tb3":  # `depth` stages of 2r+2 planes, V rows of slack
+            words = depth * (2 * r + 2) * sy * sx + tile["V"] * sx
+        else:  # stencil_cc: one input tile (two when a block walks several) and, blocked, the ping-pong partner
+            words = (1 + (tile["TPB"] > 1) + (depth > 1)) * (sy + (tile["V"] if depth > 1 else 0)) * sx
+    return Launch(f"{name}.cu", name, macros, 8 * words, threads, tile.get("WAVES", 0))
+
+
+# ---------------------------------------------------------------------------- tensor-core kernel
+
+TC_TILE = dict(NT=4, WX=2, WY=4)
+TC3_TILE = dict(NT=2, WX=2, WY=4, BZ=64, MINB=2)   # stencil_tc3.cu: BZ output planes per block, MINB blocks per SM
 
 
 def tc_config(st: Stencil, nfrag: int, twin: bool) -> tuple[str, dict, int, dict]:
@@ -88,18 +136,21 @@ def tc_config(st: Stencil, nfrag: int, twin: bool) -> tuple[str, dict, int, dict
     return ("stencil_tc3" if st.dims == 3 else "stencil_tc"), macros, 8 * words, tile
 
 
-def shared_bytes(impl: str, st: Stencil) -> int:
-    """Dynamic shared memory per block of `impl` for stencil `st` at its depth (cc_naive: depth 1)."""
+# ------------------------------------------------------------------------------ what fits, what runs
+
+
+def shared_bytes(impl: str, st: Stencil, gpu: str | None = None) -> int:
+    """Dynamic shared memory per block of `impl` for stencil `st` at its depth (cc_naive: depth 1) on `gpu`."""
     if impl.startswith("tc"):
         mask = fused_support(support(st.shape, st.dims, st.radius), st.depth)
         return tc_config(st, len(tc_rows(mask.astype(float), mask)[1]), impl == "tc_twin")[2]
-    return cc_config(st, 1 if impl == "cc_naive" else st.depth)[2]
+    return cc_launch(st, 1 if impl == "cc_naive" else st.depth, gpu).smem
 
 
-def refusal(impl: str, st: Stencil, limit: int) -> str | None:
-    """Why `impl` cannot run `st` at its depth where a block may have `limit` bytes of shared memory
-    (None: it can)."""
-    need = shared_bytes(impl, st)
+def refusal(impl: str, st: Stencil, limit: int, gpu: str | None = None) -> str | None:
+    """Why `impl` cannot run `st` at its depth on `gpu` where a block may have `limit` bytes of shared
+    memory (None: it can)."""
+    need = shared_bytes(impl, st, gpu)
     if need <= limit:
         return None
     return (f"{st.name} {impl} at depth {st.depth} needs {need / 1024:.1f} KiB of shared memory per block, "
@@ -111,18 +162,20 @@ def steps_at(steps: int, depth: int) -> int:
     return depth * math.ceil(steps / depth)
 
 
-def plan(st: Stencil, depths, impls, limit: int | None = None) -> tuple[list[tuple[str, Stencil]], list[str]]:
-    """The jobs of one stencil, (impl name, stencil at the depth it runs), and the refusals: SWEPT impls
-    at each of `depths` and st.depth (the role depth), the others of `impls` at st.depth (cc_naive
-    runs depth 1 whatever it is). A depth whose shared memory exceeds `limit` bytes is refused (a
-    phrase in the second list); ValueError where that is the role depth, or a depth is beyond MAX_DEPTH."""
+def plan(st: Stencil, depths, impls, limit: int | None = None,
+         gpu: str | None = None) -> tuple[list[tuple[str, Stencil]], list[str]]:
+    """The jobs of one stencil on `gpu`, (impl name, stencil at the depth it runs), and the refusals:
+    SWEPT impls at each of `depths` and st.depth (the role depth), the others of `impls` at st.depth
+    (cc_naive runs depth 1 whatever it is). A depth whose shared memory exceeds `limit` bytes is
+    refused (a phrase in the second list); ValueError where that is the role depth, or a depth is
+    beyond MAX_DEPTH."""
     jobs, refused = [], []
     for impl in impls:
         for t in sorted({*depths, st.depth}) if impl in SWEPT else [st.depth]:
             if not 1 <= t <= MAX_DEPTH[st.dims]:
                 raise ValueError(f"depth {t} is outside the {st.dims}D kernels' 1..{MAX_DEPTH[st.dims]}: drop it")
             at = replace(st, depth=t)
-            why = refusal(impl, at, limit) if limit else None
+            why = refusal(impl, at, limit, gpu) if limit else None
             if why and t == st.depth:
                 raise ValueError(f"{why}; the role depth must run: choose a smaller depth")
             if why:
@@ -132,16 +185,16 @@ def plan(st: Stencil, depths, impls, limit: int | None = None) -> tuple[list[tup
     return jobs, refused
 
 
-def check_config(kernels: Mapping, arch: str, impls) -> list[str]:
-    """Config stencil.kernels against what the kernels `impls` run on a GPU of `arch` (SHARED_KIB; no
-    shared-memory check for another arch): ValueError naming the key where `plan` raises one, else the
-    refused depths, one phrase each (their rows will not exist)."""
+def check_config(kernels: Mapping, gpu: str, arch: str, impls) -> list[str]:
+    """Config stencil.kernels against what the kernels `impls` run on `gpu` (its tiles), of `arch`
+    (SHARED_KIB; no shared-memory check for another arch): ValueError naming the key where `plan`
+    raises one, else the refused depths, one phrase each (their rows will not exist)."""
     limit = SHARED_KIB[arch] * 1024 if arch in SHARED_KIB else None
     refused = []
     for name, spec in kernels.items():
         st = Stencil(name, spec["shape"], spec["dims"], spec["radius"], spec["depth"])
         try:
-            refused += plan(st, spec.get("depths", []), impls, limit)[1]
+            refused += plan(st, spec.get("depths", []), impls, limit, gpu)[1]
         except ValueError as err:
-            raise ValueError(f"stencil.kernels.{name} on {arch}: {err}") from None
+            raise ValueError(f"stencil.kernels.{name} on {gpu} ({arch}): {err}") from None
     return refused

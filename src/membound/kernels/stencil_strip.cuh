@@ -1,22 +1,25 @@
 // What the CUDA-core stencil kernels share: the periodic wrap, the weight index, the weights (WEIGHTS)
 // and the update of a strip of V output points along y. Set DIMS, RAD, STAR (0 box | 1 star), V, SX
 // (the row pitch of the shared-memory tiles), NTHREADS and WSMEM before including it. Weights: dense
-// (2*RAD+1)^DIMS array (z, y, x), in registers (WSMEM 0: every thread loads all NW) or in shared
-// memory (WSMEM 1, volatile: each strip reads each weight once, a broadcast load, which frees 2 NW
-// registers per thread for more resident warps; the kernel must pass a barrier before the first use).
+// (2*RAD+1)^DIMS array (z, y, x), a kernel argument passed by value (struct Weights): every thread
+// reads the same constant-bank words, which the compiler keeps in uniform registers or uses as DFMA
+// operands, so they take no per-thread registers. WSMEM 1: copied to shared memory (volatile, each
+// strip reads each weight once, a broadcast load; the kernel must pass a barrier before the first use).
 #pragma once
 
 #define KW (2 * RAD + 1)
 #define NW (DIMS == 3 ? KW * KW * KW : KW * KW)
 
+struct Weights {
+  double w[NW];
+};
+
 #if WSMEM
 #define WEIGHTS(w, wts)                                                               \
-  volatile __shared__ double w[NW];                                                          \
-  for (int o = threadIdx.x; o < NW; o += NTHREADS) w[o] = wts[o] /* read after the kernel's first barrier */
+  volatile __shared__ double w[NW];                                                   \
+  for (int o = threadIdx.x; o < NW; o += NTHREADS) w[o] = wts.w[o] /* read after the kernel's first barrier */
 #else
-#define WEIGHTS(w, wts) \
-  double w[NW];         \
-  _Pragma("unroll") for (int o = 0; o < NW; ++o) w[o] = wts[o]
+#define WEIGHTS(w, wts) const auto& w = wts.w
 #endif
 
 __device__ __forceinline__ int wrap(int i, int n) {

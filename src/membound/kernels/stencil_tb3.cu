@@ -22,7 +22,7 @@
 #include "stencil_async.cuh"
 
 extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
-stencil_tb3(const double* __restrict__ in, double* __restrict__ out, const double* __restrict__ wts,
+stencil_tb3(const double* __restrict__ in, double* __restrict__ out, const Weights wts,
             int nz, int ny, int nx) {
   // DEPTH rings of NS planes (stage 0: input; stage s: step s), then V rows of slack for the reads
   // of a last partial strip (discarded results)

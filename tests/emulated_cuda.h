@@ -1,0 +1,100 @@
+// A CPU stand-in for the CUDA features the CUDA-core stencil kernels use, so that their own source
+// runs here (tests/emulated.py compiles it with g++). Blocks run one after another; a block's
+// threads are fibers (ucontext) that run one at a time, each until its next __syncthreads(), in an
+// order the driver picks (forward or reverse): a read of a value another thread writes in the same
+// barrier interval then gives a different result in the two orders. Shared memory starts as NaN.
+// cp.async copies are kept until the thread's async_wait, so that a read before the wait sees NaN.
+#pragma once
+#include <ucontext.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <vector>
+
+#define MEMBOUND_EMULATE 1
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __restrict__ __restrict
+#define __shared__ static
+#define __ldg(p) (*(p))
+using std::max;
+using std::min;
+
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+static dim3 threadIdx, blockIdx, blockDim, gridDim;
+
+namespace emu {
+static double* shared_mem;
+struct Copy {
+  double* dst;
+  const double* src;
+};
+struct Thread {
+  ucontext_t ctx;
+  std::vector<char> stack;
+  std::vector<std::vector<Copy>> groups{1};   // the last one is open
+  bool done = false;
+};
+static std::vector<Thread> threads;
+static ucontext_t scheduler;
+static unsigned current;
+static std::function<void()> body;
+
+static void run_thread() {
+  body();
+  threads[current].done = true;
+}
+
+// Run body() as every thread of every block; reverse: the threads of an interval in reverse order.
+static void launch(dim3 grid, dim3 block, size_t smem_bytes, bool reverse, std::function<void()> kernel) {
+  body = kernel;
+  gridDim = grid;
+  blockDim = block;
+  std::vector<double> smem(smem_bytes / 8 + 1);
+  shared_mem = smem.data();
+  for (unsigned bz = 0; bz < grid.z; ++bz)
+    for (unsigned by = 0; by < grid.y; ++by)
+      for (unsigned bx = 0; bx < grid.x; ++bx) {
+        blockIdx = {bx, by, bz};
+        std::fill(smem.begin(), smem.end(), std::numeric_limits<double>::quiet_NaN());
+        threads = std::vector<Thread>(block.x);
+        for (auto& t : threads) {
+          t.stack.resize(1 << 18);
+          getcontext(&t.ctx);
+          t.ctx.uc_stack = {t.stack.data(), 0, t.stack.size()};
+          t.ctx.uc_link = &scheduler;
+          makecontext(&t.ctx, run_thread, 0);
+        }
+        for (bool left = true; left;) {   // one barrier interval per pass
+          left = false;
+          for (unsigned i = 0; i < block.x; ++i) {
+            current = reverse ? block.x - 1 - i : i;
+            if (threads[current].done) continue;
+            threadIdx = {current, 0, 0};
+            swapcontext(&scheduler, &threads[current].ctx);
+            left = left || !threads[current].done;
+          }
+        }
+      }
+}
+}  // namespace emu
+
+inline void __syncthreads() { swapcontext(&emu::threads[emu::current].ctx, &emu::scheduler); }
+
+inline void copy_async(double* dst, const double* src) { emu::threads[emu::current].groups.back().push_back({dst, src}); }
+inline void async_commit() { emu::threads[emu::current].groups.emplace_back(); }
+template <int N>
+inline void async_wait() {   // complete every committed group but the newest N
+  auto& g = emu::threads[emu::current].groups;
+  while (g.size() - 1 > N) {
+    for (auto& c : g.front()) *c.dst = *c.src;
+    g.erase(g.begin());
+  }
+}

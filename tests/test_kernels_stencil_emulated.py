@@ -1,0 +1,59 @@
+"""The CUDA-core stencil kernels' own source run on the CPU (tests/emulated.py): every kernel, tile
+shape and depth class against the scipy reference, with the threads of each barrier interval run
+forward and in reverse (a race then shows), shared memory poisoned with NaN and cp.async copies
+landing only at the thread's wait. Needs g++, not a GPU."""
+
+import numpy as np
+import pytest
+
+import emulated
+from membound.kernels import stencil as S
+from membound.kernels import stencil_plan as P
+from membound.kernels.stencil_tiles import CC3, TB2, TB3
+
+pytestmark = pytest.mark.skipif(not emulated.available(), reason="no g++ here")
+
+SMALL_TB3 = dict(TB3, BX=8, BY=8, BZ=8, NTHREADS=32)
+CASES = [  # (shape, dims, radius, depth, tile, field); fields ragged, several blocks and segments
+    ("star", 2, 1, 3, dict(TB2, NT=32, CH=4), (45, 71)),
+    ("box", 2, 1, 8, dict(TB2, NT=40, CH=2, PF=2), (37, 53)),
+    ("box", 2, 1, 2, dict(TB2, NT=32, CH=8, PF=3, OWNREG=0), (64, 45)),
+    ("star", 2, 3, 1, dict(TB2, NT=32, CH=8), (45, 71)),
+    ("box", 2, 3, 2, dict(TB2, NT=32, CH=6), (37, 53)),
+    ("star", 2, 2, 5, dict(TB2, NT=48, CH=3, OWNREG=0), (37, 53)),
+    ("star", 2, 3, 4, dict(TB2, NT=64, CH=6, WAVES=2), (45, 71)),
+    ("box", 2, 3, 2, dict(TB2, NT=40, CH=12, MINB=2), (37, 53)),
+    ("box", 2, 1, 2, dict(kernel="stencil_cc", BX=16, BY=8, BZ=1, V=4, NTHREADS=32, TPB=2, MINB=0, WSMEM=1), (45, 71)),
+    ("star", 3, 1, 3, SMALL_TB3, (21, 13, 19)),
+    ("box", 3, 1, 4, dict(SMALL_TB3, WSMEM=1), (21, 13, 19)),
+    ("box", 3, 1, 1, dict(CC3, BX=8, BY=16, BZ=8, V=4, NTHREADS=32), (21, 13, 19)),
+]
+
+
+@pytest.mark.parametrize("shape, dims, radius, depth, tile, field", CASES)
+def test_emulated_kernel_matches_reference(shape, dims, radius, depth, tile, field):
+    rng = np.random.default_rng(11)
+    x = rng.random(field)
+    w = S.random_weights(rng, shape, dims, radius)
+    shape3 = (1,) * (3 - dims) + field
+    launch = P.cc_launch(P.Stencil("emulated", shape, dims, radius, depth), depth, tile=tile)
+    grid, after = launch.grid(shape3, sms=3, blocks_per_sm=1)
+    binary = emulated.build(launch.source, launch.macros, seg_arg=bool(after))
+    ref = S.reference(x, w, depth)
+    for reverse in (False, True):
+        out = emulated.run(binary, x, w, grid, launch.threads, launch.smem, after[0] if after else 0, reverse)
+        np.testing.assert_allclose(out, ref, rtol=0, atol=S.TOL, err_msg=f"{tile['kernel']} reverse={reverse}")
+
+
+def test_emulation_catches_a_missing_wait(monkeypatch):
+    """A kernel that reads its input ring before the copies landed (one chunk too few waited for) fails."""
+    text = emulated.source_text("stencil_tb2.cu").replace("async_wait<PF - 1>()", "async_wait<PF>()")
+    monkeypatch.setattr(emulated, "source_text", lambda source: text)
+    shape, dims, radius, depth, tile, field = CASES[0]
+    x = np.random.default_rng(12).random(field)
+    w = S.random_weights(np.random.default_rng(13), shape, dims, radius)
+    launch = P.cc_launch(P.Stencil("emulated", shape, dims, radius, depth), depth, tile=tile)
+    grid, after = launch.grid((1, *field), sms=3, blocks_per_sm=1)
+    out = emulated.run(emulated.build(launch.source, launch.macros, True), x, w, grid, launch.threads, launch.smem,
+                       after[0], False)
+    assert not np.allclose(out, S.reference(x, w, depth), atol=S.TOL, equal_nan=False)

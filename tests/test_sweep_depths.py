@@ -1,0 +1,82 @@
+"""tools/sweep_depths.py: its tile variants launch, the TUNED lines it prints are stencil_tiles.py's own
+format, and its depth sweep runs checked rows (on the CPU)."""
+
+import importlib.util
+from argparse import Namespace
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from membound.kernels import stencil_plan as P
+from membound.kernels.stencil_tiles import BASES, TUNED
+
+REPO = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("sweep_depths", REPO / "tools" / "sweep_depths.py")
+sweep = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(sweep)
+
+
+@pytest.mark.parametrize("gpu", [None, "h100"])
+def test_every_variant_is_distinct_and_has_a_launch(gpu):
+    for st in sweep.stencils():
+        for depth in range(1, P.MAX_DEPTH[st.dims] + 1):
+            tiles = sweep.variants(st, depth, gpu)
+            assert P.cc_tile(st, depth, gpu) in tiles.values() and sweep.today(st, depth) in tiles.values()
+            assert len({tuple(sorted(t.items())) for t in tiles.values()}) == len(tiles) >= 4
+            for tile in tiles.values():
+                assert P.cc_launch(st, depth, tile=tile).smem > 0
+                assert eval(sweep.tile_text(tile), dict(BASES)) == tile
+
+
+def test_the_printed_entries_are_stencil_tiles_lines():
+    """Each H100 entry, printed as the sweep prints it, is a line of stencil_tiles.py (paste-able)."""
+    lines = {line.strip() for line in (REPO / "src/membound/kernels/stencil_tiles.py").read_text().splitlines()}
+    names = {(st.dims, st.shape, st.radius): st for st in sweep.stencils()}
+    for (dims, shape, radius, depth), tile in TUNED["h100"].items():
+        assert sweep.entry_text(names[dims, shape, radius], depth, sweep.tile_text(tile)) in lines
+
+
+def test_depth_sweep_on_the_cpu_checks_every_depth():
+    args = Namespace(steps=3, warmup=0, reps=1)
+    rows, notes = sweep.sweep_depths(sweep.stencils(["2d9pt", "3d7pt"]), [1, 2, 3, 9], args, "cpu",
+                                     {2: (21, 17), 3: (9, 8, 7)})
+    assert notes == [] and all(r["rel_err"] < 1e-10 for r in rows)
+    assert [(r["problem"], r["impl"], r["depth"], r["steps"]) for r in rows] == [
+        (name, impl, t, {1: 3, 2: 4, 3: 3}[t]) for name in ("2d9pt", "3d7pt") for impl in P.SWEPT for t in (1, 2, 3)]
+
+
+def test_tile_sweep_keeps_the_best_checked_variant_and_prints_its_entry(monkeypatch, tmp_path, capsys):
+    """The tile sweep's bookkeeping (no GPU: compiling and measuring faked): a refused and a failed
+    variant are kept out of the best, which is printed as a TUNED line; a failed check fails the run."""
+    from membound.run.measure import CheckError
+
+    class Serial:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        map = staticmethod(map)
+
+    def fake_measured(impl, at, steps, backend, warmup, reps, domain, rng, tile):
+        if tile.get("PF") == 2:
+            raise CheckError("2d5pt cc_tb: mismatch")
+        return {"problem": at.name, "depth": at.depth, "value": tile.get("NT", 100) + 10 * tile.get("CH", 0) + at.depth}
+
+    monkeypatch.setattr(sweep, "ProcessPoolExecutor", Serial)
+    monkeypatch.setattr(sweep, "compile_launch", lambda job: "needs 300 KiB" if job[2].get("NT") == 512 else None)
+    monkeypatch.setattr(sweep, "measured", fake_measured)
+    monkeypatch.setattr(sweep.S, "device_gpu", lambda: "h200")
+    monkeypatch.setattr(sweep.S, "_shared_limit", lambda backend: 227 * 1024)
+    monkeypatch.setenv("OUT", str(tmp_path))
+    assert sweep.main(["--tiles", "--stencils", "2d5pt", "--depths", "2", "9"]) == 1
+    best = pd.read_csv(tmp_path / "best_tiles.csv")
+    assert list(zip(best.depth, best.variant, best.value)) == [(2, "ch8", 338)]
+    frame = pd.read_csv(tmp_path / "sweep_tiles.csv", keep_default_na=False)
+    assert set(frame.failed) == {"", "needs 300 KiB", "FAILED 2d5pt cc_tb: mismatch"}
+    assert '(2, "star", 1, 2): dict(TB2, CH=8),' in capsys.readouterr().out.splitlines()[-1]
