@@ -171,13 +171,16 @@ def test_gpu_impls_meet_the_bound_and_equal_their_cpu_counterpart(impl, n, p):
     accumulator and rounded once, so the MMA layouts and the TF32 rounding are checked exactly."""
     if reason := harness.skip_reason(impl, "cuda"):
         pytest.skip(reason)
+    import cupy as cp
+
     _, case = checked(impl, "cuda", n, p, seed=n)
     rng = np.random.default_rng(n)                                   # prepare's draws, replayed
     q = precision.quantize([rng.uniform(0.5, 2.0)], p)[0]
-    b = precision.quantize(rng.uniform(-1.0, 1.0, n), p)
+    b = cp.random.RandomState(int(rng.integers(2**63))).uniform(-1.0, 1.0, n).astype(precision.fmt(p).dtype)
+    b = cp.asnumpy(b)                                                # drawn on the device (scale._arrays)
     a = np.full(n, np.nan, b.dtype)
     scale.cpu_runner("numpy_mma" if impl.name == "tensor_core" else "numpy", a, b, q, p)()
-    assert np.array_equal(case.output(case.run()), a)
+    assert np.array_equal(cp.asnumpy(case.output(case.run())), a)
 
 
 @pytest.mark.gpu
