@@ -175,7 +175,8 @@ def _one(**columns):
     base = ncu.parse_launches(FIX / "scale_h100_raw.csv").iloc[[0]]
     zeros = {c: 0.0 for c in ("dadd", "dmul", "dfma", "fadd", "fmul", "ffma", "hadd", "hmul", "hfma", "dmma_inst",
                               "hmma_inst")}
-    return base.assign(**{**zeros, "tensor_fp64_ops": float("nan"), **columns})
+    ops = {c: float("nan") for c in ("tensor_fp64_ops", "tensor_tf32_ops", "tensor_fp16_ops", "hfma2_mma_inst")}
+    return base.assign(**{**zeros, **ops, **columns})
 
 
 def test_cuda_core_flops_of_every_precision_count_fma_twice():
@@ -231,3 +232,26 @@ def test_mma_shapes_argument():
     assert ncu.mma_shape_arg("fp32=16x8x8") == ("fp32", (16, 8, 8))
     with pytest.raises(Exception, match="<precision>=MxNxK"):
         ncu.mma_shape_arg("fp32=16x8")
+
+
+def test_tensor_op_counters_count_tf32_and_fp16_flops_where_measured():
+    """The H100 probe of 2026-11-24: SCALE's tensor-core kernels at n = 2^24 counted 131072 HMMA
+    and 268435456 (TF32) / 536870912 (FP16) tensor ops: 16 and 32 FLOPs per element, as 2 m n k."""
+    tf32 = _one(precision="fp32", kernel_name="scale_tensor_core_fp32", hmma_inst=131072.0,
+                tensor_tf32_ops=268435456.0, tag="membound:scale:tensor_core:n:fp32")
+    fp16 = _one(precision="fp16", kernel_name="scale_tensor_core_fp16", hmma_inst=131072.0,
+                tensor_fp16_ops=536870912.0, tag="membound:scale:tensor_core:n:fp16")
+    rows = ncu.summarize(pd.concat([tf32, fp16])).set_index("precision")
+    assert rows.loc["fp32", "flops_tensor"] == 16 * 2**24 and rows.loc["fp16", "flops_tensor"] == 32 * 2**24
+    assert rows.loc["fp16", "tensor_flops_from"] == "sm__ops_path_tensor_src_fp16 (1 FLOP per unit)"
+    assert rows.loc["fp32", "tensor_flops_from"] == "sm__ops_path_tensor_src_tf32_dst_fp32 (1 FLOP per unit)"
+
+
+def test_hfma2_mma_moves_on_the_tensor_pipe_are_no_tensor_flops():
+    """cuBLAS sgemv on the H100 counted 18432 HMMA-pipe instructions, all HFMA2.MMA: no TF32 FLOPs."""
+    sgemv = _one(precision="fp32", kernel_name="gemv2T_kernel_val", hmma_inst=18432.0, hfma2_mma_inst=18432.0,
+                 tag="membound:gemv:cublas_sgemv:n:fp32")
+    row = ncu.summarize(sgemv, {"fp32": (16, 8, 8)}).iloc[0]
+    assert row["flops_tensor"] == 0 and row["tensor_flops_from"] == "no tensor instructions"
+    fewer = ncu.summarize(sgemv.assign(hfma2_mma_inst=18430.0), {"fp32": (16, 8, 8)}).iloc[0]
+    assert fewer["flops_tensor"] == 2 * 2048

@@ -133,3 +133,17 @@ def test_each_depth_of_the_sweep_joins_its_own_counter_row():
     t = wqi.table(sweep, tagged, config.load_gpu("h100"), stencils).set_index(["impl", "depth"])
     assert t.loc[("cc_tb", 4), "status"] == "measured" and t.loc[("cc_tb", 3), "status"].startswith("not measured")
     assert t.loc[("cc_tb", 4), "launches"] == 4
+
+
+def test_fp16_cuda_core_counts_are_not_flops_and_leave_the_achieved_roofline(parts):
+    """ncu counts a packed HMUL2 once (the H100's fp16 SCALE: dW = -50%, docs/counters.md): such a row
+    says so in its status, which keeps it off the achieved roofline; an fp16 tensor row stays measured."""
+    bench, counters, gpu = parts
+    bench = bench.assign(precision="fp16")
+    bench["tag"] = [measure.launch_tag(k, i, q, precision="fp16") for k, i, q in
+                    zip(bench["kernel"], bench["impl"], bench["problem"])]
+    counters = counters.assign(tag=counters["tag"] + ":fp16", precision="fp16")
+    counters.loc[counters["impl"] == "cuda_core", ["dmul", "hmul"]] = [0.0, 2.0**27]
+    t = wqi.table(bench, counters, gpu, stencils=None).set_index("impl")
+    assert t.loc["cuda_core", "status"] == wqi.FP16_INSTRUCTIONS
+    assert t.loc["tensor_core", "status"] == "measured"

@@ -80,19 +80,35 @@ def _part(count: float, name: str, kernel_name: str, kind: str, fallback) -> tup
     return count * 2 * m * n * k, f"{name} instructions x {2 * m * n * k} (m{m}n{n}k{k}{'' if kind == 'f64' else ' ' + kind}, {why})"
 
 
+# ncu's tensor-path op counters per tensor-core type (1 FLOP per unit, checked on the H100 against
+# cuBLAS HGEMM/TF32 GEMM and membound's SCALE, docs/counters.md) and their columns in the launches
+OPS = {"f64": ("tensor_fp64_ops", "sm__ops_path_tensor_src_fp64"),
+       "tf32": ("tensor_tf32_ops", "sm__ops_path_tensor_src_tf32_dst_fp32"),
+       "f16": ("tensor_fp16_ops", "sm__ops_path_tensor_src_fp16")}
+
+
+def _ops(l, kind: str) -> tuple[float, str] | None:
+    """The op counter of `kind` where ncu measured it, else None."""
+    column, metric = OPS[kind]
+    return (float(l[column]), f"{metric} (1 FLOP per unit)") if pd.notna(l.get(column, float("nan"))) else None
+
+
 def tensor_flops(launches: pd.DataFrame, fallbacks: dict) -> tuple[pd.Series, list[str]]:
-    """Per launch: tensor-path FLOPs and where they come from. FP64: the ops counter
-    (sm__ops_path_tensor_src_fp64, 1 FLOP per unit) where measured, else DMMA instructions x 2 m n k;
-    HMMA instructions x 2 m n k of the launch precision's tensor-core type (tf32 for fp32, f16 for
-    fp16). `fallbacks` maps precisions to the spec's shapes."""
+    """Per launch: tensor-path FLOPs and where they come from. Each type from its op counter (OPS)
+    where measured, else from instructions x 2 m n k: FP64 DMMA; TF32 and FP16 HMMA of the launch
+    precision's type, less the HFMA2.MMA instructions that ncu counts on the same pipe (register
+    moves and constants the compiler issues there, in any kernel). `fallbacks`: precision -> the
+    spec's shape."""
     flops, how = [], []
     for _, l in launches.iterrows():
         precision, name = l.get("precision", "fp64"), l["kernel_name"]
-        dmma = ((l["tensor_fp64_ops"], "sm__ops_path_tensor_src_fp64 (1 FLOP per unit)") if pd.notna(l["tensor_fp64_ops"])
-                else _part(_count(l["dmma_inst"]), "DMMA", name, "f64", fallbacks.get("fp64")))
-        kind, hmma_inst = fmt(precision).tc_type, _count(l.get("hmma_inst"))
+        dmma = _ops(l, "f64") or _part(_count(l["dmma_inst"]), "DMMA", name, "f64", fallbacks.get("fp64"))
+        kind = fmt(precision).tc_type
+        hmma_inst = _count(l.get("hmma_inst")) - _count(l.get("hfma2_mma_inst"))
         if kind == "f64":
             hmma = (float("nan"), "HMMA instructions in an fp64 launch: not counted") if hmma_inst else (0.0, "")
+        elif measured := _ops(l, kind):
+            hmma = measured
         elif pd.isna(l.get("hmma_inst", float("nan"))):
             hmma = float("nan"), "HMMA instructions not collected (ncu lacks the metric): not counted"
         else:

@@ -37,13 +37,15 @@ from membound.counters import mma
 from membound.counters.ncu_csv import CUDA_CORE_OPS, METRICS, NVTX_FILTER, CounterError, parse_launches
 from membound.run.outputs import write_csv
 
-OPTIONAL = {"sm__ops_path_tensor_src_fp64.sum"}   # newer GPUs only; DMMA instructions stand in for it
+OPTIONAL = {"sm__ops_path_tensor_src_fp64.sum", "sm__ops_path_tensor_src_tf32_dst_fp32.sum",  # not on every GPU:
+            "sm__ops_path_tensor_src_fp16.sum", "sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum"}  # instructions stand in
 PERMISSION_FIX = ("GPU performance counters are not permitted for this user (ERR_NVGPUCTRPERM): run the "
                   "counter jobs as root, or let all users profile (driver option "
                   "NVreg_RestrictProfilingToAdminUsers=0, https://developer.nvidia.com/ERR_NVGPUCTRPERM), "
                   "or set `counters: false` in config/config.yaml to run `all` without counters")
 COLUMNS = ["tag", "kernel", "impl", "problem", "precision", "kernel_name", "part", "launches", "time_s",
-           *[op for ops in CUDA_CORE_OPS.values() for op in ops], "tensor_fp64_ops", "dmma_inst", "hmma_inst",
+           *[op for ops in CUDA_CORE_OPS.values() for op in ops], "tensor_fp64_ops", "tensor_tf32_ops",
+           "tensor_fp16_ops", "dmma_inst", "hmma_inst", "hfma2_mma_inst",
            "flops_cuda_core", "flops_tensor", "flops", "tensor_flops_from", "dram_read", "dram_write", "dram_bytes",
            "l2_bytes", "l1_bytes", "profiler", "clock_control", "cache_control"]
 
