@@ -6,8 +6,8 @@
 // A block walks TPB tiles along y. TPB > 1: the next tile's input is copied into a second buffer with
 // cp.async while the current one is computed, so loads and arithmetic overlap within a block and no
 // register stages the copy (the high-order stencils, whose registers allow few blocks per SM).
-// TPB = 1 (and fp16, ELEM 2): the loads are staged in registers, all in flight before the first
-// store (the small stencils, many blocks per SM). The field is (ny, nx), x fastest. Each thread computes a strip of
+// TPB = 1: the loads are staged in registers, all in flight before the first store (the small
+// stencils, many blocks per SM). The field is (ny, nx), x fastest. Each thread computes a strip of
 // V points along y, keeping the input column in registers (reuse along y).
 // Compile-time macros (set by stencil.py): RAD, STAR (0 box | 1 star), DEPTH, BX, BY (output tile),
 // V (strip length, divides BY), NTHREADS, MINB (minimum blocks per SM, 0: the compiler's choice),
@@ -30,7 +30,7 @@
 // cp.async copies; TPB = 1, loads staged in registers.
 __device__ __forceinline__ void load_tile(real* buf, const real* __restrict__ in, int gy0, int gx0, int ny,
                                           int nx) {
-#if TPB > 1 && ELEM != 2   // (cp.async has no 2-byte copy: fp16 tiles are staged in registers)
+#if TPB > 1
   for (int i = threadIdx.x; i < LY * SX; i += NTHREADS)
     copy_async(buf + i, in + (size_t)wrap(gy0 - H + i / SX, ny) * nx + wrap(gx0 - H + i % SX, nx));
   async_commit();

@@ -56,41 +56,18 @@ stencil_tb2(const real* __restrict__ in, real* __restrict__ out, const Weights w
   auto ring = [&](int s) { return smem + (PIN + (s - 1) * PST) * CH * SX; };   // stage s's ring
 
   int y_next = wrap(y0, ny);                               // wrapped first row of the next chunk to load
-#if ELEM == 2   // no 2-byte cp.async: a chunk's rows are loaded into registers, all in flight at once, and
-  real held[CH];  // stored into their slot by land() after the iteration's stages (before its next barrier)
-  int held_slot = 0, held_rows = 0;
-#endif
   auto load = [&](int k, int ph) {   // chunk k of input rows into its slot, one commit group (CH <= ny)
     const int y = y0 + k * CH;
 #pragma unroll
     for (int i = 0; i < CH; ++i) {
       const int row = y_next + i < ny ? y_next + i : y_next + i - ny;
-#if ELEM == 2
-      if (y + i < y_end) held[i] = __ldg(src + (size_t)row * nx);
-#else
       if (y + i < y_end) copy_async(ring_in + (ph * CH + i) * SX + cx, src + (size_t)row * nx);
-#endif
     }
-#if ELEM == 2
-    held_slot = ph;
-    held_rows = min(CH, y_end - y);
-#endif
     y_next = y_next + CH < ny ? y_next + CH : y_next + CH - ny;
     async_commit();
   };
-  auto land = [&]() {
-#if ELEM == 2
 #pragma unroll
-    for (int i = 0; i < CH; ++i)
-      if (i < held_rows) ring_in[(held_slot * CH + i) * SX + cx] = held[i];
-    held_rows = 0;
-#endif
-  };
-#pragma unroll
-  for (int k = 0; k < PF; ++k) {
-    load(k, k);
-    land();
-  }
+  for (int k = 0; k < PF; ++k) load(k, k);
 
   acc_t own[DEPTH][2][CH];   // OWNREG: stage s's last two chunks at this column ([0]: the latest), as stored
   const int first_d = y0 - RAD - (DEPTH - 1) * LAG;      // stage DEPTH's first row
@@ -142,7 +119,6 @@ stencil_tb2(const real* __restrict__ in, real* __restrict__ out, const Weights w
           }
         }
       }
-      land();
     }
   }
 }

@@ -33,42 +33,17 @@ stencil_tb3(const real* __restrict__ in, real* __restrict__ out, const Weights w
   const int z1 = min(z0 + BZ, nz);
   const int first = z0 - H, last_in = z1 - 1 + H, last = last_in + DEPTH - 1;
   auto slot = [&](int stage, int p) { return smem + (stage * NS + (p - first + NS * DEPTH) % NS) * PLANE; };
-#if ELEM == 2   // no 2-byte cp.async: a plane is loaded into registers, all in flight at once, and stored
-  constexpr int NL = (PLANE + NTHREADS - 1) / NTHREADS;   // by land() after the iteration's stages
-  real held[NL];
-  real* held_dst = nullptr;
-#endif
   auto load = [&](int p) {
     const real* plane = in + (size_t)wrap(p, nz) * ny * nx;
     real* dst = slot(0, p);
-#if ELEM == 2
-#pragma unroll
-    for (int j = 0; j < NL; ++j) {
-      const int i = threadIdx.x + j * NTHREADS, x = i % SX, y = i / SX;
-      if (i < PLANE) held[j] = __ldg(plane + (size_t)wrap(gy0 - H + y, ny) * nx + wrap(gx0 - H + x, nx));
-    }
-    held_dst = dst;
-#else
     for (int i = threadIdx.x; i < PLANE; i += NTHREADS) {
       const int x = i % SX, y = i / SX;
       copy_async(dst + i, plane + (size_t)wrap(gy0 - H + y, ny) * nx + wrap(gx0 - H + x, nx));
     }
-#endif
     async_commit();
-  };
-  auto land = [&]() {
-#if ELEM == 2
-    if (held_dst) {
-#pragma unroll
-      for (int j = 0; j < NL; ++j)
-        if (threadIdx.x + j * NTHREADS < PLANE) held_dst[threadIdx.x + j * NTHREADS] = held[j];
-    }
-    held_dst = nullptr;
-#endif
   };
 
   load(first);
-  land();
 #pragma unroll 1
   for (int i = first; i <= last; ++i) {
     async_wait<0>();
@@ -93,6 +68,5 @@ stencil_tb3(const real* __restrict__ in, real* __restrict__ out, const Weights w
         }
       }
     }
-    land();
   }
 }
