@@ -68,6 +68,21 @@ def test_counters_side_per_point_and_launch_and_the_cuda_core_point_at_depth_one
     assert three["status"] == "measured" and three["GFLOPs_ach"] == pytest.approx(31.0 * 20)
 
 
+def test_each_precision_takes_its_own_model_and_counters():
+    """fp16 rows (issue 24): M = 2D = 4 bytes, S of the m16n8k16 layout, and the counters of the fp16
+    launch, not the fp64 one of the same impl, stencil and depth."""
+    raw = frame(rows("2d9pt", "cc_tb", 3, 1.0, value=100.0), {**rows("2d9pt", "cc_tb", 3, 1.0, value=300.0), "precision": "fp16"},
+                {**rows("2d5pt", "tc", 3, 1.0), "precision": "fp16"})
+    wqi = pd.DataFrame([{"kernel": "stencil", "impl": "cc_tb", "problem": "2d9pt", "depth": 3, "part": "main",
+                         "precision": p, "status": "measured", "W_ach_per_item": 18.0, "Q_ach_per_item": q}
+                        for p, q in (("fp64", 16 / 3), ("fp16", 4 / 3))])
+    t = fusion.table(raw, wqi, STENCILS, H100).set_index(["problem", "unit", "precision"])
+    half, double = t.loc[("2d9pt", "cuda_core", "fp16")], t.loc[("2d9pt", "cuda_core", "fp64")]
+    assert (half["M_model"], half["I_model"], half["M_ach"]) == (4, 13.5, pytest.approx(4.0))
+    assert double["M_ach"] == pytest.approx(16.0) and double["I_model"] == 3.375
+    assert t.loc[("2d5pt", "tensor_core", "fp16"), "S"] == pytest.approx(25 / (16 * 7))   # 7 rows, one chunk of 16 each
+
+
 def test_fusion_figure(tmp_path):
     raw = frame(*(rows(p, impl, d, 1.0 / d) for p in STENCILS for impl in ("cc_tb", "tc") for d in (1, 2, 3)))
     t = fusion.table(raw, None, STENCILS, H100)
@@ -82,11 +97,16 @@ def test_fusion_figure(tmp_path):
 # ------------------------------------------------------------------------------- the classification
 
 
-def test_grid_covers_every_m8n8k4_spec_and_configuration():
+def test_grid_covers_every_spec_and_precision_of_the_stencil_layouts_and_configuration():
     specs = {n: config.load_gpu(n) for n in config.profiles()}
     g = cl.grid(specs)
     assert set(g["spec"]) == {"a100", "gh200", "h100", "h200"}            # no MI250X (16x16x4), no CPU (no MMA)
-    assert len(g) == 4 * (2 * 3 * 8 + 2 * 2 * 4) and set(g["precision"]) == {"fp64"}
+    assert len(g) == 4 * 3 * (2 * 3 * 8 + 2 * 2 * 4) and set(g["precision"]) == {"fp64", "fp32", "fp16"}
+    h16 = g[(g["spec"] == "h100") & (g["precision"] == "fp16")].set_index(["shape", "dims", "radius", "depth"])
+    star = h16.loc[("star", 2, 1, 1)]             # m16n8k16: rows of width 1, 3, 1 each take one k-chunk of 16
+    assert star["S"] == pytest.approx(5 / 48) and star["I_CU"] == pytest.approx(5 / 2)
+    assert star["I_TC"] == pytest.approx(5 / 2 * 48 / 5)
+    g = g[g["precision"] == "fp64"]
     h = g[g["spec"] == "h100"].set_index(["shape", "dims", "radius", "depth"])
     box2 = h.loc[("box", 2, 1, 3)]                                       # I_CU 3.375 < 10.1, I_TC 14 < 20
     assert (box2["scenario"], box2["prediction"]) == (1, cl.EQUAL) and box2["speedup_model"] == pytest.approx(1)
@@ -115,9 +135,11 @@ def test_the_branches_of_eq_13_on_a_made_up_spec(tc_peak, scenario, speedup, pre
     assert p["sweet_spot"] == (tc_peak * 0.4375 > 1)
 
 
-def test_peaks_come_from_the_spec_and_the_grid_stays_on_the_m8n8k4_layout():
+def test_peaks_come_from_the_spec_and_the_grid_stays_on_the_stencil_layouts():
     assert cl.peaks(H100, "fp32") == (67.0, 494.5) and cl.peaks(CPU, "fp64") == (0.08, None)
-    assert cl.precisions(H100) == ["fp64"] and cl.precisions(CPU) == []
+    assert cl.precisions(H100) == ["fp64", "fp32", "fp16"] and cl.precisions(CPU) == []
+    other = {**H100, "mma": {**H100["mma"], "fp16": {"shape": [16, 8, 8], "type": "f16"}}}
+    assert cl.precisions(other) == ["fp64", "fp32"]                 # not the m16n8k16 the fp16 kernels issue
 
 
 def measured_rows():
