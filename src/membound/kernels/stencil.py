@@ -15,6 +15,9 @@ Roles (impl: unit, paper role):
   stencil is fused into one enlarged stencil K^(t) (the t-fold self-convolution of the weights,
   radius t*r) applied once per t steps with FP64 MMA (m8n8k4); see tc_rows for the transformation.
   2D: stencil_tc.cu; 3D: stencil_tc3.cu, streaming along z (see tc_groups).
+- tc_sparse (tensor_core, SPIDER/SparStencil; fp32 and fp16 only): the fused stencil's weights as the
+  structured-sparse operand of mma.sp (TF32 1:2, f16 2:4; membound.model.sparse24), stencil_sp.cu
+  (kernels/stencil_sp.py); the CPU backend emulates the same product with numpy.
 - tc_twin (cuda_core, ConvStencil twin): the same sources built with TWIN=1 (issue 15): the same
   loads, stores and launches, each MMA done on its register fragments with shuffles and FMAs.
 
@@ -38,7 +41,7 @@ from functools import cache, partial
 
 import numpy as np
 
-from membound.kernels import arg_parser, load_module, stencil_plan
+from membound.kernels import arg_parser, load_module, stencil_plan, stencil_sp
 from membound.kernels.harness import Case, Impl, run_jobs, select
 from membound.kernels.stencil_cpu import CPU, reference, sampled_reference
 from membound.kernels.stencil_plan import (SWEPT, TC3_TILE, Stencil, cc_launch, occupancy, plan,  # noqa: F401
@@ -49,7 +52,9 @@ from membound.run.measure import guarded
 
 IMPLS = (Impl("stencil", "cc_naive", "cuda_core", "Brick"), Impl("stencil", "cc_tb", "cuda_core", "EBISU"),
          Impl("stencil", "tc", "tensor_core", "ConvStencil"),
-         Impl("stencil", "tc_twin", "cuda_core", "ConvStencil twin", needs_mma=True))
+         Impl("stencil", "tc_twin", "cuda_core", "ConvStencil twin", needs_mma=True),
+         Impl("stencil", "tc_sparse", "tensor_core", "SPIDER/SparStencil", precisions=("fp32", "fp16"),
+              sparsity="2:4"))
 TOL = 1e-10                   # FP64; the fused stencil sums in another order than t sequential steps
 WHOLE_CHECK_POINTS = 4_000_000  # larger timed domains: whole check on CHECK_DOMAIN + sampled check
 CHECK_DOMAIN = {2: (333, 517), 3: (37, 45, 70)}
@@ -176,12 +181,15 @@ def _check_cuda(impl, st, rng, shape, steps, tile=None):
 
 
 def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rng: np.random.Generator,
-            tile: dict | None = None) -> Case:
+            tile: dict | None = None, precision: str = "fp64") -> Case:
     """One role on a fresh random field of `domain`: its timed call (`steps` steps) and its check, the
     whole output, or for domains above WHOLE_CHECK_POINTS SAMPLES sampled points (after a whole
     check of the same kernels on CHECK_DOMAIN). tile: the CUDA-core tile to run instead of this GPU's
     (tools/sweep_depths.py --tiles)."""
     w = random_weights(rng, st.shape, st.dims, st.radius)
+    if impl.sparsity == "2:4":
+        return stencil_sp.prepare(st, w, domain, steps, backend, rng, precision, _compiled, WHOLE_CHECK_POINTS,
+                                  CHECK_DOMAIN[st.dims], SAMPLES)
     depth = 1 if impl.name == "cc_naive" else st.depth
     points = math.prod(domain)
     whole = points <= WHOLE_CHECK_POINTS
@@ -268,7 +276,8 @@ def main(argv=None):
     domain = parse_domain(args.domain, args.dims)
     if args.steps < 1:
         raise SystemExit(f"error: --steps {args.steps} must be positive")
-    impls = {impl.name: impl for impl, _ in select(IMPLS, args.backend, args.precisions)}
+    chosen = select(IMPLS, args.backend, args.precisions)
+    impls = {impl.name: impl for impl, _ in chosen}
     try:
         limit = _shared_limit(args.backend)
         planned, refused = plan(st, args.depths, list(impls), limit, device_gpu() if limit else None)
@@ -277,8 +286,8 @@ def main(argv=None):
     for why in refused:
         print(f"note: refused: {why}; no row", file=sys.stderr)
     rng = np.random.default_rng()
-    jobs = [(impls[name], partial(prepare, impls[name], at, domain, steps_at(args.steps, at.depth), args.backend, rng))
-            for name, at in planned]
+    jobs = [(impls[name], partial(prepare, impls[name], at, domain, steps_at(args.steps, at.depth), args.backend, rng,
+                                  precision=p)) for name, at in planned for impl, p in chosen if impl.name == name]
     run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:9.2f} GStencil/s")
 
 

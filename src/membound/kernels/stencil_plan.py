@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from membound.kernels.stencil_tiles import CC3, TB2, TB3, TUNED
 from membound.model.geometry import fused_support, support, tc_rows
 
-SWEPT = ("cc_tb", "tc")       # run at every depth of the sweep; cc_naive at 1, tc_twin at the role depth
+SWEPT = ("cc_tb", "tc", "tc_sparse")  # run at every depth of the sweep; cc_naive at 1, tc_twin at the role depth
 MAX_DEPTH = {2: 8, 3: 4}      # the depths the kernels are checked at, per dimension (paper 002 Figure 11: 1..8)
 # Opt-in dynamic shared memory per block, KiB, per arch (CUDA C++ Programming Guide, "Technical
 # Specifications per Compute Capability"); the benchmark reads the device's own.
@@ -141,6 +141,11 @@ def tc_config(st: Stencil, nfrag: int, twin: bool) -> tuple[str, dict, int, dict
 
 def shared_bytes(impl: str, st: Stencil, gpu: str | None = None) -> int:
     """Dynamic shared memory per block of `impl` for stencil `st` at its depth (cc_naive: depth 1) on `gpu`."""
+    if impl == "tc_sparse":                     # stencil_sp.cu: one plane tile, fp32 the larger element
+        from membound.kernels.stencil_sp import TILE, pitch_for
+
+        rf = st.radius * st.depth
+        return (8 * TILE["WY"] + 2 * rf) * pitch_for(rf, "fp32") * 4
     if impl.startswith("tc"):
         mask = fused_support(support(st.shape, st.dims, st.radius), st.depth)
         return tc_config(st, len(tc_rows(mask.astype(float), mask)[1]), impl == "tc_twin")[2]

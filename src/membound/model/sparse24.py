@@ -97,18 +97,21 @@ def _columns(wf3: np.ndarray, mask3: np.ndarray, dz: int) -> list[tuple[int, int
 def _pack(columns: list, kept: int, chunk: int) -> list[list]:
     """Chunks of at most `chunk` columns with at most `kept` nonzeros per row: each column (most rows
     first) into the fullest chunk where it fits, else a new one."""
-    chunks: list[tuple[list, np.ndarray]] = []
+    members: list[list] = []
+    counts = np.zeros((len(columns), M_TILE), dtype=np.int64)     # nonzeros per row of each chunk
+    sizes = np.zeros(len(columns), dtype=np.int64)
     for col in sorted(columns, key=lambda c: (-len(c[3]), c[1], c[2])):
-        rows = np.zeros(M_TILE, dtype=int)
+        rows = np.zeros(M_TILE, dtype=np.int64)
         rows[list(col[3])] = 1
-        fits = [c for c in chunks if len(c[0]) < chunk and np.all(c[1] + rows <= kept)]
-        if fits:
-            best = max(fits, key=lambda c: len(c[0]))
-            best[0].append(col)
-            best[1][:] += rows
-        else:
-            chunks.append(([col], rows))
-    return [sorted(cols, key=lambda col: (col[1], col[2])) for cols, _ in chunks]
+        n = len(members)
+        fits = (sizes[:n] < chunk) & np.all(counts[:n] + rows <= kept, axis=1)
+        best = int(np.argmax(np.where(fits, sizes[:n], -1))) if fits.any() else n
+        if best == n:
+            members.append([])
+        members[best].append(col)
+        counts[best] += rows
+        sizes[best] += 1
+    return [sorted(cols, key=lambda col: (col[1], col[2])) for cols in members]
 
 
 def _chunks(columns: list, kept: int, chunk: int) -> list[list]:
@@ -235,3 +238,23 @@ def table(stencils: dict, depths, precisions=tuple(GRANULARITY)) -> list[dict]:
                             "S_kept": f.s_kept, "real_cols": f.real, "pad_cols": f.padded,
                             "padding": f.padded / (f.real + f.padded), "mmas": len(f.a)})
     return out
+
+
+def tolerance(precision: str, terms: int, launches: int, growth: float = 1.0) -> float:
+    """The relative 2-norm error bound of `launches` applications of the sparse form in `precision`
+    (the checks of tc_sparse; docs/precision.md's a-priori bound, model/precision.py). Per
+    application each output sums at most `terms` products (the logical K of its MMAs) of a fused
+    weight rounded to the operand type (u_a: fp16 2^-11; fp32 to storage and then to TF32) and a
+    datum (u_b: TF32 2^-11, f16 exact) in the fp32 accumulator (gamma_terms(2^-23), truncating), and
+    is rounded to storage (u): per = e (1 + u) + u, e = (1 + u_a)(1 + u_b)(1 + gamma) - 1, valid as a
+    relative bound where weights and data are nonnegative (|A||x| = A x). The stencil with nonnegative
+    weights summing to 1 is non-expansive, so errors add over launches, each relative to the norm of
+    the field it came from: `growth` bounds ||x|| / ||y|| (1 / mean(x) for data in [0, 1)). The float64
+    reference adds gamma(terms launches, 2^-53)."""
+    from membound.model.precision import U64, fmt, gamma
+
+    f = fmt(precision)
+    u_a = (1 + f.u) * (1 + f.tc_operand_u) - 1
+    e = (1 + u_a) * (1 + f.tc_operand_u) * (1 + gamma(terms, f.tc_acc_u)) - 1
+    per = e * (1 + f.u) + f.u
+    return float(((1 + per) ** launches - 1) * growth + gamma(terms * launches, U64))
