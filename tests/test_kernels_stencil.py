@@ -1,4 +1,5 @@
-"""The six FP64 stencils in three roles: CPU paths and (marker gpu) CUDA kernels against the reference."""
+"""The six stencils in three roles: CPU paths and (marker gpu) CUDA kernels against the reference (fp64 here;
+the other precisions: tests/test_kernels_stencil_precision.py)."""
 
 from unittest.mock import patch
 
@@ -8,12 +9,14 @@ import pytest
 
 from membound.kernels import harness
 from membound.kernels import stencil as S
+from membound.kernels import stencil_cuda
 from membound.kernels import stencil_plan as P
 from membound.kernels.stencil_tiles import BASES, TB2, TUNED
 from membound.model import equations
+from membound.model.precision import PRECISIONS, fmt
 from membound.run import config, measure
 
-NAMES = [i.name for i in S.IMPLS]
+NAMES = [i.name for i in S.IMPLS if i.sparsity == "dense"]   # tc_sparse: tests/test_stencil_sparse.py
 
 STENCILS = {"2d5pt": ("star", 2, 1, 3), "2d9pt": ("box", 2, 1, 3), "2d13pt": ("star", 2, 3, 1),
             "2d49pt": ("box", 2, 3, 1), "3d7pt": ("star", 3, 1, 3), "3d27pt": ("box", 3, 1, 3)}
@@ -158,18 +161,22 @@ def test_cpu_temporal_blocking_and_fusion_at_every_depth(name):
             measure.check(S.CPU[impl](x, w, 2 * depth, depth), ref, S.TOL, f"{name} {impl} t={depth}")
 
 
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("gpu", [None, "h100"])
-def test_shared_bytes_are_what_the_launch_asks_for(monkeypatch, gpu):
+def test_shared_bytes_are_what_the_launch_asks_for(monkeypatch, gpu, precision):
     asked = []
-    monkeypatch.setattr(S, "_compiled", lambda source, name, macros, smem: (asked.append(smem), (None, smem))[1])
+    monkeypatch.setattr(stencil_cuda, "compiled", lambda source, name, macros, smem: (asked.append((smem, macros["ELEM"])),
+                                                                                     (None, smem))[1])
     for name, (shape, dims, radius, _) in STENCILS.items():
         w = S.random_weights(np.random.default_rng(11), shape, dims, radius)
         for depth in range(1, P.MAX_DEPTH[dims] + 1):
             st = S.Stencil(name, shape, dims, radius, depth)
-            rows, frags = S.tc_rows(S.fuse(w, depth), S.fused_support(w != 0, depth))
-            S._cc_kernel(st, depth, gpu)
-            S._tc_kernel(st, frags, rows, False)
-            assert asked[-2:] == [P.shared_bytes("cc_tb", st, gpu), P.shared_bytes("tc", st)]
+            rows, frags = S.tc_rows(S.fuse(w, depth), S.fused_support(w != 0, depth), precision)
+            S._cc_kernel(st, depth, gpu, precision=precision)
+            S._tc_kernel(st, frags, rows, False, precision)
+            elem = fmt(precision).bytes
+            assert asked[-2:] == [(P.shared_bytes("cc_tb", st, gpu, precision), elem),
+                                  (P.shared_bytes("tc", st, precision=precision), elem)]
 
 
 def test_the_gpus_tiles_are_what_runs_and_what_is_checked():
@@ -183,7 +190,7 @@ def test_the_gpus_tiles_are_what_runs_and_what_is_checked():
     tuned = {"h100": {**TUNED["h100"], (2, "box", 3, 7): huge}}
     with patch.dict(P.TUNED, tuned):
         refused = P.plan(st, [7], ["cc_tb"], 227 * 1024, "h100")[1]
-    assert refused == ["2d49pt cc_tb at depth 7 needs 3605.0 KiB of shared memory per block, the device allows 227 KiB"]
+    assert refused == ["2d49pt cc_tb fp64 at depth 7 needs 3605.0 KiB of shared memory per block, the device allows 227 KiB"]
     with pytest.raises(ValueError, match="NT=16 is no wider than its halo at depth 3"):
         P.cc_launch(st, 3, tile=dict(TB2, NT=16))
 
@@ -207,8 +214,10 @@ def test_plan_refuses_what_does_not_fit_and_keeps_the_role_depth():
     at = [(impl, s.depth) for impl, s in jobs]
     assert ("cc_tb", 4) in at and ("tc", 5) in at and ("cc_tb", 5) not in at and ("tc", 6) not in at
     assert [a for a in at if a[0] in ("cc_naive", "tc_twin")] == [("cc_naive", 1), ("tc_twin", 1)]
-    assert [w.split(" needs")[0] for w in refused] == [f"2d49pt cc_tb at depth {t}" for t in (5, 6, 7)] + [
-        f"2d49pt tc at depth {t}" for t in (6, 7, 8)]
+    assert [w.split(" needs")[0] for w in refused] == [f"2d49pt cc_tb fp64 at depth {t}" for t in (5, 6, 7)] + [
+        f"2d49pt tc fp64 at depth {t}" for t in (6, 7, 8)]
+    half = P.plan(st, range(1, 9), NAMES, 163 * 1024, "h100", "fp16")[1]   # half the bytes: every depth fits
+    assert half == []
     with pytest.raises(ValueError, match="the role depth must run"):
         P.plan(S.Stencil("2d49pt", "box", 2, 3, 8), [], NAMES, 227 * 1024, "h100")
     assert P.plan(st, range(1, 9), NAMES)[1] == []          # no limit (the CPU): every depth runs
@@ -217,14 +226,14 @@ def test_plan_refuses_what_does_not_fit_and_keeps_the_role_depth():
 def test_check_config_on_the_h100_and_a100():
     kernels = {name: dict(shape=sh, dims=d, radius=r, depth=t, depths=list(range(1, P.MAX_DEPTH[d] + 1)))
                for name, (sh, d, r, t) in STENCILS.items()}
-    h100 = S.check_config(kernels, "h100", "sm_90")
-    assert [w.split(" needs")[0] for w in h100] == ["2d49pt tc at depth 8"]
-    assert [w.split(" needs")[0] for w in S.check_config(kernels, "a100", "sm_80")] == [
-        "2d13pt tc at depth 8", *(f"2d49pt tc at depth {t}" for t in (6, 7, 8)), "3d7pt cc_tb at depth 4",
-        "3d27pt cc_tb at depth 4"]
+    h100 = S.check_config(kernels, "h100", "sm_90", PRECISIONS)   # fp32 and fp16: every depth fits
+    assert [w.split(" needs")[0] for w in h100] == ["2d49pt tc fp64 at depth 8"]
+    assert [w.split(" needs")[0] for w in S.check_config(kernels, "a100", "sm_80", PRECISIONS)] == [
+        "2d13pt tc fp64 at depth 8", *(f"2d49pt tc fp64 at depth {t}" for t in (6, 7, 8)), "3d7pt cc_tb fp64 at depth 4",
+        "3d27pt cc_tb fp64 at depth 4"]
     assert S.check_config(kernels, "cpu", "x86-64") == []
     kernels["3d7pt"]["depths"] = [1, 5]
-    with pytest.raises(ValueError, match=r"stencil.kernels.3d7pt on cpu \(x86-64\): depth 5 is outside the 3D kernels' "):
+    with pytest.raises(ValueError, match=r"stencil.kernels.3d7pt on cpu \(x86-64, fp64\): depth 5 is outside the 3D kernels' "):
         S.check_config(kernels, "cpu", "x86-64")
 
 

@@ -92,6 +92,8 @@ rule fig8:
         f"{RESULTS}/logs/fig8.log",
     conda:
         "../../envs/membound.yaml"
+    params:
+        precisions=config["precisions"],
     script:
         "../../scripts/fig8.py"
 

@@ -7,8 +7,10 @@ balance P_CU/B and I_TC = t (alpha/S) K/D (eq. 11) against the tensor-core balan
 scenario (equations.scenario); eq. 13 gives the speedup P_TC,actual / P_CU,actual, whose side of 1 is the
 prediction: tensor cores faster (scenario 3; scenario 4 inside the sweet spot of eq. 19), CUDA cores
 faster (scenario 2; scenario 4 outside it) or equal (scenario 1, eq. 14). S is that of this
-workflow's tensor-core transformation (geometry.tc_sparsity, m8n8k4), so the grid covers the specs
-whose MMA has that shape.
+workflow's tensor-core transformation in each precision's MMA shape (geometry.tc_sparsity,
+STENCIL_MMA: m8n8k4, TF32 m16n8k8, f16 m16n8k16), so the grid covers each spec and precision whose
+MMA has that shape. In fp16 P_CU is the spec's fp16 CUDA-core peak (half2), which the stencil kernels,
+summing in fp32, do not reach: the fp32 peak bounds them (docs/kernels_stencil.md).
 
 A measured configuration is a stencil at depth t timed with temporal blocking (CUDA cores; at t = 1
 without it, the unblocked kernel) and kernel fusion (tensor cores) in the same repetitions. Its
@@ -31,7 +33,7 @@ from membound.analysis.claims.pairs import TWIN, with_rep
 from membound.model import equations
 from membound.model import peaks as spec_peaks
 from membound.model.analytical import stencil_model
-from membound.model.geometry import MMA_K, MMA_M, MMA_N
+from membound.model.geometry import STENCIL_MMA
 from membound.model.precision import fmt
 from membound.originals.rows import split
 from membound.run import outputs
@@ -56,9 +58,10 @@ def peaks(gpu: dict, precision: str = "fp64") -> tuple[float | None, float | Non
 
 def precisions(gpu: dict) -> list[str]:
     """The precisions the classification covers on `gpu`: those with both peaks whose MMA is this
-    workflow's tensor-core stencil layout (m8n8k4, fp64 only)."""
-    return [p for p in ("fp64",) if all(peaks(gpu, p))
-            and spec_peaks.at(gpu, p).mma_shape == (MMA_M, MMA_N, MMA_K)]
+    workflow's tensor-core stencil layout in that precision (geometry.STENCIL_MMA: fp64 m8n8k4, fp32
+    TF32 m16n8k8, fp16 m16n8k16)."""
+    return [p for p in STENCIL_MMA if p in spec_peaks.listed(gpu) and all(peaks(gpu, p))
+            and spec_peaks.at(gpu, p).mma_shape == STENCIL_MMA[p]]
 
 
 def point(gpu: dict, precision: str, shape: str, dims: int, radius: int, t: int) -> dict:
@@ -66,11 +69,11 @@ def point(gpu: dict, precision: str, shape: str, dims: int, radius: int, t: int)
     speedup, the sweet spot of eq. 19 and the prediction."""
     cu, tc = (p * 1e12 for p in peaks(gpu, precision))
     bw, d = gpu["memory_bandwidth_TBs"] * 1e12, fmt(precision).bytes
-    m_tc = stencil_model(shape, dims, radius, t, "tensor_core", d)
+    m_tc = stencil_model(shape, dims, radius, t, "tensor_core", d, precision)
     k, alpha, s = m_tc["K"], m_tc["alpha"], m_tc["S"]
     speedup = equations.stencil_tc_speedup(cu, tc, bw, k, t, alpha, s, d)
     return {"shape": shape, "dims": dims, "radius": radius, "depth": t, "K": k, "alpha": alpha, "S": s,
-            "I_CU": stencil_model(shape, dims, radius, t, "cuda_core", d)["I"], "I_TC": m_tc["I"],
+            "I_CU": stencil_model(shape, dims, radius, t, "cuda_core", d, precision)["I"], "I_TC": m_tc["I"],
             "balance_CU": equations.machine_balance(cu, bw), "balance_TC": equations.machine_balance(tc, bw),
             "scenario": equations.scenario(cu, tc, bw, k, t, alpha, s, d), "speedup_model": speedup,
             "sweet_spot": equations.sweet_spot(cu, tc, alpha, s), "prediction": prediction(speedup)}

@@ -1,8 +1,11 @@
 """The stencils' numpy side (membound.kernels.stencil): the independent reference (scipy's
-periodic correlate, whole or at sampled points) and the CPU backend's three algorithms: cc_naive
-one step at a time, cc_tb in tiles with a t*r halo, tc on the 8x4 (A) and 4x8 (B) operand tiles
-the GPU kernel issues, multiplied with numpy matmul ('emulated on CPU'; tc_twin: elementwise and
-summed over k)."""
+periodic correlate in float64, whole or at sampled points) and the CPU backend's three algorithms in
+the storage dtype of each precision: cc_naive one step at a time, cc_tb in tiles with a t*r halo,
+tc on the m x k (A) and k x 8 (B) operand tiles the GPU kernel issues in that precision
+(geometry.STENCIL_MMA), multiplied with numpy matmul ('emulated on CPU'; tc_twin: elementwise and
+summed over k). As the CUDA kernels, each step (cc) or launch (tc) sums in the accumulator type
+(float64 for fp64, float32 for fp32 and fp16) and rounds its output to storage; tc's operands are
+rounded as the tensor cores see them (precision.tc_operand: tf32 for fp32)."""
 
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ import math
 import numpy as np
 import scipy.ndimage
 
-from membound.model.geometry import MMA_K, MMA_M, MMA_N, fuse, fused_support, tc_rows
+from membound.model.geometry import fuse, fused_support, mma_shape, tc_rows
+from membound.model.precision import fmt, quantize, tc_operand
 from membound.run.measure import array_module, to_host
 
 
@@ -19,7 +23,8 @@ from membound.run.measure import array_module, to_host
 
 
 def reference(x: np.ndarray, w: np.ndarray, steps: int) -> np.ndarray:
-    """`steps` sequential periodic steps with scipy (the independent reference)."""
+    """`steps` sequential periodic steps with scipy in float64 (the independent reference)."""
+    x = np.asarray(x, dtype=np.float64)
     for _ in range(steps):
         x = scipy.ndimage.correlate(x, w, mode="wrap")
     return x
@@ -30,7 +35,8 @@ def _valid_step(block, w: np.ndarray):
     neighbours are all inside."""
     rad = w.shape[0] // 2
     core = tuple(s - 2 * rad for s in block.shape[-w.ndim:])
-    out = array_module(block).zeros(block.shape[:-w.ndim] + core)
+    out = array_module(block).zeros(block.shape[:-w.ndim] + core, dtype=block.dtype)
+    w = w.astype(block.dtype)
     for off in zip(*np.nonzero(w)):
         out += w[off] * block[(...,) + tuple(slice(o, o + n) for o, n in zip(off, core))]
     return out
@@ -53,7 +59,7 @@ def neighbourhoods(x, points: np.ndarray, reach: int):
 def sampled_reference(x, w: np.ndarray, steps: int, points: np.ndarray) -> np.ndarray:
     """The value after `steps` steps at each point (rows of `points`), from its periodic
     neighbourhood in x (on the device where x is: the same array code as on the host)."""
-    patches = neighbourhoods(x, points, steps * (w.shape[0] // 2))
+    patches = neighbourhoods(x, points, steps * (w.shape[0] // 2)).astype(np.float64)
     for _ in range(steps):
         patches = _valid_step(patches, w)
     return to_host(patches).reshape(len(points))
@@ -62,10 +68,20 @@ def sampled_reference(x, w: np.ndarray, steps: int, points: np.ndarray) -> np.nd
 # ---------------------------------------------------------------------------------------- CPU
 
 
+def acc_dtype(x: np.ndarray) -> np.dtype:
+    """The accumulator dtype of a field stored in x's dtype: float64 for float64, else float32."""
+    return np.dtype(np.float64 if x.dtype == np.float64 else np.float32)
+
+
+def _step(block, w):
+    """One valid step of a block in storage dtype: summed in the accumulator type, rounded to storage."""
+    return _valid_step(block.astype(acc_dtype(block)), w).astype(block.dtype)
+
+
 def _cpu_naive(x, w, steps, depth):
     rad = w.shape[0] // 2
     for _ in range(steps):
-        x = _valid_step(np.pad(x, rad, mode="wrap"), w)
+        x = _step(np.pad(x, rad, mode="wrap"), w)
     return x
 
 
@@ -79,35 +95,52 @@ def _cpu_tb(x, w, steps, depth):
             size = [min(edge, n - l) for l, n in zip(lo, x.shape)]
             block = _wrap_block(x, [l - halo for l in lo], [s + 2 * halo for s in size])
             for _ in range(depth):
-                block = _valid_step(block, w)
+                block = _step(block, w)
             out[tuple(slice(l, l + s) for l, s in zip(lo, size))] = block
         x = out
     return x
 
 
+def precision_of(x: np.ndarray) -> str:
+    """The precision whose storage dtype x has."""
+    return {np.dtype(np.float64): "fp64", np.dtype(np.float32): "fp32", np.dtype(np.float16): "fp16"}[x.dtype]
+
+
+def b_operands(w: np.ndarray, depth: int, precision: str) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, B fragments) of the fused stencil in `precision` as the tensor cores see them: the fused
+    weights (float64) rounded to storage, then to the tensor-core type (precision.tc_operand)."""
+    rows, frags = tc_rows(fuse(w, depth), fused_support(w != 0, depth), precision)
+    return rows, tc_operand(quantize(frags, precision), precision)
+
+
 def _cpu_tc(x, w, steps, depth, twin=False):
+    precision = precision_of(x)
+    mm, mn, mk = mma_shape(precision)
+    rows, frags = b_operands(w, depth, precision)
+    acc_t = acc_dtype(x)
+    frags = frags.astype(acc_t)
     mask = fused_support(w != 0, depth)
-    rows, frags = tc_rows(fuse(w, depth), mask)
     x3 = x.reshape((1,) * (3 - x.ndim) + x.shape)
     nz, ny, nx = x3.shape
     rad, rz = mask.shape[-1] // 2, (mask.shape[0] // 2 if x.ndim == 3 else 0)
-    ty, tx = math.ceil(ny / MMA_M), math.ceil(nx / MMA_N)
+    ty, tx = math.ceil(ny / mm), math.ceil(nx / mn)
     for _ in range(steps // depth):
-        pad = ((rz, rz), (rad, rad + ty * MMA_M - ny), (rad, rad + tx * MMA_N - nx + MMA_N - 1))
-        p = np.pad(x3, pad, mode="wrap")
-        acc = np.zeros((nz, ty, tx, MMA_M, MMA_N))
+        pad = ((rz, rz), (rad, rad + ty * mm - ny), (rad, rad + tx * mn - nx + mk - 1))
+        p = tc_operand(np.pad(x3, pad, mode="wrap"), precision).astype(acc_t)
+        acc = np.zeros((nz, ty, tx, mm, mn), dtype=acc_t)
         f = 0
         for dz, dy, a, nk in rows:
             for c in range(nk):
-                col0 = rad + a + MMA_K * c
-                s = p[rz + dz:rz + dz + nz, rad + dy:rad + dy + ty * MMA_M, col0:col0 + tx * MMA_N]
-                blocks = s.reshape(nz, ty, MMA_M, tx, MMA_N)[..., :MMA_K].transpose(0, 1, 3, 2, 4)
+                col0 = rad + a + mk * c
+                s = p[rz + dz:rz + dz + nz, rad + dy:rad + dy + ty * mm, col0:col0 + tx * mn + mk - mn]
+                s = np.lib.stride_tricks.sliding_window_view(s, mk, axis=-1)[..., ::mn, :]   # (nz, ty*mm, tx, mk)
+                blocks = s.reshape(nz, ty, mm, tx, mk).transpose(0, 1, 3, 2, 4)
                 if twin:                          # the twin: products summed over k, no matmul
-                    acc += (blocks[..., :, :, None] * frags[f]).sum(axis=-2)
-                else:                             # (.., 8, 4) @ (4, 8): the MMA's operand tiles
+                    acc += (blocks[..., :, :, None] * frags[f]).sum(axis=-2, dtype=acc_t)
+                else:                             # (.., m, k) @ (k, 8): the MMA's operand tiles
                     acc += blocks @ frags[f]
                 f += 1
-        x3 = acc.transpose(0, 1, 3, 2, 4).reshape(nz, ty * MMA_M, tx * MMA_N)[:, :ny, :nx]
+        x3 = acc.transpose(0, 1, 3, 2, 4).reshape(nz, ty * mm, tx * mn)[:, :ny, :nx].astype(x.dtype)
     return x3.reshape(x.shape)
 
 

@@ -2,7 +2,9 @@
 CUDA-core kernel and tile per (GPU, stencil, depth) (stencil_tiles.TUNED, else `default_tile`), the
 tensor-core kernel's macros, the dynamic shared memory per block each asks for, and the plan of one
 benchmark process over the depths of the fusion sweep (paper 002 Figure 11), with the depths a GPU
-cannot run refused before any job. Pure Python: the tests check every launch without a GPU.
+cannot run refused before any job. Shared memory follows the precision's element size (the tiles are
+the same in every precision; ELEM, the kernels' macro). Pure Python: the tests check every launch
+without a GPU.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from membound.kernels.stencil_tiles import CC3, TB2, TB3, TUNED
-from membound.model.geometry import fused_support, support, tc_rows
+from membound.model.geometry import fused_support, mma_shape, support, tc_rows
+from membound.model.precision import fmt
 
 SWEPT = ("cc_tb", "tc", "tc_sparse")  # run at every depth of the sweep; cc_naive at 1, tc_twin at the role depth
 MAX_DEPTH = {2: 8, 3: 4}      # the depths the kernels are checked at, per dimension (paper 002 Figure 11: 1..8)
@@ -90,12 +93,13 @@ class Launch:
         return (columns, math.ceil(ny / seg), 1), (seg,)
 
 
-def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None = None) -> Launch:
-    """The launch of the CUDA-core kernel of `st` at `depth` on `gpu`: cc_tile's tile, or `tile` (a
-    sweep's variant). ValueError where the tile is no wider than its halo (stencil_tb2)."""
+def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None = None, elem: int = 8) -> Launch:
+    """The launch of the CUDA-core kernel of `st` at `depth` on `gpu` with elements of `elem` bytes
+    (8, 4, 2: fp64, fp32, fp16): cc_tile's tile, or `tile` (a sweep's variant). ValueError where the
+    tile is no wider than its halo (stencil_tb2)."""
     tile, r, halo = tile or cc_tile(st, depth, gpu), st.radius, depth * st.radius
     name = tile["kernel"]
-    macros = dict(RAD=r, STAR=int(st.shape == "star"), DEPTH=depth,
+    macros = dict(RAD=r, STAR=int(st.shape == "star"), DEPTH=depth, ELEM=elem,
                   **{k: v for k, v in tile.items() if k not in ("kernel", "WAVES")})
     if name == "stencil_tb2":   # an input ring of PF + 1 + HC chunks, then depth - 1 stage rings
         ch, hc = tile["CH"], -(-2 * r // tile["CH"])
@@ -114,7 +118,7 @@ def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None
             words = depth * (2 * r + 2) * sy * sx + tile["V"] * sx
         else:  # stencil_cc: one input tile (two when a block walks several) and, blocked, the ping-pong partner
             words = (1 + (tile["TPB"] > 1) + (depth > 1)) * (sy + (tile["V"] if depth > 1 else 0)) * sx
-    return Launch(f"{name}.cu", name, macros, 8 * words, threads, tile.get("WAVES", 0))
+    return Launch(f"{name}.cu", name, macros, elem * words, threads, tile.get("WAVES", 0))
 
 
 # ---------------------------------------------------------------------------- tensor-core kernel
@@ -123,43 +127,56 @@ TC_TILE = dict(NT=4, WX=2, WY=4)
 TC3_TILE = dict(NT=2, WX=2, WY=4, BZ=64, MINB=2)   # stencil_tc3.cu: BZ output planes per block, MINB blocks per SM
 
 
-def tc_config(st: Stencil, nfrag: int, twin: bool) -> tuple[str, dict, int, dict]:
+# The shared row pitch in elements is PITCH_MOD[0] mod PITCH_MOD[1]: lanes 4g + t then load the words
+# g * pitch + t (fp32; fp16: pitch / 2 words a row, t the f16x2 word) from 32 distinct banks (fp64: 4
+# mod 16 doubles, as the 8-byte loads of m8n8k4 want).
+PITCH_MOD = {8: (4, 16), 4: (4, 32), 2: (8, 64)}
+
+
+def tc_config(st: Stencil, nfrag: int, twin: bool, precision: str = "fp64") -> tuple[str, dict, int, dict]:
     """(kernel name, macros but stencil_tc3's TABLE, shared bytes, tile) of the tensor-core kernel at
-    st.depth with `nfrag` B fragments: 2D stencil_tc.cu, 3D stencil_tc3.cu; twin: built with TWIN=1."""
+    st.depth with `nfrag` B fragments in `precision` (its MMA shape, m rows of a warp's tiles; shared
+    rows of its element size; B fragments 8 bytes a lane): 2D stencil_tc.cu, 3D stencil_tc3.cu; twin:
+    built with TWIN=1."""
     rf = st.radius * st.depth
+    mma_m, _, mma_k = mma_shape(precision)
+    elem = fmt(precision).bytes
     tile = TC3_TILE if st.dims == 3 else TC_TILE
-    pitch = 8 * tile["NT"] * tile["WX"] + 2 * rf + 3
-    pitch += (4 - pitch) % 16
-    macros = dict(RF=rf, PITCH=pitch, TWIN=int(twin), **tile, **({} if st.dims == 3 else {"DIMS": 2}))
+    pitch = 8 * tile["NT"] * tile["WX"] + 2 * rf + mma_k - 1
+    rem, mod = PITCH_MOD[elem]
+    pitch += (rem - pitch) % mod
+    macros = dict(RF=rf, PITCH=pitch, TWIN=int(twin), ELEM=elem, **tile, **({} if st.dims == 3 else {"DIMS": 2}))
     planes = 2 if st.dims == 3 else 1          # stencil_tc3: two plane buffers
-    words = planes * (8 * tile["WY"] + 2 * rf) * pitch + 32 * nfrag
-    return ("stencil_tc3" if st.dims == 3 else "stencil_tc"), macros, 8 * words, tile
+    tile_bytes = elem * planes * (mma_m * tile["WY"] + 2 * rf) * pitch
+    return ("stencil_tc3" if st.dims == 3 else "stencil_tc"), macros, tile_bytes + 8 * 32 * nfrag, tile
 
 
 # ------------------------------------------------------------------------------ what fits, what runs
 
 
-def shared_bytes(impl: str, st: Stencil, gpu: str | None = None) -> int:
-    """Dynamic shared memory per block of `impl` for stencil `st` at its depth (cc_naive: depth 1) on `gpu`."""
-    if impl == "tc_sparse":                     # stencil_sp.cu: one plane tile, fp32 the larger element
+def shared_bytes(impl: str, st: Stencil, gpu: str | None = None, precision: str = "fp64") -> int:
+    """Dynamic shared memory per block of `impl` for stencil `st` at its depth (cc_naive: depth 1) on
+    `gpu` in `precision`."""
+    if impl == "tc_sparse":                     # stencil_sp.cu: one plane tile of the precision's elements
         from membound.kernels.stencil_sp import TILE, pitch_for
 
         rf = st.radius * st.depth
-        return (8 * TILE["WY"] + 2 * rf) * pitch_for(rf, "fp32") * 4
+        sp = precision if precision in ("fp32", "fp16") else "fp32"
+        return (8 * TILE["WY"] + 2 * rf) * pitch_for(rf, sp) * fmt(sp).bytes
     if impl.startswith("tc"):
         mask = fused_support(support(st.shape, st.dims, st.radius), st.depth)
-        return tc_config(st, len(tc_rows(mask.astype(float), mask)[1]), impl == "tc_twin")[2]
-    return cc_launch(st, 1 if impl == "cc_naive" else st.depth, gpu).smem
+        return tc_config(st, len(tc_rows(mask.astype(float), mask, precision)[1]), impl == "tc_twin", precision)[2]
+    return cc_launch(st, 1 if impl == "cc_naive" else st.depth, gpu, elem=fmt(precision).bytes).smem
 
 
-def refusal(impl: str, st: Stencil, limit: int, gpu: str | None = None) -> str | None:
-    """Why `impl` cannot run `st` at its depth on `gpu` where a block may have `limit` bytes of shared
-    memory (None: it can)."""
-    need = shared_bytes(impl, st, gpu)
+def refusal(impl: str, st: Stencil, limit: int, gpu: str | None = None, precision: str = "fp64") -> str | None:
+    """Why `impl` cannot run `st` at its depth on `gpu` in `precision` where a block may have `limit`
+    bytes of shared memory (None: it can)."""
+    need = shared_bytes(impl, st, gpu, precision)
     if need <= limit:
         return None
-    return (f"{st.name} {impl} at depth {st.depth} needs {need / 1024:.1f} KiB of shared memory per block, "
-            f"the device allows {limit / 1024:.0f} KiB")
+    return (f"{st.name} {impl} {precision} at depth {st.depth} needs {need / 1024:.1f} KiB of shared memory per "
+            f"block, the device allows {limit / 1024:.0f} KiB")
 
 
 def steps_at(steps: int, depth: int) -> int:
@@ -167,9 +184,9 @@ def steps_at(steps: int, depth: int) -> int:
     return depth * math.ceil(steps / depth)
 
 
-def plan(st: Stencil, depths, impls, limit: int | None = None,
-         gpu: str | None = None) -> tuple[list[tuple[str, Stencil]], list[str]]:
-    """The jobs of one stencil on `gpu`, (impl name, stencil at the depth it runs), and the refusals:
+def plan(st: Stencil, depths, impls, limit: int | None = None, gpu: str | None = None,
+         precision: str = "fp64") -> tuple[list[tuple[str, Stencil]], list[str]]:
+    """The jobs of one stencil on `gpu` in `precision`, (impl name, stencil at the depth it runs), and the refusals:
     SWEPT impls at each of `depths` and st.depth (the role depth), the others of `impls` at st.depth
     (cc_naive runs depth 1 whatever it is). A depth whose shared memory exceeds `limit` bytes is
     refused (a phrase in the second list); ValueError where that is the role depth, or a depth is
@@ -180,7 +197,7 @@ def plan(st: Stencil, depths, impls, limit: int | None = None,
             if not 1 <= t <= MAX_DEPTH[st.dims]:
                 raise ValueError(f"depth {t} is outside the {st.dims}D kernels' 1..{MAX_DEPTH[st.dims]}: drop it")
             at = replace(st, depth=t)
-            why = refusal(impl, at, limit, gpu) if limit else None
+            why = refusal(impl, at, limit, gpu, precision) if limit else None
             if why and t == st.depth:
                 raise ValueError(f"{why}; the role depth must run: choose a smaller depth")
             if why:
@@ -190,16 +207,17 @@ def plan(st: Stencil, depths, impls, limit: int | None = None,
     return jobs, refused
 
 
-def check_config(kernels: Mapping, gpu: str, arch: str, impls) -> list[str]:
-    """Config stencil.kernels against what the kernels `impls` run on `gpu` (its tiles), of `arch`
-    (SHARED_KIB; no shared-memory check for another arch): ValueError naming the key where `plan`
-    raises one, else the refused depths, one phrase each (their rows will not exist)."""
+def check_config(kernels: Mapping, gpu: str, arch: str, impls, precisions=("fp64",)) -> list[str]:
+    """Config stencil.kernels against what the kernels `impls` run on `gpu` (its tiles) in each of
+    `precisions`, of `arch` (SHARED_KIB; no shared-memory check for another arch): ValueError naming
+    the key where `plan` raises one, else the refused depths, one phrase each (their rows will not exist)."""
     limit = SHARED_KIB[arch] * 1024 if arch in SHARED_KIB else None
     refused = []
     for name, spec in kernels.items():
         st = Stencil(name, spec["shape"], spec["dims"], spec["radius"], spec["depth"])
-        try:
-            refused += plan(st, spec.get("depths", []), impls, limit, gpu)[1]
-        except ValueError as err:
-            raise ValueError(f"stencil.kernels.{name} on {gpu} ({arch}): {err}") from None
+        for p in precisions:
+            try:
+                refused += plan(st, spec.get("depths", []), impls, limit, gpu, p)[1]
+            except ValueError as err:
+                raise ValueError(f"stencil.kernels.{name} on {gpu} ({arch}, {p}): {err}") from None
     return refused

@@ -49,12 +49,13 @@ def stencil(row: Mapping, gpu: dict, stencils: Mapping) -> dict:
     depth, steps = int(row["depth"]), int(row["steps"])
     points = int(row["n"])
     launches = steps // depth
-    w, q = equations.stencil_wq(points, k, t=depth, d=_precision(row, gpu).element_bytes)   # per launch (eq. 13)
+    p = _precision(row, gpu)
+    w, q = equations.stencil_wq(points, k, t=depth, d=p.element_bytes)   # per launch (eq. 13)
     w, q = w * launches, q * launches
     w_exec = w
     if row["unit"] == "tensor_core":
         alpha = equations.fusion_redundancy(shape, dims, radius, depth)
-        w_exec = w * alpha / geometry.tc_sparsity(shape, dims, radius, depth)    # paper 002, eq. 3
+        w_exec = w * alpha / _tc_sparsity(shape, dims, radius, depth, p.precision)    # paper 002, eq. 3
     return {"W": w, "Q": q, "W_exec": w_exec, "items": points * steps}
 
 
@@ -79,15 +80,18 @@ def per_item(wq: dict) -> dict:
 _tc_sparsity = cache(geometry.tc_sparsity)   # the grid of Figure 10 asks for each configuration once per GPU
 
 
-def stencil_model(shape: str, dims: int, radius: int, t: int, unit: str, d: int = equations.D_FP64) -> dict:
-    """Paper 002's K, alpha (eq. 9-10) and S (this workflow's tensor-core transformation), and C, M, I
-    per output point of one launch of depth t: on CUDA cores C = 2tK (eq. 8), on tensor cores alpha/S
-    times that (eq. 3, 11-12; alpha and S NaN on CUDA cores); M = 2D."""
+def stencil_model(shape: str, dims: int, radius: int, t: int, unit: str, d: int = equations.D_FP64,
+                  precision: str | None = None) -> dict:
+    """Paper 002's K, alpha (eq. 9-10) and S (this workflow's tensor-core transformation in the MMA
+    shape of `precision`, by default the precision of element size d), and C, M, I per output point of
+    one launch of depth t: on CUDA cores C = 2tK (eq. 8), on tensor cores alpha/S times that (eq. 3,
+    11-12; alpha and S NaN on CUDA cores); M = 2D."""
+    precision = precision or {8: "fp64", 4: "fp32", 2: "fp16"}[d]
     k = equations.stencil_points(shape, dims, radius)
     if unit != "tensor_core":
         c, m, i = equations.stencil_cc(k, t, d)
         return {"K": k, "alpha": math.nan, "S": math.nan, "C": c, "M": m, "I": i}
-    alpha, s = equations.fusion_redundancy(shape, dims, radius, t), _tc_sparsity(shape, dims, radius, t)
+    alpha, s = equations.fusion_redundancy(shape, dims, radius, t), _tc_sparsity(shape, dims, radius, t, precision)
     c, m, i = equations.stencil_tc(k, t, alpha, s, d)
     return {"K": k, "alpha": alpha, "S": s, "C": c, "M": m, "I": i}
 
@@ -99,9 +103,8 @@ def kernel_intensities(config: Mapping, gpu: dict, tensor_cores: bool = True,
 
     SCALE and CSR SpMV at their paper values (FP64: 1/16, ~1/6 for large nnz; I = 1/(2D) and
     2/(D + 4) in general), GEMV for reference (2/D), and each stencil on CUDA cores at depth t (paper
-    002 eq. 8, I = tK/D) and, in fp64 (the precision of this workflow's tensor-core stencil layout,
-    m8n8k4), on tensor cores with fusion (eq. 11-12, with its sparsity factor S) unless `tensor_cores`
-    is False.
+    002 eq. 8, I = tK/D) and on tensor cores with fusion (eq. 11-12, with the sparsity factor S of the
+    precision's layout, geometry.STENCIL_MMA) unless `tensor_cores` is False.
     """
     d = peaks.ELEMENT_BYTES[precision]
     out = [("SCALE", equations.intensity(*equations.scale_wq(1, d)), "cuda_core"),
@@ -109,8 +112,8 @@ def kernel_intensities(config: Mapping, gpu: dict, tensor_cores: bool = True,
            ("SpMV CSR", equations.intensity(*equations.csr_wq(10**6, 10**6, 10**8, d)), "cuda_core")]
     for name, spec in config["stencil"]["kernels"].items():
         case = (spec["shape"], spec["dims"], spec["radius"], spec["depth"])
-        units = ("cuda_core", "tensor_core") if tensor_cores and precision == "fp64" else ("cuda_core",)
+        units = ("cuda_core", "tensor_core") if tensor_cores and precision in geometry.STENCIL_MMA else ("cuda_core",)
         for unit in units:
             tag = " TC" if unit == "tensor_core" else ""
-            out.append((f"{name} t={spec['depth']}{tag}", stencil_model(*case, unit, d)["I"], unit))
+            out.append((f"{name} t={spec['depth']}{tag}", stencil_model(*case, unit, d, precision)["I"], unit))
     return out

@@ -41,6 +41,7 @@ class Format:
     tc_type: str       # the tensor-core operand type (PTX): f64 | tf32 | f16
     tc_operand_u: float  # relative error of rounding a storage value to tc_type (0: exact)
     tc_acc_u: float    # unit roundoff of the tensor-core accumulator (truncating fp32: 2^-23)
+    eta: float = 0.0   # the absolute error of a rounding to storage that underflows: half the smallest subnormal
 
     @property
     def dtype(self) -> np.dtype:
@@ -48,9 +49,9 @@ class Format:
 
 
 FORMATS = {f.name: f for f in (
-    Format("fp64", 8, "float64", "double", U64, U64, "f64", 0.0, U64),
-    Format("fp32", 4, "float32", "float", 2.0**-24, 2.0**-24, "tf32", 2.0**-11, 2.0**-23),
-    Format("fp16", 2, "float16", "__half", 2.0**-11, 2.0**-24, "f16", 0.0, 2.0**-23),
+    Format("fp64", 8, "float64", "double", U64, U64, "f64", 0.0, U64, 2.0**-1075),
+    Format("fp32", 4, "float32", "float", 2.0**-24, 2.0**-24, "tf32", 2.0**-11, 2.0**-23, 2.0**-150),
+    Format("fp16", 2, "float16", "__half", 2.0**-11, 2.0**-24, "f16", 0.0, 2.0**-23, 2.0**-25),
 )}
 PRECISIONS = tuple(FORMATS)
 SPARSITIES = ("dense", "2:4")   # the rows' `sparsity`: dense MMA, or 2:4-structured sparse MMA (mma.sp)
@@ -105,3 +106,43 @@ def tc_operand(values, precision: str) -> np.ndarray:
         return values
     bits = values.view(np.uint32)
     return np.where(np.isfinite(values), ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32), values)
+
+
+def stencil_tolerance(precision: str, unit: str, points: int, steps: int, ref, abs_ref, *, fused: int = 0,
+                      depth: int = 1, weight_sum: float = 1.0, x_max: float = 1.0) -> float:
+    """The relative 2-norm error bound of `steps` time steps of a `points`-point stencil on N outputs
+    (docs/precision.md, "Stencils"); `ref` is the float64 result of the steps from the rounded input
+    and weights, `abs_ref` the same with |w| and |x| (their ratio of norms is R), `weight_sum` sum |w|
+    and `x_max` max |x|.
+
+    Step by step (fused = 0: cc_naive, cc_tb), each step sums `points` products in the CUDA-core
+    accumulator and rounds to storage, e1 = (1 + u_st)(1 + gamma_K(u_acc)) - 1 per step, so that
+    |y_hat - y| <= ((1 + e1)^T - 1) |W|^T |x| after T steps (induction: |y_hat_s| <= (1 + e1)^s |W|^s |x|).
+    Fused (fused = K^(t) points, tc and tc_twin: T/t launches of the fused stencil): per launch the
+    operands are rounded (A: the input to the tensor-core type; B: the fused weights, computed in
+    float64, rounded to storage and then to the tensor-core type), K^(t) products are summed in
+    `unit`'s accumulator (tensor_core: the tensor cores'; cuda_core, the twin: the CUDA cores') and
+    the result is rounded to storage: e_L = (1 + u_A)(1 + u_B)(1 + gamma_K(t)(u_acc))(1 + u_st) - 1,
+    and |fuse(w)| <= fuse(|w|) gives the same |W|^T |x|. Underflow adds at most eta per rounding of a
+    weight (times the K^(t) inputs it multiplies) or an output, carried through the later steps by
+    at most max(1, sum |w|) each. The float64 reference's own error ((1 + gamma_K(2^-53))^T - 1) R is added."""
+    f = fmt(precision)
+    ref, abs_ref = np.asarray(ref, dtype=np.float64).ravel(), np.asarray(abs_ref, dtype=np.float64).ravel()
+    norm = np.linalg.norm(ref)
+    r = np.linalg.norm(abs_ref) / norm if norm > 0 else 1.0
+    grow = max(1.0, weight_sum) ** steps
+    if fused:
+        launches = steps // depth
+        u_acc = f.tc_acc_u if unit == "tensor_core" else f.acc_u
+        u_a = f.tc_operand_u
+        u_b = (1 + gamma(depth * points, U64)) * (1 + f.u) * (1 + f.tc_operand_u) - 1
+        e = (1 + u_a) * (1 + u_b) * (1 + gamma(fused, u_acc)) * (1 + f.u) - 1
+        total = (1 + e) ** launches - 1
+        absolute = launches * f.eta * (fused * x_max + 1) * (grow * (1 + e) ** launches) ** 2
+    else:
+        e = (1 + f.u) * (1 + gamma(points, f.acc_u)) - 1
+        total = (1 + e) ** steps - 1
+        absolute = steps * f.eta * grow * (1 + e) ** steps
+    reference_error = (1 + gamma(points, U64)) ** steps - 1
+    scale = np.sqrt(ref.size) / norm if norm > 0 else 0.0
+    return float(total * r + absolute * scale + reference_error * r)

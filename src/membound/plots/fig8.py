@@ -1,21 +1,23 @@
 """Figure 8: GStencil/s of each stencil on CUDA cores (the Brick and EBISU roles) and tensor cores
 (the ConvStencil role), each implementation at its best temporal depth t of those measured (the
-fusion sweep), its bar labelled with it; where the original codes ran (docs/originals.md), their bars
-(hatched) beside the in-house ones, as the paper's."""
+fusion sweep), its bar labelled with it, a row of panels per precision (fp64, fp32/TF32, fp16); where
+the original codes ran (docs/originals.md), their bars (hatched) beside the in-house ones, as the paper's."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from membound.analysis.depths import span
+from membound.model import peaks
+from membound.model.precision import PRECISIONS
 from membound.originals.rows import is_original
 from membound.plots import common, style
 from membound.run.measure import with_later_columns
 
-TITLE = "Figure 8: FP64 stencils (t: the best temporal depth of those measured)"
+TITLE = "Figure 8: stencils (t: the best temporal depth of those measured)"
 WIDTHS, HEIGHT = (8.0,), 4.2
-COLUMNS = ["problem", "unit", "role", "impl", "depth", "depths", "label", "domain", "steps", "metric", "value", "t_median_s",
-           *common.KEEP]
+COLUMNS = ["problem", "unit", "role", "impl", "depth", "depths", "label", "domain", "steps", "metric",
+           "value", "t_median_s", *common.KEEP]
 
 
 def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
@@ -31,11 +33,11 @@ def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     order = {name: i for i, name in enumerate(best["problem"].unique())}
     out = best.assign(gpu=gpu["name"], order=best["problem"].map(order),
                       label=best["role"] + " t=" + best["depth"].astype(str))
-    return out.sort_values(["order", "unit", "role"])[COLUMNS].reset_index(drop=True)
+    return common.by_precision_order(out, ["order", "unit", "role"])[COLUMNS]
 
 
 def draw(axes, data: pd.DataFrame) -> None:
-    """Draw Figure 8 into the one panel of `axes`."""
+    """Draw Figure 8 (one precision) into the one panel of `axes`."""
     ax = axes[0]
     x, drawn = style.grouped_bars(ax, data, "problem")
     for g, bars in drawn:
@@ -49,7 +51,7 @@ def draw(axes, data: pd.DataFrame) -> None:
     style.legend_above(ax, 2 if is_original(data).any() else 3)   # the original codes' series: more of them
 
 
-def figure(data: pd.DataFrame, gpu: dict, caption: str):
-    """Figure 8 of `data` (see `data`) with `caption` at its foot."""
-    return style.single(draw, WIDTHS, HEIGHT, data,
-                        f"{TITLE} on {gpu['name']}", caption)
+def figure(data: pd.DataFrame, gpu: dict, caption: str, precisions=PRECISIONS):
+    """Figure 8 of `data` (see `data`), a row per precision, with `caption` at its foot."""
+    return style.facets(draw, WIDTHS, HEIGHT, data, f"{TITLE} on {gpu['name']}", caption, precisions,
+                        lambda p: peaks.no_rows(gpu, p, "stencil"))

@@ -1,0 +1,135 @@
+"""The stencils' CUDA side (membound.kernels.stencil): the compiled kernels, their arguments and a
+runner of `steps` steps per role, in each storage precision. One source per algorithm: the kernels
+are compiled per precision with -DELEM=<element bytes> (stencil_real.cuh: storage type, accumulator,
+conversions; stencil_mma.cuh: the precision's MMA and its twin), under the same kernel names.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+import numpy as np
+
+from membound.kernels import load_module
+from membound.kernels.stencil_cpu import b_operands
+from membound.kernels.stencil_plan import Stencil, cc_launch, occupancy, tc_config
+from membound.model.geometry import PACK, mma_shape
+from membound.model.precision import fmt
+from membound.run import detect
+
+
+@cache
+def device_gpu() -> str:
+    """The profile name of this process's GPU (config/gpus/<name>.yaml, by its device_match): whose
+    tiles the CUDA-core kernels run (stencil_tiles.TUNED)."""
+    import cupy as cp
+
+    return detect.profile_for([cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode()])
+
+
+def shared_limit(backend: str) -> int | None:
+    """The device's opt-in shared memory per block in bytes (None on the CPU)."""
+    if backend != "cuda":
+        return None
+    import cupy as cp
+
+    attr = getattr(cp.cuda.runtime, "cudaDevAttrMaxSharedMemoryPerBlockOptin", 97)
+    return cp.cuda.runtime.deviceGetAttribute(attr, cp.cuda.Device().id)
+
+
+def acc_dtype(precision: str) -> np.dtype:
+    """The CUDA-core kernels' arithmetic type (stencil_real.cuh acc_t): float64 for fp64, else float32."""
+    return np.dtype(np.float64 if precision == "fp64" else np.float32)
+
+
+def weights_arg(w: np.ndarray, precision: str = "fp64") -> np.ndarray:
+    """The weights as the CUDA-core kernels' by-value argument (struct Weights, stencil_strip.cuh), in
+    the accumulator type (the weights are storage values: exact in it)."""
+    dt = acc_dtype(precision)
+    return np.ascontiguousarray(w.ravel(), dtype=dt).view(np.dtype([("w", dt, (w.size,))]))
+
+
+def lane_major(frags: np.ndarray, precision: str) -> np.ndarray:
+    """B fragments (nfrag, k, 8) as each lane holds them, 8 bytes a lane (stencil_mma.cuh): lane 4g + t
+    holds B[k][g] for k = 4 PACK r + PACK t + h (r the register, h the half of an f16x2), in order."""
+    pack = PACK.get(precision, 1)
+    k = frags.shape[1]
+    arr = frags.astype(fmt(precision).dtype).reshape(len(frags), k // (4 * pack), 4, pack, 8)
+    return np.ascontiguousarray(arr.transpose(0, 4, 2, 1, 3).reshape(len(frags), -1))
+
+
+def tc_groups(rows: np.ndarray, frags: np.ndarray, rf: int) -> tuple[str, np.ndarray]:
+    """stencil_tc3.cu's TABLE and B fragments: the rows of `tc_rows` grouped by (dy, a, nk), so that
+    one A fragment serves every dz of a group. A group is G(dy, a, nk, mask, f0): bit j = rf - dz
+    of mask marks its rows; chunk c of the row of bit j is fragment f0 + c * (rows in the group) +
+    (rank of bit j), in the returned order."""
+    first = np.concatenate([[0], np.cumsum(rows[:, 3])])
+    table, order = [], []
+    for key in sorted({tuple(r[1:]) for r in rows.tolist()}):
+        members = sorted((i for i, r in enumerate(rows.tolist()) if tuple(r[1:]) == key), key=lambda i: -rows[i, 0])
+        mask = sum(1 << (rf - int(rows[i, 0])) for i in members)
+        table.append(f"G({key[0]},{key[1]},{key[2]},{mask},{len(order)})")
+        order.extend(first[i] + c for c in range(key[2]) for i in members)
+    return "".join(table), frags[order]
+
+
+def compiled(source: str, name: str, macros: dict, smem: int):
+    kernel = load_module(source, tuple(f"-D{k}={v}" for k, v in sorted(macros.items()))).get_function(name)
+    kernel.max_dynamic_shared_size_bytes = smem
+    return kernel, smem
+
+
+def cc_kernel(st: Stencil, depth: int, gpu: str | None, tile: dict | None = None, precision: str = "fp64"):
+    """(kernel, shared bytes), launch of the CUDA-core kernel at `depth` (1: the unblocked role) on
+    `gpu` in `precision`, with its tile (stencil_plan.cc_tile) or `tile` (a sweep's variant)."""
+    launch = cc_launch(st, depth, gpu, tile, fmt(precision).bytes)
+    return compiled(launch.source, launch.name, launch.macros, launch.smem), launch
+
+
+def tc_kernel(st: Stencil, frags: np.ndarray, rows: np.ndarray, twin: bool, precision: str = "fp64"):
+    """((kernel, shared bytes), tile, threads, B fragments, rows or None) of the tensor-core kernel:
+    2D stencil_tc.cu, 3D stencil_tc3.cu (its TABLE from tc_groups); twin: built with TWIN=1."""
+    name, macros, smem, tile = tc_config(st, len(frags), twin, precision)
+    bx, by, threads = 8 * tile["NT"] * tile["WX"], mma_shape(precision)[0] * tile["WY"], 32 * tile["WX"] * tile["WY"]
+    if st.dims == 3:
+        table, frags = tc_groups(rows, frags, st.radius * st.depth)
+        return compiled(f"{name}.cu", name, dict(macros, TABLE=table), smem), (bx, by, tile["BZ"]), threads, frags, None
+    return compiled(f"{name}.cu", name, macros, smem), (bx, by, 1), threads, frags, rows
+
+
+def runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int, tile: dict | None = None):
+    """A function running `steps` steps of `impl` from device array x0 (its dtype: the precision's
+    storage); returns the output array (tile: the CUDA-core tile to run instead of this GPU's)."""
+    import cupy as cp
+
+    precision = {np.dtype(np.float64): "fp64", np.dtype(np.float32): "fp32", np.dtype(np.float16): "fp16"}[x0.dtype]
+    shape3 = (1,) * (3 - x0.ndim) + x0.shape
+    nz, ny, nx = shape3
+    bufs = [cp.full_like(x0, np.nan), cp.full_like(x0, np.nan)]
+    if impl in ("tc", "tc_twin"):
+        rows, frags = b_operands(w, st.depth, precision)
+        (kernel, smem), tc_tile, threads, frags, rows = tc_kernel(st, frags, rows, impl == "tc_twin", precision)
+        extra = (cp.asarray(lane_major(frags, precision)), np.int32(len(frags)))
+        if rows is not None:
+            extra = (cp.asarray(rows), np.int32(len(rows)), *extra)
+        launches = steps // st.depth
+        grid, after = tuple(math.ceil(n / b) for n, b in zip((nx, ny, nz), tc_tile)), ()
+    else:
+        depth = st.depth if impl == "cc_tb" else 1
+        (kernel, smem), launch = cc_kernel(st, depth, device_gpu(), tile, precision)
+        blocks = occupancy(launch.threads, kernel.num_regs, smem)
+        grid, after = launch.grid(shape3, cp.cuda.Device().attributes["MultiProcessorCount"], blocks)
+        extra, after = (weights_arg(w, precision),), tuple(np.int32(a) for a in after)
+        threads, launches = launch.threads, steps // depth
+    dims = (np.int32(nz), np.int32(ny), np.int32(nx))
+
+    def run():
+        src = x0
+        for i in range(launches):
+            dst = bufs[i % 2]
+            kernel(grid, (threads,), (src, dst, *extra, *dims, *after), shared_mem=smem)
+            src = dst
+        return src
+
+    return run
