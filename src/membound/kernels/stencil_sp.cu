@@ -10,7 +10,8 @@
 // packed per lane on the host (kernels/stencil_sp.py); B from shared memory through the offsets;
 // D: lane (g, q) holds D(g, 2q..2q+1) and D(g+8, 2q..2q+1).
 // Macros: DIMS, RF, PREC, NX (16-wide tiles per warp along x, sharing each A fragment), WX, WY
-// (warps along x, y), PITCH (shared row pitch, elements), NOFF (B elements per lane: 4 or 8).
+// (warps along x, y), PITCH (shared row pitch, elements), NOFF (B elements per lane: 4 or 8), NFRAG
+// (fragments), FSM (1: the fragments copied to shared memory once per block; 0: read through L1).
 // Field (nz, ny, nx), x fastest, periodic; a block streams the 2*RF+1 planes (3D) through one tile.
 
 #define BX (16 * NX * WX)
@@ -30,11 +31,19 @@ __device__ __forceinline__ int wrap(int i, int n) {
   return i;
 }
 
-__device__ __forceinline__ unsigned b_reg(const elem_t* p, const int* off, int r) {
+__device__ __forceinline__ elem_t to_tile(elem_t v) {   // fp32: rounded to TF32 once, as it enters the tile
 #if PREC == 32
   unsigned t;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(t) : "f"(p[off[r]]));
-  return t;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(t) : "f"(v));
+  return __uint_as_float(t);
+#else
+  return v;
+#endif
+}
+
+__device__ __forceinline__ unsigned b_reg(const elem_t* p, const int* off, int r) {
+#if PREC == 32
+  return __float_as_uint(p[off[r]]);
 #else
   return (unsigned)p[off[2 * r]] | ((unsigned)p[off[2 * r + 1]] << 16);   // low half: the lower k
 #endif
@@ -67,13 +76,24 @@ __device__ __forceinline__ elem_t to_elem(float v) {
 // afrag[f*32 + lane], meta[f*32 + lane], offs[(f*32 + lane)*NOFF + r]: lane's A registers, metadata
 // and B offsets (elements from its base in the tile) of fragment f; planes[p]..planes[p+1]: the
 // fragments of plane dz = p - RZ.
-extern "C" __global__ void __launch_bounds__(32 * WX * WY)
+extern "C" __global__ void __launch_bounds__(32 * WX * WY, 2)
 stencil_sp(const elem_t* __restrict__ in, elem_t* __restrict__ out, const uint4* __restrict__ afrag,
            const unsigned* __restrict__ meta, const int* __restrict__ offs, const int* __restrict__ planes,
            int nz, int ny, int nx) {
-  extern __shared__ unsigned char smem_raw[];
-  elem_t* tile = reinterpret_cast<elem_t*>(smem_raw);
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  elem_t* tile = reinterpret_cast<elem_t*>(smem_raw + NFRAG * 32 * (20 + 4 * NOFF) * FSM);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
+#if FSM   // the fragments of every plane in shared memory, copied once per block
+  uint4* s_a = reinterpret_cast<uint4*>(smem_raw);
+  unsigned* s_e = reinterpret_cast<unsigned*>(s_a + NFRAG * 32);
+  int* s_o = reinterpret_cast<int*>(s_e + NFRAG * 32);
+  for (int i = tid; i < NFRAG * 32; i += blockDim.x) { s_a[i] = afrag[i]; s_e[i] = meta[i]; }
+  for (int i = tid; i < NFRAG * 32 * NOFF; i += blockDim.x) s_o[i] = offs[i];
+#else
+  const uint4* s_a = afrag;
+  const unsigned* s_e = meta;
+  const int* s_o = offs;
+#endif
   const int y0 = (warp / WX) * 8, x0 = (warp % WX) * NX * 16;
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, gz = blockIdx.z;
   const elem_t* base = tile + (y0 + g + RF) * PITCH + x0 + RF;   // B column j = g: output row y0 + g
@@ -87,18 +107,18 @@ stencil_sp(const elem_t* __restrict__ in, elem_t* __restrict__ out, const uint4*
     if (f0 == f1) continue;
     __syncthreads();
     const elem_t* plane = in + (size_t)wrap(gz + dz, nz) * ny * nx;
-    for (int i = tid; i < LYT * LXT; i += blockDim.x) {
-      const int x = i % LXT, y = i / LXT;
-      tile[y * PITCH + x] = plane[(size_t)wrap(gy0 - RF + y, ny) * nx + wrap(gx0 - RF + x, nx)];
+    for (int y = warp; y < LYT; y += WX * WY) {            // a warp per row, lanes along x: coalesced
+      const elem_t* row = plane + (size_t)wrap(gy0 - RF + y, ny) * nx;
+      for (int x = lane; x < LXT; x += 32) tile[y * PITCH + x] = to_tile(row[wrap(gx0 - RF + x, nx)]);
     }
     __syncthreads();
 #pragma unroll 1
     for (int f = f0; f < f1; ++f) {
-      const uint4 a = __ldg(afrag + f * 32 + lane);
-      const unsigned e = __ldg(meta + f * 32 + lane);
+      const uint4 a = s_a[f * 32 + lane];
+      const unsigned e = s_e[f * 32 + lane];
       int off[NOFF];
 #pragma unroll
-      for (int r = 0; r < NOFF; ++r) off[r] = __ldg(offs + (f * 32 + lane) * NOFF + r);
+      for (int r = 0; r < NOFF; ++r) off[r] = s_o[(f * 32 + lane) * NOFF + r];
 #pragma unroll
       for (int n = 0; n < NX; ++n) {
         unsigned b[4];

@@ -27,7 +27,8 @@ from membound.model.precision import fmt, quantize, tc_operand
 from membound.run import measure
 
 META_LAYOUT = "split"
-TILE = {"NX": 2, "WX": 2, "WY": 4}                # 16-wide tiles per warp along x, warps along x and y
+TILE = {"NX": 4, "WX": 2, "WY": 4}                # 16-wide tiles per warp along x, warps along x and y
+FRAG_SMEM = 48 * 1024                             # fragments up to this size go to shared memory (FSM=1)
 
 
 def operand(a: np.ndarray, precision: str) -> np.ndarray:
@@ -53,7 +54,8 @@ def pack_lanes(values: np.ndarray, nibbles: np.ndarray, precision: str, layout: 
     for lane in range(32):
         gg, h = lane // 4, lane % 2            # lanes 4g+2, 4g+3 repeat 4g, 4g+1 (selector 0 ignores them)
         if layout == "split":
-            word = (nibbles[:, gg, 4 * h:4 * h + 4] << shift).sum(-1) | ((nibbles[:, gg + 8, 4 * h:4 * h + 4] << shift).sum(-1) << 16)
+            half = nibbles[:, :, 4 * h:4 * h + 4] << shift
+            word = half[:, gg].sum(-1) | (half[:, gg + 8].sum(-1) << 16)
         else:
             row = nibbles[:, gg + 8 * h, :]
             word = (row << (4 * np.arange(8)).astype(np.uint32)).sum(-1)
@@ -121,10 +123,13 @@ def cuda_runner(form: sparse24.SparseForm, dims: int, x0, launches: int, compile
     afrag, meta = pack_lanes(values, nibbles, p)
     offs = b_offsets(form, pitch)
     planes = plane_starts(form, dims)
-    noff = offs.shape[-1]
-    macros = dict(DIMS=dims, RF=form.radius, PREC=32 if p == "fp32" else 16, PITCH=pitch, NOFF=noff, **TILE)
+    noff, nfrag = offs.shape[-1], len(afrag)
+    frag_bytes = nfrag * 32 * (20 + 4 * noff)
+    fsm = int(frag_bytes <= FRAG_SMEM)
+    macros = dict(DIMS=dims, RF=form.radius, PREC=32 if p == "fp32" else 16, PITCH=pitch, NOFF=noff, NFRAG=nfrag,
+                  FSM=fsm, **TILE)
     bx, by = 16 * TILE["NX"] * TILE["WX"], 8 * TILE["WY"]
-    smem = (by + 2 * form.radius) * pitch * fmt(p).bytes
+    smem = (by + 2 * form.radius) * pitch * fmt(p).bytes + fsm * frag_bytes
     kernel, smem = compiled("stencil_sp.cu", "stencil_sp", macros, smem)
     shape3 = (1,) * (3 - x0.ndim) + x0.shape
     nz, ny, nx = shape3
@@ -184,8 +189,8 @@ def prepare(st, w: np.ndarray, domain: tuple, steps: int, backend: str, rng: np.
         idx = rng.integers(0, domain, size=(samples, len(domain)))
         output = lambda out: to_host(out[tuple(xp.asarray(i) for i in idx.T)])  # noqa: E731
         ref = sampled_reference(x.astype(xp.float64), w, steps, idx)
-        checked = (f"whole output checked on {'x'.join(map(str, check_domain))} with the same kernel, {samples} "
-                   "sampled points of the timed domain checked")
+        checked = (f"whole output checked on {'x'.join(map(str, check_domain))} with the same kernel, "
+                   f"{samples} sampled points of the timed domain checked")
     gran = "1:2 (TF32: the PTX ISA's granularity)" if precision == "fp32" else "2:4"
     return Case(run=run, output=output, reference=ref, tol=tol(x), what=what, precision=precision,
                 row={"problem": st.name, "n": points, "domain": "x".join(map(str, domain)), "depth": st.depth,

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -125,7 +126,8 @@ def _chunks(columns: list, kept: int, chunk: int) -> list[list]:
     return min(direct, joined, key=len)
 
 
-def transform(shape: str, dims: int, radius: int, depth: int, precision: str, w: np.ndarray | None = None) -> SparseForm:
+def transform(shape: str, dims: int, radius: int, depth: int, precision: str,
+              w: np.ndarray | None = None) -> SparseForm:
     """The 2:4 (fp16) or 1:2 (TF32) form of the stencil fused over `depth` steps, with weights `w`
     (a (2r+1)^dims array on the support; None: ones, for the structure alone)."""
     if precision not in GRANULARITY:
@@ -162,6 +164,13 @@ def transform(shape: str, dims: int, radius: int, depth: int, precision: str, w:
             col_list.append(cols)
     a, cols = np.array(a_list), np.array(col_list)
     return SparseForm(precision, a, cols, real, int(cols[..., 3].sum()), int(mask.sum()), radius * depth)
+
+
+@cache
+def sparsity(shape: str, dims: int, radius: int, depth: int, precision: str) -> float:
+    """S of the transform (SparseForm.sparsity) for the stencil's structure, cached: the model's and
+    Figure 10's S of the sparse tensor cores (paper 002 eq. 2-3, 20)."""
+    return transform(shape, dims, radius, depth, precision).sparsity
 
 
 def structured(a: np.ndarray, kept: int, chunk: int) -> bool:
