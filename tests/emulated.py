@@ -23,13 +23,15 @@ int main() {
   if (fread(a, sizeof(int), 11, stdin) != 11) return 1;
   const int nz = a[0], ny = a[1], nx = a[2], nw = a[9];
   Weights wts;
-  std::vector<double> in((size_t)nz * ny * nx), out(in.size(), std::numeric_limits<double>::quiet_NaN());
-  if (nw != NW || fread(wts.w, 8, NW, stdin) != NW || fread(in.data(), 8, in.size(), stdin) != in.size()) return 2;
+  std::vector<real> in((size_t)nz * ny * nx), out(in.size());
+  memset(out.data(), 0xff, out.size() * sizeof(real));   // NaN in every precision
+  if (nw != NW || fread(wts.w, sizeof(acc_t), NW, stdin) != NW || fread(in.data(), sizeof(real), in.size(), stdin) != in.size())
+    return 2;
   const int seg = a[8];
   (void)seg;
   emu::launch({(unsigned)a[3], (unsigned)a[4], (unsigned)a[5]}, {(unsigned)a[6], 1, 1}, a[7], a[10],
               [&] { KERNEL(in.data(), out.data(), wts, nz, ny, nx EXTRA); });
-  fwrite(out.data(), 8, out.size(), stdout);
+  fwrite(out.data(), sizeof(real), out.size(), stdout);
 }
 """
 
@@ -41,8 +43,8 @@ def available() -> bool:
 def build(source: str, macros: dict, seg_arg: bool) -> Path:
     """The emulator binary of SOURCES/<source> with `macros` (cached by its text)."""
     kernel = source.removesuffix(".cu")
-    text = source_text(source).replace("extern __shared__ double smem[];", "double* smem = emu::shared_mem;")
-    text = re.sub(r"extern __shared__ double (\w+)\[\];", r"double* \1 = emu::shared_mem;", text)
+    text = re.sub(r"extern __shared__ (\w+) (\w+)\[\];", r"\1* \2 = reinterpret_cast<\1*>(emu::shared_mem);",
+                  source_text(source))
     defines = "".join(f"#define {k} {v}\n" for k, v in sorted(macros.items()))
     code = (f'{defines}#include "{HEADER}"\n{text}\n#define KERNEL {kernel}\n#define EXTRA {", seg" if seg_arg else ""}\n'
             + DRIVER)
@@ -57,9 +59,11 @@ def build(source: str, macros: dict, seg_arg: bool) -> Path:
 
 def run(binary: Path, x: np.ndarray, w: np.ndarray, grid: tuple, threads: int, smem: int, seg: int,
         reverse: bool) -> np.ndarray:
-    """One launch on field x (2D or 3D) with weights w; the output field (NaN where not written)."""
+    """One launch on field x (2D or 3D; its dtype the storage of the binary's ELEM) with weights w; the
+    output field (NaN where not written)."""
     shape3 = (1,) * (3 - x.ndim) + x.shape
     header = np.array([*shape3, *grid, threads, smem, seg, w.size, int(reverse)], dtype=np.int32)
-    data = header.tobytes() + np.ascontiguousarray(w, dtype=np.float64).tobytes() + x.astype(np.float64).tobytes()
+    acc = np.float64 if x.dtype == np.float64 else np.float32
+    data = header.tobytes() + np.ascontiguousarray(w, dtype=acc).tobytes() + np.ascontiguousarray(x).tobytes()
     done = subprocess.run([str(binary)], input=data, capture_output=True, check=True)
-    return np.frombuffer(done.stdout, dtype=np.float64).reshape(x.shape)
+    return np.frombuffer(done.stdout, dtype=x.dtype).reshape(x.shape)

@@ -2,7 +2,8 @@
 // runs here (tests/emulated.py compiles it with g++). Blocks run one after another; a block's
 // threads are fibers (ucontext) that run one at a time, each until its next __syncthreads(), in an
 // order the driver picks (forward or reverse): a read of a value another thread writes in the same
-// barrier interval then gives a different result in the two orders. Shared memory starts as NaN.
+// barrier interval then gives a different result in the two orders. Shared memory starts as NaN (all
+// bits set: NaN in fp64, fp32 and fp16).
 // cp.async copies are kept until the thread's async_wait, so that a read before the wait sees NaN.
 #pragma once
 #include <ucontext.h>
@@ -33,8 +34,9 @@ static dim3 threadIdx, blockIdx, blockDim, gridDim;
 namespace emu {
 static double* shared_mem;
 struct Copy {
-  double* dst;
-  const double* src;
+  void* dst;
+  const void* src;
+  size_t bytes;
 };
 struct Thread {
   ucontext_t ctx;
@@ -63,7 +65,7 @@ static void launch(dim3 grid, dim3 block, size_t smem_bytes, bool reverse, std::
     for (unsigned by = 0; by < grid.y; ++by)
       for (unsigned bx = 0; bx < grid.x; ++bx) {
         blockIdx = {bx, by, bz};
-        std::fill(smem.begin(), smem.end(), std::numeric_limits<double>::quiet_NaN());
+        memset(smem.data(), 0xff, smem.size() * sizeof(double));
         threads = std::vector<Thread>(block.x);
         for (auto& t : threads) {
           t.stack.resize(1 << 18);
@@ -88,13 +90,14 @@ static void launch(dim3 grid, dim3 block, size_t smem_bytes, bool reverse, std::
 
 inline void __syncthreads() { swapcontext(&emu::threads[emu::current].ctx, &emu::scheduler); }
 
-inline void copy_async(double* dst, const double* src) { emu::threads[emu::current].groups.back().push_back({dst, src}); }
+template <class T>
+inline void copy_async(T* dst, const T* src) { emu::threads[emu::current].groups.back().push_back({dst, src, sizeof(T)}); }
 inline void async_commit() { emu::threads[emu::current].groups.emplace_back(); }
 template <int N>
 inline void async_wait() {   // complete every committed group but the newest N
   auto& g = emu::threads[emu::current].groups;
   while (g.size() - 1 > N) {
-    for (auto& c : g.front()) *c.dst = *c.src;
+    for (auto& c : g.front()) memcpy(c.dst, c.src, c.bytes);
     g.erase(g.begin());
   }
 }

@@ -10,6 +10,8 @@ import emulated
 from membound.kernels import stencil as S
 from membound.kernels import stencil_plan as P
 from membound.kernels.stencil_tiles import CC3, TB2, TB3
+from membound.model.precision import fmt, quantize
+from membound.run import measure
 
 pytestmark = pytest.mark.skipif(not emulated.available(), reason="no g++ here")
 
@@ -57,3 +59,28 @@ def test_emulation_catches_a_missing_wait(monkeypatch):
     out = emulated.run(emulated.build(launch.source, launch.macros, True), x, w, grid, launch.threads, launch.smem,
                        after[0], False)
     assert not np.allclose(out, S.reference(x, w, depth), atol=S.TOL, equal_nan=False)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("shape, dims, radius, depth, tile, field", CASES[::2] + [CASES[-1]])
+def test_emulated_kernel_in_fp32_and_fp16_within_the_bound(precision, shape, dims, radius, depth, tile, field):
+    """The same sources built with ELEM 4 and 2 (stored in fp32 / fp16, summed in fp32): within the
+    derived bound of the float64 reference of the same rounded input and weights, races and waits
+    checked as in fp64; and the bound is tight enough that a mirrored weight array fails it."""
+    rng = np.random.default_rng(21)
+    x = quantize(rng.random(field), precision)
+    w = S.random_weights(rng, shape, dims, radius, precision)
+    st = P.Stencil("emulated", shape, dims, radius, depth)
+    launch = P.cc_launch(st, depth, tile=tile, elem=fmt(precision).bytes)
+    assert launch.macros["ELEM"] == fmt(precision).bytes
+    grid, after = launch.grid((1,) * (3 - dims) + field, sms=3, blocks_per_sm=1)
+    binary = emulated.build(launch.source, launch.macros, seg_arg=bool(after))
+    ref = S.reference(x, w, depth)
+    tol = S.tolerance("cc_tb", st, precision, depth, w, ref, ref, float(x.max()))
+    for reverse in (False, True):
+        out = emulated.run(binary, x, w, grid, launch.threads, launch.smem, after[0] if after else 0, reverse)
+        assert out.dtype == fmt(precision).dtype
+        measure.check(out, ref, tol, f"{tile['kernel']} {precision} reverse={reverse}")
+    mirrored = emulated.run(binary, x, w[::-1].copy(), grid, launch.threads, launch.smem, after[0] if after else 0, False)
+    with pytest.raises(measure.CheckError):
+        measure.check(mirrored, ref, tol, "mirrored weights")

@@ -1,12 +1,19 @@
-// Asynchronous global -> shared copies (cp.async, sm_80+), 8 bytes each: a copy does not pass
-// through registers, so a block can prefetch its next tile or plane while it computes.
+// Asynchronous global -> shared copies (cp.async, sm_80+) of one element (stencil_real.cuh): a copy does
+// not pass through registers, so a block can prefetch its next tile or plane while it computes.
+// cp.async copies 4, 8 or 16 bytes: an fp16 element (ELEM 2) is copied through a register instead,
+// at once (the kernel's later waits and barriers still order it).
 // (tests/emulated_cuda.h defines them for the CPU emulation of the kernels.)
 #pragma once
 #ifndef MEMBOUND_EMULATE
 
-__device__ __forceinline__ void copy_async(double* dst, const double* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
+__device__ __forceinline__ void copy_async(real* dst, const real* src) {
+#if ELEM == 2
+  *dst = __ldg(src);
+#else
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src),
+               "n"(ELEM)
                : "memory");
+#endif
 }
 
 __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }

@@ -1,7 +1,8 @@
-// FP64 2D stencils on CUDA cores: one kernel for both the unblocked role (DEPTH=1) and temporal
-// blocking (DEPTH=t): a tile plus a halo of DEPTH*RAD (periodic wrap) sits in shared memory, DEPTH
-// steps run there on shrinking regions (ping-pong buffers) and only the last step is written to
-// global memory, so DRAM traffic stays ~2 x 8 bytes per point per launch.
+// 2D stencils on CUDA cores in every precision (ELEM: stencil_real.cuh): one kernel for both the
+// unblocked role (DEPTH=1) and temporal blocking (DEPTH=t): a tile plus a halo of DEPTH*RAD (periodic
+// wrap) sits in shared memory, DEPTH steps run there on shrinking regions (ping-pong buffers, in the
+// storage type: every step is rounded to storage, as the unblocked kernel's) and only the last step is
+// written to global memory, so DRAM traffic stays ~2 x ELEM bytes per point per launch.
 // A block walks TPB tiles along y. TPB > 1: the next tile's input is copied into a second buffer with
 // cp.async while the current one is computed, so loads and arithmetic overlap within a block and no
 // register stages the copy (the high-order stencils, whose registers allow few blocks per SM).
@@ -27,14 +28,14 @@
 
 // Fill `buf` with the input tile whose output corner is (gy0, gx0): TPB > 1, one commit group of
 // cp.async copies; TPB = 1, loads staged in registers.
-__device__ __forceinline__ void load_tile(double* buf, const double* __restrict__ in, int gy0, int gx0, int ny,
+__device__ __forceinline__ void load_tile(real* buf, const real* __restrict__ in, int gy0, int gx0, int ny,
                                           int nx) {
 #if TPB > 1
   for (int i = threadIdx.x; i < LY * SX; i += NTHREADS)
     copy_async(buf + i, in + (size_t)wrap(gy0 - H + i / SX, ny) * nx + wrap(gx0 - H + i % SX, nx));
   async_commit();
 #else
-  double stage[NLOAD];
+  real stage[NLOAD];
 #pragma unroll
   for (int j = 0, i = threadIdx.x; j < NLOAD; ++j, i += NTHREADS)
     if (i < LY * SX) stage[j] = __ldg(in + (size_t)wrap(gy0 - H + i / SX, ny) * nx + wrap(gx0 - H + i % SX, nx));
@@ -45,9 +46,9 @@ __device__ __forceinline__ void load_tile(double* buf, const double* __restrict_
 }
 
 extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
-stencil_cc(const double* __restrict__ in, double* __restrict__ out, const Weights wts,
+stencil_cc(const real* __restrict__ in, real* __restrict__ out, const Weights wts,
            int nz, int ny, int nx) {
-  extern __shared__ double smem[];   // NBUF input buffers, then (DEPTH > 1) the ping-pong partner
+  extern __shared__ real smem[];   // NBUF input buffers, then (DEPTH > 1) the ping-pong partner
   WEIGHTS(w, wts);
   const int gx0 = blockIdx.x * BX;
   const int t0 = blockIdx.y * TPB, ntiles = min(TPB, (ny + BY - 1) / BY - t0);
@@ -63,26 +64,26 @@ stencil_cc(const double* __restrict__ in, double* __restrict__ out, const Weight
       async_wait<0>();
     }
     __syncthreads();
-    double* src = smem + (k & 1) * TILE;
-    double* dst = smem + NBUF * TILE;
+    real* src = smem + (k & 1) * TILE;
+    real* dst = smem + NBUF * TILE;
 #pragma unroll 1
     for (int s = 1; s <= DEPTH; ++s) {
       const int h = (DEPTH - s) * RAD, lo = H - h, nxr = BX + 2 * h, nyr = BY + 2 * h;
       const int nstrips = (nyr + V - 1) / V;
       for (int i = threadIdx.x; i < nstrips * nxr; i += NTHREADS) {
         const int x = lo + i % nxr, y = lo + i / nxr * V;
-        double acc[V];
+        acc_t acc[V];
         sums(acc, w, [&](int, int dx) { return rows(src + y * SX + x + dx); });
         if (s == DEPTH) {
           write_strip(out, acc, gy0 + y - H, gx0 + x - H, ny, nx);
         } else {
 #pragma unroll
           for (int v = 0; v < V; ++v)
-            if (y + v < lo + nyr) dst[(y + v) * SX + x] = acc[v];
+            if (y + v < lo + nyr) dst[(y + v) * SX + x] = to_real(acc[v]);
         }
       }
       __syncthreads();   // also: the next tile's copies may overwrite this tile's input buffer
-      double* t = src; src = dst; dst = t;
+      real* t = src; src = dst; dst = t;
     }
   }
 }

@@ -1,4 +1,5 @@
-// FP64 3D stencils on CUDA cores without temporal blocking, streaming along z (2.5D blocking): a
+// 3D stencils on CUDA cores in every precision (ELEM: stencil_real.cuh) without temporal blocking,
+// streaming along z (2.5D blocking): a
 // block owns a BX x BY column of the domain over BZ planes and keeps a ring of 2*RAD+1 input planes
 // (tile plus a halo of RAD in x and y, periodic wrap) in shared memory. The loads of the next plane
 // are in flight while the current plane is computed, and every input plane is read once per block,
@@ -20,16 +21,16 @@
 #include "stencil_plane.cuh"
 
 extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
-stencil_cc3(const double* __restrict__ in, double* __restrict__ out, const Weights wts,
+stencil_cc3(const real* __restrict__ in, real* __restrict__ out, const Weights wts,
             int nz, int ny, int nx) {
-  extern __shared__ double ring[];   // KW planes; plane p sits in slot (p - z0 + RAD) % KW
+  extern __shared__ real ring[];   // KW planes; plane p sits in slot (p - z0 + RAD) % KW
   WEIGHTS(w, wts);
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
   const int z1 = min(z0 + BZ, nz);
   const int tx = threadIdx.x % BX, ty = threadIdx.x / BX * V;
   const int gx = gx0 + tx;
 
-  double r[NLOAD];
+  real r[NLOAD];
 #pragma unroll 1
   for (int p = 0; p < 2 * RAD; ++p) {            // planes z0 - RAD .. z0 + RAD - 1
     fetch(r, in, wrap(z0 - RAD + p, nz), gy0, gx0, ny, nx);
@@ -44,7 +45,7 @@ stencil_cc3(const double* __restrict__ in, double* __restrict__ out, const Weigh
     __syncthreads();
     if (z + 1 < z1) fetch(r, in, wrap(z + 1 + RAD, nz), gy0, gx0, ny, nx);   // in flight meanwhile
 
-    double acc[V];
+    acc_t acc[V];
     sums(acc, w, [&](int dz, int dx) { return rows(ring + (k + RAD + dz) % KW * PLANE + (ty + RAD) * SX + tx + RAD + dx); });
     write_strip(out + (size_t)z * ny * nx, acc, gy0 + ty, gx, ny, nx);
     __syncthreads();                               // the oldest slot is overwritten next

@@ -1,4 +1,5 @@
-// FP64 2D stencils on CUDA cores at any depth (1: unblocked), temporal blocking by streaming along y
+// 2D stencils on CUDA cores in every precision (ELEM: stencil_real.cuh; the stage rings hold the storage
+// type, so every step is rounded to storage) at any depth (1: unblocked), temporal blocking by streaming along y
 // (EBISU's design, ICS '23: deep blocking with one barrier per chunk, a multi-queue of rows in shared
 // memory and registers, long-running blocks). A block owns NT columns (its NT - 2H output columns
 // and a halo of H = DEPTH*RAD each side, periodic wrap) and streams down a segment of `seg` output
@@ -13,7 +14,7 @@
 //   chunks it computed), not from shared memory: 2*RAD + 1 fewer loads per point and step of a star.
 // The ring of input rows has PIN chunks, each stage ring PST (the ring is never written where it is
 // still read); the main loop is unrolled by PIN so that every ring slot is a compile-time offset.
-// DRAM traffic ~2 x 8 bytes per point per DEPTH steps; redundant work: the 2H halo columns and the
+// DRAM traffic ~2 x ELEM bytes per point per DEPTH steps; redundant work: the 2H halo columns and the
 // pipeline's fill and drain (~H + DEPTH*(CH+RAD) rows per segment).
 // Compile-time macros (set by stencil.py): RAD, STAR (0 box | 1 star), DEPTH, NT (threads = columns),
 // CH (rows per chunk), PF (chunks in flight, >= 1), OWNREG, MINB (minimum blocks per SM, 0: the
@@ -42,16 +43,16 @@ __device__ __forceinline__ constexpr int slot(int ph, int first, int j, int p) {
 }
 
 extern "C" __global__ void __launch_bounds__(NT, MINB)
-stencil_tb2(const double* __restrict__ in, double* __restrict__ out, const Weights wts, int nz, int ny, int nx,
+stencil_tb2(const real* __restrict__ in, real* __restrict__ out, const Weights wts, int nz, int ny, int nx,
             int seg) {
   // the input ring (PIN*CH rows), then DEPTH-1 stage rings (PST*CH rows each), all of pitch SX
-  extern __shared__ double smem[];
+  extern __shared__ real smem[];
   WEIGHTS(w, wts);
   const int c = threadIdx.x, cx = c + RAD;
   const int gx0 = blockIdx.x * (NT - 2 * H), y_lo = blockIdx.y * seg, y_hi = min(y_lo + seg, ny);
   const int y0 = y_lo - H, y_end = y_hi + H;             // input rows of this block
-  const double* src = in + wrap(gx0 - H + c, nx);
-  double* ring_in = smem;
+  const real* src = in + wrap(gx0 - H + c, nx);
+  real* ring_in = smem;
   auto ring = [&](int s) { return smem + (PIN + (s - 1) * PST) * CH * SX; };   // stage s's ring
 
   int y_next = wrap(y0, ny);                               // wrapped first row of the next chunk to load
@@ -68,7 +69,7 @@ stencil_tb2(const double* __restrict__ in, double* __restrict__ out, const Weigh
 #pragma unroll
   for (int k = 0; k < PF; ++k) load(k, k);
 
-  double own[DEPTH][2][CH];   // OWNREG: stage s's last two chunks at this column ([0]: the latest)
+  acc_t own[DEPTH][2][CH];   // OWNREG: stage s's last two chunks at this column ([0]: the latest), as stored
   const int first_d = y0 - RAD - (DEPTH - 1) * LAG;      // stage DEPTH's first row
   const int iters = (y_hi - first_d + CH - 1) / CH;
 #pragma unroll 1
@@ -84,37 +85,37 @@ stencil_tb2(const double* __restrict__ in, double* __restrict__ out, const Weigh
       for (int s = DEPTH; s >= 1; --s) {
         const int r0 = y0 + k * CH - RAD - (s - 1) * LAG;   // first row of this chunk of stage s
         const bool active = r0 + CH > y_lo - (DEPTH - s) * RAD && r0 < y_hi + (DEPTH - s) * RAD;
-        double acc[CH];
+        acc_t acc[CH];
         if (active) {
           // rows r0 - RAD + j of stage s - 1: the input ring (chunk-aligned at y0) or stage ring s - 1
-          const double* prev = s == 1 ? ring_in : ring(s - 1);
+          const real* prev = s == 1 ? ring_in : ring(s - 1);
           const int p = s == 1 ? PIN : PST, first = s == 1 ? 2 * RAD : CH + 2 * RAD;
           sums(acc, w, [&](int, int dx) {
             return [&, dx](int j) {   // j in [-RAD, CH + RAD): row r0 + j
               if (OWNREG && s > 1 && dx == 0)
                 return j >= RAD ? own[s - 1][0][j - RAD] : own[s - 1][1][j - RAD + CH];
-              return prev[slot(ph % p, first, j + RAD, p) * SX + cx + dx];
+              return to_acc(prev[slot(ph % p, first, j + RAD, p) * SX + cx + dx]);
             };
           });
         } else {
 #pragma unroll
-          for (int i = 0; i < CH; ++i) acc[i] = 0.0;
+          for (int i = 0; i < CH; ++i) acc[i] = 0;
         }
         if (s == DEPTH) {
           if (active && c >= H && c < NT - H && gx0 + c - H < nx) {
 #pragma unroll
             for (int i = 0; i < CH; ++i)
-              if (r0 + i >= y_lo && r0 + i < y_hi) out[(size_t)(r0 + i) * nx + gx0 + c - H] = acc[i];
+              if (r0 + i >= y_lo && r0 + i < y_hi) out[(size_t)(r0 + i) * nx + gx0 + c - H] = to_real(acc[i]);
           }
         } else {
           if (active) {
 #pragma unroll
-            for (int i = 0; i < CH; ++i) ring(s)[((ph % PST) * CH + i) * SX + cx] = acc[i];
+            for (int i = 0; i < CH; ++i) ring(s)[((ph % PST) * CH + i) * SX + cx] = to_real(acc[i]);
           }
 #pragma unroll
           for (int i = 0; i < CH; ++i) {   // shifted every iteration, so that [1] is always chunk k - 2
             own[s][1][i] = own[s][0][i];
-            own[s][0][i] = acc[i];
+            own[s][0][i] = to_acc(to_real(acc[i]));   // the value stage s + 1 reads from the ring
           }
         }
       }

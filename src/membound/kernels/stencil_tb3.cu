@@ -1,4 +1,5 @@
-// FP64 3D stencils on CUDA cores with temporal blocking by streaming along z (2.5D blocking, the
+// 3D stencils on CUDA cores in every precision (ELEM: stencil_real.cuh; the stage rings hold the
+// storage type, every step rounded to storage) with temporal blocking by streaming along z (2.5D blocking, the
 // design of EBISU, ICS '23): a block owns a BX x BY column of the domain over BZ output planes and
 // runs DEPTH steps as a pipeline of stages along z. Stage 0 is a ring of input planes (tile plus a
 // halo of H = DEPTH*RAD in x and y, periodic wrap), filled by cp.async one plane ahead; stage s
@@ -6,7 +7,7 @@
 // own ring, and stage DEPTH writes to global memory. Stage s lags stage s-1 by RAD+1 planes, so
 // every plane it reads was written before the iteration's one barrier, and a ring of 2*RAD+2 slots
 // is never overwritten while read. Each input plane is read once per block: DRAM traffic stays
-// ~2 x 8 bytes per point per DEPTH steps; redundant work is the x/y halo of the inner stages and
+// ~2 x ELEM bytes per point per DEPTH steps; redundant work is the x/y halo of the inner stages and
 // the 2*DEPTH*RAD + DEPTH - 1 extra iterations per block.
 // Compile-time macros (set by stencil.py): RAD, STAR (0 box | 1 star), DEPTH, BX, BY, BZ, V (strip
 // length along y), NTHREADS, WSMEM. Weights: dense (2*RAD+1)^3 array (offset order z, y, x).
@@ -22,19 +23,19 @@
 #include "stencil_async.cuh"
 
 extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
-stencil_tb3(const double* __restrict__ in, double* __restrict__ out, const Weights wts,
+stencil_tb3(const real* __restrict__ in, real* __restrict__ out, const Weights wts,
             int nz, int ny, int nx) {
   // DEPTH rings of NS planes (stage 0: input; stage s: step s), then V rows of slack for the reads
   // of a last partial strip (discarded results)
-  extern __shared__ double smem[];
+  extern __shared__ real smem[];
   WEIGHTS(w, wts);
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
   const int z1 = min(z0 + BZ, nz);
   const int first = z0 - H, last_in = z1 - 1 + H, last = last_in + DEPTH - 1;
   auto slot = [&](int stage, int p) { return smem + (stage * NS + (p - first + NS * DEPTH) % NS) * PLANE; };
   auto load = [&](int p) {
-    const double* plane = in + (size_t)wrap(p, nz) * ny * nx;
-    double* dst = slot(0, p);
+    const real* plane = in + (size_t)wrap(p, nz) * ny * nx;
+    real* dst = slot(0, p);
     for (int i = threadIdx.x; i < PLANE; i += NTHREADS) {
       const int x = i % SX, y = i / SX;
       copy_async(dst + i, plane + (size_t)wrap(gy0 - H + y, ny) * nx + wrap(gx0 - H + x, nx));
@@ -55,15 +56,15 @@ stencil_tb3(const double* __restrict__ in, double* __restrict__ out, const Weigh
       const int lo = H - h, nxr = BX + 2 * h, nyr = BY + 2 * h, nstrips = (nyr + V - 1) / V;
       for (int j = threadIdx.x; j < nstrips * nxr; j += NTHREADS) {
         const int x = lo + j % nxr, y = lo + j / nxr * V;
-        double acc[V];
+        acc_t acc[V];
         sums(acc, w, [&](int dz, int dx) { return rows(slot(s - 1, q + dz) + y * SX + x + dx); });
         if (s == DEPTH) {
           write_strip(out + (size_t)q * ny * nx, acc, gy0 + y - H, gx0 + x - H, ny, nx);
         } else {
-          double* dst = slot(s, q) + y * SX + x;
+          real* dst = slot(s, q) + y * SX + x;
 #pragma unroll
           for (int v = 0; v < V; ++v)
-            if (y + v < lo + nyr) dst[v * SX] = acc[v];
+            if (y + v < lo + nyr) dst[v * SX] = to_real(acc[v]);
         }
       }
     }

@@ -1,0 +1,44 @@
+// The stencil kernels' element types: one source per algorithm, compiled per precision with
+// -DELEM=<bytes of an element> (stencil_plan.py sets it): `real` is the storage type of the field in
+// global and shared memory, `acc_t` the CUDA cores' arithmetic type (the weights' type and every
+// sum), to_acc widens a stored value (exact) and to_real rounds a sum to storage (to nearest).
+//   ELEM 8: fp64, double and double;  ELEM 4: fp32, float and float;
+//   ELEM 2: fp16 stored as raw 16-bit words (PTX cvt, so NVRTC needs no cuda_fp16.h), summed in
+//           float: fp16 stores fp16 and accumulates in fp32 (docs/precision.md).
+#pragma once
+
+#ifndef ELEM
+#define ELEM 8
+#endif
+
+#if ELEM == 8
+typedef double real;
+typedef double acc_t;
+__device__ __forceinline__ acc_t to_acc(real v) { return v; }
+__device__ __forceinline__ real to_real(acc_t v) { return v; }
+#elif ELEM == 4
+typedef float real;
+typedef float acc_t;
+__device__ __forceinline__ acc_t to_acc(real v) { return v; }
+__device__ __forceinline__ real to_real(acc_t v) { return v; }
+#elif ELEM == 2
+typedef unsigned short real;
+typedef float acc_t;
+#ifdef MEMBOUND_EMULATE   // tests/emulated_cuda.h: the CPU's IEEE binary16
+__device__ __forceinline__ acc_t to_acc(real v) { _Float16 h; memcpy(&h, &v, 2); return static_cast<float>(h); }
+__device__ __forceinline__ real to_real(acc_t v) { const _Float16 h = static_cast<_Float16>(v); real r; memcpy(&r, &h, 2); return r; }
+#else
+__device__ __forceinline__ acc_t to_acc(real v) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
+  return f;
+}
+__device__ __forceinline__ real to_real(acc_t v) {
+  real h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  return h;
+}
+#endif
+#else
+#error "ELEM must be 8, 4 or 2 (the bytes of an fp64, fp32 or fp16 element)"
+#endif
