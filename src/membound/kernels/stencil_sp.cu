@@ -3,7 +3,7 @@
 // the sparse operand A (16 x K, rows = 16 consecutive output x), permuted and padded on the host so
 // that it is 1:2 (TF32) or 2:4 (f16) structured (membound.model.sparse24); the data are B (K x 8,
 // columns = 8 consecutive output y): K slot kk of fragment f loads in[z+dz, y+j+dy, x0+u], its
-// (dz, dy, u) from the host's offset table. PTX ISA 9.7.14.6 (mma.sp):
+// (dz, dy, u) from the host's offset table. PTX ISA 9.7.14.6 (mma.sp::ordered_metadata, indices ascending):
 //   PREC 32: mma.sp m16n8k16 .tf32 (fp32 storage, operands rounded with cvt.rna.tf32.f32), fp32 acc;
 //   PREC 16: mma.sp m16n8k32 .f16 (fp16 storage), fp32 accumulate, rounded to fp16 when stored.
 // Fragments: A (4 x b32 per lane) and metadata (b32, sparsity selector 0: lanes 4g, 4g+1 give it)
@@ -51,12 +51,12 @@ __device__ __forceinline__ unsigned b_reg(const elem_t* p, const int* off, int r
 
 __device__ __forceinline__ void mma_sp(float* d, const uint4& a, const unsigned* b, unsigned e) {
 #if PREC == 32
-  asm volatile("mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
                "{%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
 #else
-  asm volatile("mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
                "{%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
