@@ -117,7 +117,7 @@ def pairs(raw: pd.DataFrame) -> pd.DataFrame:
     ours = split(raw)[0]                                       # the in-house kernels, not the original codes
     st = ours[(ours["kernel"] == "stencil") & ~ours["impl"].astype(str).str.endswith(TWIN)]
     st = with_rep(st).assign(depth=st["depth"].astype(int))
-    st = st.assign(sparsity=st["sparsity"].fillna("dense") if "sparsity" in st else "dense")
+    st = st.assign(sparsity=st["sparsity"].astype(object).fillna("dense") if "sparsity" in st else "dense")
     keys = ["problem", "depth", "precision", "rep"]
     cc = (st[st["unit"] == "cuda_core"].assign(blocked=st["impl"] != "cc_naive")
           .sort_values("blocked", ascending=False, kind="stable").drop_duplicates(keys))
