@@ -27,6 +27,18 @@ for any fusion; S (eq. 2-3) is the fraction of nonzeros in the LOGICAL (uncompre
 multiplies, so that C_TC = alpha / S C (eq. 3) counts the logical MMA work and the sparse peak is
 twice the dense one (eq. 20); S <= kept / chunk = 1/2 by construction. `s_kept` = 2 S is the
 fraction of the compressed (issued) operand that is nonzero. Padding: the zero columns added.
+
+Where paper 002 is inconsistent (tests/test_sparse24.py checks each against its own numbers):
+- eq. 12 is printed as a second copy of eq. 11 (I_TC); the line after it, P_TC,actual = (S/alpha)
+  min(P_TC, B I_TC), is what eq. 12 must be (equations.tc_actual_perf).
+- Sec. 4.1 writes alpha_box = (2r - t + 1)^d / (t (2r + 1)^d); eq. 10's (2 r t + 1)^d is meant (its
+  own Table 2 and 3 use it).
+- Sec. 5.3 gives alpha ~ 1.81 for case 5 (Box-3D1R, t = 3): that is Box-2D1R's; eq. 10 gives
+  343/81 = 4.23, which Table 3's I = 85.75 of the same case needs.
+- SPIDER's S is 0.47 in Table 2, but its C = 960 (Table 2, row 9) needs S = 15/32 = 0.46875, while
+  Table 3's I = 1795.21 (case 6) needs S = 0.47 exactly.
+- Table 3 case 4 gives EBISU on Box-2D7R (t = 1, float) I = 21.58; eq. 6 and Table 2 (row 4) give
+  K/D = 225/4 = 56.25.
 """
 
 from __future__ import annotations
