@@ -329,3 +329,21 @@ def test_a_precision_without_tensor_cores_is_not_applicable():
     _, fp32 = check(rows, gpu=cpu, precision="fp32")
     assert fp64["C3"]["verdict"] == "SUPPORTED" and fp32["C3"]["verdict"] == "N/A"
     assert result["no_tensor_cores"] == ["fp32", "fp16"] and "NO TENSOR CORES in fp32, fp16" in report.markdown(result)
+
+
+def test_c4_per_precision_sets_each_precisions_stencils_against_cuda_core_temporal_blocking():
+    """Stencil rows in fp32 and fp16 (issue 24): C4 per precision on that precision's rows only, each
+    case's I = tK/D from the precision's element size (fp16 twice fp32's)."""
+    reps = [(r, 1 + 0.01 * r) for r in range(3)]
+    rows = pd.concat([in_precision("fp32", *[stencil(f"s{i}", 1.0 * j, 1.4 * j, rep=r) for i in range(4) for r, j in reps]),
+                      in_precision("fp16", *[stencil(f"s{i}", 1.0 * j, 0.6 * j, rep=r) for i in range(4) for r, j in reps])],
+                     ignore_index=True)
+    _, fp32 = check(rows, precision="fp32")
+    _, fp16 = check(rows, precision="fp16")
+    _, fp64 = check(rows)
+    assert fp32["C4"]["estimate"] == pytest.approx(1.4) and fp32["C4"]["verdict"] == "SUPPORTED"
+    assert fp16["C4"]["estimate"] == pytest.approx(0.6) and fp16["C4"]["verdict"] == "CONTRADICTED"
+    assert fp16["C4"]["numbers"]["tensor_cores_faster"] == [f"s{i}" for i in range(4)]
+    i32, i16 = (c["C4"]["cases"].set_index("problem")["I"] for c in (fp32, fp16))
+    assert i32["s0"] == pytest.approx(3 * 5 / 4) and i16["s0"] == pytest.approx(3 * 5 / 2)
+    assert fp64["C4"]["verdict"] == "NO DATA"

@@ -135,12 +135,14 @@ def test_stencil_depths_are_checked_at_start(tmp_path):
             in run.stdout + run.stderr)
     run = snakemake("--profile", "profiles/h100", "-n", "--forceall", "results/h100/raw/stencil.csv")
     assert run.returncode == 0, run.stderr[-3000:]
-    assert "refused: 2d49pt tc at depth 8 needs 244.0 KiB of shared memory per block" in run.stderr
+    assert "refused: 2d49pt tc fp64 at depth 8 needs 244.0 KiB of shared memory per block" in run.stderr
+    assert "refused: 2d49pt tc fp32" not in run.stderr              # in fp32 and fp16 every depth fits
     assert "--depth 1 --depths 2 3 4 5 6 7 8 " in run.stdout       # the job itself refuses depth 8 (stencil.plan)
+    assert "--precisions fp64 fp32 fp16" in run.stdout             # the stencils follow the config's precisions
     (tmp_path / "deep.yaml").write_text("stencil: {kernels: {2d49pt: {depth: 8}}}\n")
     run = snakemake("--profile", "profiles/h100", "-n", "--configfile", "profiles/h100/membound.yaml",
                     str(tmp_path / "deep.yaml"))
-    assert run.returncode != 0 and ("stencil.kernels.2d49pt on h100 (sm_90): 2d49pt tc at depth 8 needs 244.0 KiB "
+    assert run.returncode != 0 and ("stencil.kernels.2d49pt on h100 (sm_90, fp64): 2d49pt tc fp64 at depth 8 needs 244.0 KiB "
                                     "of shared memory per block, the device allows 227 KiB; the role depth must run: "
                                     "choose a smaller depth") in run.stdout + run.stderr
 

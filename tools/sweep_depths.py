@@ -5,10 +5,15 @@ output on stencil.CHECK_DOMAIN, then 256 sampled points of the timed field).
 
     python tools/sweep_depths.py [--stencils 2d5pt 3d7pt] [--depths 1 3] [--reps 10] [--warmup 3] [--steps 12]
     python tools/sweep_depths.py --tiles [--budget 480] [--stencils ...] [--depths ...]
+    python tools/sweep_depths.py --precisions fp32 fp16 --impls cc_naive cc_tb tc tc_twin --depths 1 3
 
 Default: cc_tb in this GPU's tiles (stencil_plan.cc_tile) and tc at every depth; writes
 $OUT/sweep_depths.csv (the harness's rows; OUT defaults to ./out) and prints GStencil/s per stencil,
 kernel and depth with the best depth last, so that the best depth of each kernel can be chosen.
+--precisions (default fp64) and --impls (default cc_tb and tc; cc_naive runs depth 1, tc_twin each depth
+asked) choose what runs; the kernels are compiled first, in parallel. Every depth-1 CUDA-core row is
+then set against B/(2D) GStencil/s (B the spec's bandwidth, D the element size; issue 24's benchmark:
+>= 85% where I = K/D is below the CUDA-core balance of the precision that sums, fp32 for fp16).
 --tiles: cc_tb alone, at every depth in a handful of tiles (`variants`; warm-up 1 and 5 timed calls
 unless given), so that the best tile per stencil and depth can be chosen; writes $OUT/sweep_tiles.csv
 (every variant) and $OUT/best_tiles.csv, and prints this GPU's TUNED entries for
@@ -31,8 +36,11 @@ import yaml
 
 from membound.kernels import harness, load_module, stencil_plan as P
 from membound.kernels import stencil as S
+from membound.kernels.stencil_cpu import b_operands
 from membound.kernels.stencil_tiles import BASES, CC2, CC3, TB2, TB3
-from membound.run import measure, runinfo
+from membound.model import equations, peaks
+from membound.model.precision import PRECISIONS, fmt
+from membound.run import config, measure, runinfo
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 IMPLS = {impl.name: impl for impl in S.IMPLS}
@@ -106,30 +114,88 @@ def compile_launch(job) -> str | None:
 
 
 def measured(impl: str, at: P.Stencil, steps: int, backend: str, warmup: int, reps: int, domain: tuple,
-             rng, tile: dict | None = None) -> dict:
-    """The harness's checked and timed row of `impl` for `at` on `domain` (tile: cc_tb's, instead of the GPU's)."""
-    prepare = partial(S.prepare, IMPLS[impl], at, domain, P.steps_at(steps, at.depth), backend, rng, tile)
+             rng, tile: dict | None = None, precision: str = "fp64") -> dict:
+    """The harness's checked and timed row of `impl` for `at` on `domain` in `precision` (tile: cc_tb's,
+    instead of the GPU's)."""
+    prepare = partial(S.prepare, IMPLS[impl], at, domain, P.steps_at(steps, at.depth), backend, rng, tile, precision)
     return harness.measure(IMPLS[impl], prepare, backend, warmup, reps)
 
 
-def sweep_depths(sts, depths, args, backend: str, domains: dict) -> tuple[list[dict], list[str]]:
-    """The rows of cc_tb (this GPU's tiles) and tc at each depth of each stencil, and the refusals."""
+def planned(sts, depths, impls, precisions, limit, gpu) -> tuple[list[tuple[str, P.Stencil, str]], list[str]]:
+    """(impl, stencil at its depth, precision) of every case, and the refusals: cc_naive at depth 1, the
+    others at each of `depths` (within the kernels' MAX_DEPTH)."""
+    jobs, notes = [], []
+    for p in precisions:
+        for st in sts:
+            ts = [t for t in depths if t <= P.MAX_DEPTH[st.dims]]
+            for impl in impls:
+                for t in [1] if impl == "cc_naive" else ts:
+                    at = replace(st, depth=t)
+                    why = P.refusal(impl, at, limit, gpu, p) if limit else None
+                    notes += [why] if why else []
+                    jobs += [] if why else [(impl, at, p)]
+    return jobs, notes
+
+
+def compile_case(job) -> str | None:
+    """Compile one case's kernel in a worker process (fills CuPy's kernel cache): None, or why not."""
+    impl, at, precision = job
+    try:
+        if impl.startswith("tc"):
+            w = S.random_weights(np.random.default_rng(0), at.shape, at.dims, at.radius, precision)
+            rows, frags = b_operands(w, at.depth, precision)
+            S._tc_kernel(at, frags, rows, impl == "tc_twin", precision)
+        else:
+            S._cc_kernel(at, 1 if impl == "cc_naive" else at.depth, S.device_gpu(), None, precision)
+    except Exception as err:  # noqa: BLE001 - reported with the case
+        return str(err).splitlines()[0][:200]
+    return None
+
+
+def sweep_depths(sts, depths, args, backend: str, domains: dict, impls=P.SWEPT,
+                 precisions=("fp64",)) -> tuple[list[dict], list[str]]:
+    """The rows of `impls` (cc_tb in this GPU's tiles) at each depth of each stencil in each of
+    `precisions`, and the refusals and failures."""
     limit = S._shared_limit(backend)
     gpu = S.device_gpu() if limit else None
-    rng, rows, notes = np.random.default_rng(), [], []
-    for st in sts:
-        jobs, refused = P.plan(st, [t for t in depths if t <= P.MAX_DEPTH[st.dims]], P.SWEPT, limit, gpu)
-        notes += refused
-        for impl, at in jobs:
-            try:
-                row = measured(impl, at, args.steps, backend, args.warmup, args.reps, domains[st.dims], rng)
-            except measure.CheckError as err:
-                notes.append(f"FAILED {st.name} {impl} t={at.depth}: {err}")
-                continue
-            rows.append({**row, **runinfo.describe(backend)})
-            print(f"{st.name:7s} {impl:6s} t={at.depth}  {row['value']:8.1f} GStencil/s  cv {row['cv']:.3f}",
-                  flush=True)
+    jobs, notes = planned(sts, depths, impls, precisions, limit, gpu)
+    if backend == "cuda":
+        t0 = time.time()
+        with ProcessPoolExecutor(os.cpu_count(), mp_context=multiprocessing.get_context("spawn")) as pool:
+            failed = list(pool.map(compile_case, jobs))   # NVRTC in parallel
+        notes += [f"FAILED to compile {i} {at.name} t={at.depth} {p}: {why}" for (i, at, p), why in zip(jobs, failed) if why]
+        print(f"{gpu}: {len(jobs)} kernels compiled in {time.time() - t0:.0f} s", flush=True)
+    rng, rows = np.random.default_rng(), []
+    for impl, at, p in jobs:
+        try:
+            row = measured(impl, at, args.steps, backend, args.warmup, args.reps, domains[at.dims], rng, precision=p)
+        except Exception as err:  # noqa: BLE001 - a failed check (or launch) is reported, the sweep goes on
+            notes.append(f"FAILED {at.name} {impl} {p} t={at.depth}: {type(err).__name__}: {err}".splitlines()[0][:400])
+            continue
+        rows.append({**row, **runinfo.describe(backend)})
+        print(f"{at.name:7s} {impl:8s} {p} t={at.depth}  {row['value']:8.1f} GStencil/s  cv {row['cv']:.3f}  "
+              f"rel_err {row['rel_err']:.2g}", flush=True)
     return rows, notes
+
+
+def bandwidth_shares(rows: pd.DataFrame, gpu: dict) -> pd.DataFrame:
+    """Every depth-1 CUDA-core row (cc_naive, cc_tb at t = 1) against B/(2D) GStencil/s, with its
+    intensity I = K/D against the CUDA-core balance of the precision its sums run in (fp64; fp32 for
+    fp32 and fp16) and whether issue 24's 85% applies (I below that balance) and is met."""
+    cc = rows[(rows.unit == "cuda_core") & (rows.depth.astype(int) == 1) & rows.impl.isin(["cc_naive", "cc_tb"])]
+    out = []
+    for r in cc.itertuples():
+        d = fmt(r.precision).bytes
+        bound = gpu["memory_bandwidth_TBs"] * 1e12 / (2 * d) / 1e9
+        k = equations.stencil_points(*next((s.shape, s.dims, s.radius) for s in stencils() if s.name == r.problem))
+        sums = "fp64" if r.precision == "fp64" else "fp32"
+        balance = peaks.at(gpu, sums).balance("cuda_core")
+        share = r.value / bound
+        out.append(dict(problem=r.problem, precision=r.precision, impl=r.impl, GStencil_s=round(r.value, 1),
+                        bound=round(bound, 1), share=round(share, 3), I=k / d, balance=round(balance, 1),
+                        target="85%" if k / d < balance else "n/a (I above the balance)",
+                        met=("yes" if share >= 0.85 else "no") if k / d < balance else ""))
+    return pd.DataFrame(out)
 
 
 def sweep_tiles(sts, depths, args, domains: dict) -> pd.DataFrame:
@@ -185,6 +251,8 @@ def main(argv=None):
     parser.add_argument("--reps", type=int, default=None, help="default 10 (--tiles: 5)")
     parser.add_argument("--steps", type=int, default=12, help="time steps per timed call (rounded up per depth)")
     parser.add_argument("--budget", type=float, default=480, help="--tiles: seconds after which no variant starts")
+    parser.add_argument("--precisions", nargs="+", default=["fp64"], choices=PRECISIONS)
+    parser.add_argument("--impls", nargs="+", default=list(P.SWEPT), choices=list(IMPLS))
     args = parser.parse_args(argv)
     args.warmup = (1 if args.tiles else 3) if args.warmup is None else args.warmup
     args.reps = (5 if args.tiles else 10) if args.reps is None else args.reps
@@ -204,11 +272,17 @@ def main(argv=None):
         for r in best.itertuples():
             print("        " + entry_text(next(st for st in sts if st.name == r.problem), r.depth, r.tile))
         return 1 if frame.failed.str.startswith("FAILED").any() else 0
-    rows, notes = sweep_depths(sts, args.depths, args, "cuda", domains)
+    rows, notes = sweep_depths(sts, args.depths, args, "cuda", domains, args.impls, args.precisions)
     if rows:
         measure.write_rows(rows, out / "sweep_depths.csv")
+        frame = pd.DataFrame(rows)
         print("\nGStencil/s per depth (checked before timing; the best depth last)\n")
-        print(summary(pd.DataFrame(rows)).to_string())
+        print(summary(frame.assign(impl=frame.impl + " " + frame.precision)).to_string())
+        shares = bandwidth_shares(frame, config.load_gpu(S.device_gpu()))
+        if len(shares):
+            shares.to_csv(out / "bandwidth_shares.csv", index=False)
+            print("\ndepth 1 on CUDA cores against B/(2D) (issue 24: >= 85% where I is below the balance)\n")
+            print(shares.to_string(index=False))
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     return 1 if any(n.startswith("FAILED") for n in notes) else 0

@@ -6,6 +6,8 @@
 //   ELEM 2: fp16 stored as raw 16-bit words (PTX cvt, so NVRTC needs no cuda_fp16.h), summed in
 //           float: fp16 stores fp16 and accumulates in fp32 (docs/precision.md).
 #pragma once
+#ifndef STENCIL_REAL_CUH   // also when inlined twice (kernels.source_text)
+#define STENCIL_REAL_CUH
 
 #ifndef ELEM
 #define ELEM 8
@@ -42,3 +44,4 @@ __device__ __forceinline__ real to_real(acc_t v) {
 #else
 #error "ELEM must be 8, 4 or 2 (the bytes of an fp64, fp32 or fp16 element)"
 #endif
+#endif  // STENCIL_REAL_CUH
