@@ -29,12 +29,12 @@ def test_the_stencils_are_the_configs():
 @pytest.mark.parametrize("name", list(STENCILS))
 def test_the_sparse_form_reproduces_the_dense_product_exactly(name, precision):
     """In float64 the transformed product equals the fused stencil (scipy) up to summation order, at
-    depths 1-3 (3D) and 1, 2, 4 (2D), through the compressed operand and its metadata."""
+    depths 1-3 (3D) and 1, 2, 4 (2D), in both layouts, through the compressed operand and its metadata."""
     shape, dims, radius = STENCILS[name]
     rng = np.random.default_rng(7)
-    for t in ((1, 2, 3) if dims == 3 else (1, 2, 4)):
+    for t, layout in [(t, lay) for t in ((1, 2, 3) if dims == 3 else (1, 2, 4)) for lay in ("free", "runs")]:
         w = np.where(support(shape, dims, radius), rng.uniform(0.5, 1.5, (2 * radius + 1,) * dims), 0.0)
-        form = sparse24.transform(shape, dims, radius, t, precision, w)
+        form = sparse24.transform(shape, dims, radius, t, precision, w, layout)
         kept, chunk = sparse24.GRANULARITY[precision]
         assert sparse24.structured(form.a, kept, chunk)
         values, nibbles = sparse24.compress(form.a, precision)
@@ -74,7 +74,7 @@ def test_eq2_S_is_useful_over_logical_products():
         k = sparse24.SP_SHAPE[precision][2]
         assert f.sparsity == pytest.approx(f.points / (len(f.a) * k)) and f.sparsity <= 0.5
         assert f.s_kept == pytest.approx(2 * f.sparsity)
-    f = sparse24.transform("box", 2, 1, 3, "fp32")          # 7 rows x 22 columns + 6 pads = 10 MMAs of k16
+    f = sparse24.transform("box", 2, 1, 3, "fp32", layout="free")   # 7 rows x 22 columns + 6 pads = 10 MMAs of k16
     assert (f.real, f.padded, len(f.a), f.sparsity) == (154, 6, 10, pytest.approx(49 / 160))
 
 
@@ -141,7 +141,7 @@ def test_specs_sparse_peaks_are_twice_the_dense_with_sources():
 
 
 def test_table_reports_S_alpha_padding_per_stencil_and_depth():
-    rows = sparse24.table({"2d9pt": ("box", 2, 1)}, [1, 3], ["fp32"])
+    rows = sparse24.table({"2d9pt": ("box", 2, 1)}, [1, 3], ["fp32"], layout="free")
     assert [(r["depth"], r["points"], r["mmas"]) for r in rows] == [(1, 9, 4), (3, 49, 10)]
     assert rows[1]["alpha"] == pytest.approx(49 / 27) and rows[1]["padding"] == pytest.approx(6 / 160)
     assert all(0 < r["S"] <= 0.5 and math.isclose(r["S_kept"], 2 * r["S"]) for r in rows)

@@ -67,13 +67,30 @@ def test_lane_packing_round_trips_through_the_documented_layout(precision, layou
 
 
 def test_b_offsets_load_what_the_form_names():
-    form = sparse24.transform("star", 2, 3, 2, "fp16")
+    form = sparse24.transform("star", 2, 3, 2, "fp16", layout="free")
     pitch = SP.pitch_for(form.radius, "fp16")
     off = SP.b_offsets(form, pitch)
     cols = form.cols[:, SP.b_slots("fp16")]
-    real = cols[..., 3] == 0
-    assert np.array_equal(off[real], (cols[..., 1] * pitch + cols[..., 2])[real]) and not off[~real].any()
+    assert np.array_equal(off, cols[..., 1] * pitch + cols[..., 2])
     assert pitch % 64 == 8 and SP.pitch_for(5, "fp32") % 32 == 4
+    with pytest.raises(ValueError, match="runs"):
+        SP.b_offsets(form, pitch, runs=True)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("name", list(STENCILS))
+def test_runs_layout_gives_each_lane_one_aligned_vector(name, precision):
+    """Layout "runs": a lane's B elements of an MMA are RUN consecutive columns of one row (pads
+    included), starting where the tile address is 16-byte aligned: (RF + u) = 0 mod RUN."""
+    shape, dims, radius = STENCILS[name]
+    for depth in (1, 3):
+        form = sparse24.transform(shape, dims, radius, depth, precision, layout="runs")
+        pitch = SP.pitch_for(form.radius, precision, "runs")
+        off = SP.b_offsets(form, pitch, runs=True)
+        run = sparse24.RUN[precision]
+        assert off.shape[-1] == 1 and ((form.radius + off[..., 0] - form.cols[:, SP.b_slots(precision)[:, 0], 1]
+                                        * pitch) % run == 0).all()
+        assert pitch % run == 0 and sparse24.structured(form.a, *sparse24.GRANULARITY[precision])
 
 
 def test_plane_starts_split_the_fragments_by_dz():

@@ -10,14 +10,20 @@
 // packed per lane on the host (kernels/stencil_sp.py); B from shared memory through the offsets;
 // D: lane (g, q) holds D(g, 2q..2q+1) and D(g+8, 2q..2q+1).
 // Macros: DIMS, RF, PREC, NX (16-wide tiles per warp along x, sharing each A fragment), WX, WY
-// (warps along x, y), PITCH (shared row pitch, elements), NOFF (B elements per lane: 4 or 8), NFRAG
-// (fragments), FSM (1: the fragments copied to shared memory once per block; 0: read through L1).
+// (warps along x, y), PITCH (shared row pitch, elements), NOFF (B offsets per lane: 4 or 8, 1 with
+// RUNS), NFRAG (fragments), FSM (1: the fragments copied to shared memory once per block; 0: read
+// through L1), RUNS (1: layout "runs" of sparse24, a lane's B elements one 16-byte load).
 // Field (nz, ny, nx), x fastest, periodic; a block streams the 2*RF+1 planes (3D) through one tile.
 
 #define BX (16 * NX * WX)
 #define BY (8 * WY)
 #define LYT (BY + 2 * RF)
-#define LXT (BX + 2 * RF)
+#ifndef RUNS
+#define RUNS 0
+#endif
+#define RUNW (RUNS ? (PREC == 32 ? 4 : 8) : 0)   // layout "runs": a lane's B elements, one aligned vector
+#define XO (RF + RUNW)                          // the tile column of x offset u = 0 (runs start up to RUNW-1 left)
+#define LXT (BX + 2 * XO)
 #define RZ (DIMS == 3 ? RF : 0)
 
 #if PREC == 32
@@ -46,6 +52,19 @@ __device__ __forceinline__ unsigned b_reg(const elem_t* p, const int* off, int r
   return __float_as_uint(p[off[r]]);
 #else
   return (unsigned)p[off[2 * r]] | ((unsigned)p[off[2 * r + 1]] << 16);   // low half: the lower k
+#endif
+}
+
+__device__ __forceinline__ void b_regs(unsigned* b, const elem_t* p, const int* off) {
+#if RUNS && PREC == 32        // slots q, q+4, q+8, q+12: four consecutive floats, 16-byte aligned
+  const float4 v = *reinterpret_cast<const float4*>(p + off[0]);
+  b[0] = __float_as_uint(v.x); b[1] = __float_as_uint(v.y); b[2] = __float_as_uint(v.z); b[3] = __float_as_uint(v.w);
+#elif RUNS                    // slots 8r+2q, 8r+2q+1: eight consecutive halves, 16-byte aligned
+  const uint4 v = *reinterpret_cast<const uint4*>(p + off[0]);
+  b[0] = v.x; b[1] = v.y; b[2] = v.z; b[3] = v.w;
+#else
+#pragma unroll
+  for (int r = 0; r < 4; ++r) b[r] = b_reg(p, off, r);
 #endif
 }
 
@@ -96,7 +115,7 @@ stencil_sp(const elem_t* __restrict__ in, elem_t* __restrict__ out, const uint4*
 #endif
   const int y0 = (warp / WX) * 8, x0 = (warp % WX) * NX * 16;
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, gz = blockIdx.z;
-  const elem_t* base = tile + (y0 + g + RF) * PITCH + x0 + RF;   // B column j = g: output row y0 + g
+  const elem_t* base = tile + (y0 + g + RF) * PITCH + x0 + XO;   // B column j = g: output row y0 + g
   float acc[NX][4];
 #pragma unroll
   for (int n = 0; n < NX; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
@@ -109,7 +128,7 @@ stencil_sp(const elem_t* __restrict__ in, elem_t* __restrict__ out, const uint4*
     const elem_t* plane = in + (size_t)wrap(gz + dz, nz) * ny * nx;
     for (int y = warp; y < LYT; y += WX * WY) {            // a warp per row, lanes along x: coalesced
       const elem_t* row = plane + (size_t)wrap(gy0 - RF + y, ny) * nx;
-      for (int x = lane; x < LXT; x += 32) tile[y * PITCH + x] = to_tile(row[wrap(gx0 - RF + x, nx)]);
+      for (int x = lane; x < LXT; x += 32) tile[y * PITCH + x] = to_tile(row[wrap(gx0 - XO + x, nx)]);
     }
     __syncthreads();
 #pragma unroll 1
@@ -122,8 +141,7 @@ stencil_sp(const elem_t* __restrict__ in, elem_t* __restrict__ out, const uint4*
 #pragma unroll
       for (int n = 0; n < NX; ++n) {
         unsigned b[4];
-#pragma unroll
-        for (int r = 0; r < 4; ++r) b[r] = b_reg(base + 16 * n, off, r);
+        b_regs(b, base + 16 * n, off);
         mma_sp(acc[n], a, b, e);
       }
     }

@@ -27,6 +27,7 @@ from membound.model.precision import fmt, quantize, tc_operand
 from membound.run import measure
 
 META_LAYOUT = "split"
+LAYOUT = sparse24.LAYOUT                          # the transform's layout this kernel runs ("runs": RUNS=1)
 TILE = {"NX": 4, "WX": 2, "WY": 4}                # 16-wide tiles per warp along x, warps along x and y
 FRAG_SMEM = 48 * 1024                             # fragments up to this size go to shared memory (FSM=1)
 
@@ -71,12 +72,17 @@ def b_slots(precision: str) -> np.ndarray:
     return np.stack([8 * r + 2 * q + h for r in range(4) for h in (0, 1)], axis=1)
 
 
-def b_offsets(form: sparse24.SparseForm, pitch: int) -> np.ndarray:
+def b_offsets(form: sparse24.SparseForm, pitch: int, runs: bool = False) -> np.ndarray:
     """(nf, 32, NOFF) int32: each lane's B elements as offsets from its base in the shared tile
-    (dy rows of `pitch` plus u; a pad slot loads the base, finite, times a zero weight)."""
+    (dy rows of `pitch` plus u; a pad slot loads a finite element times a zero weight); runs: only
+    the first of each lane's run (NOFF 1), ValueError where the form's runs are not consecutive."""
     cols = form.cols[:, b_slots(form.precision)]               # (nf, 32, NOFF, 4)
-    off = cols[..., 1] * pitch + cols[..., 2]
-    return np.where(cols[..., 3] == 1, 0, off).astype(np.int32)
+    off = (cols[..., 1] * pitch + cols[..., 2]).astype(np.int32)
+    if not runs:
+        return off
+    if not (np.diff(off, axis=-1) == 1).all():
+        raise ValueError("the form's lanes do not load runs of consecutive elements: build it with layout 'runs'")
+    return off[..., :1]
 
 
 def plane_starts(form: sparse24.SparseForm, dims: int) -> np.ndarray:
@@ -86,10 +92,15 @@ def plane_starts(form: sparse24.SparseForm, dims: int) -> np.ndarray:
     return np.searchsorted(dz, np.arange(-rz, rz + 2), side="left").astype(np.int32)
 
 
-def pitch_for(radius: int, precision: str) -> int:
+def run_width(precision: str, layout: str = LAYOUT) -> int:
+    """Elements of a lane's run in layout "runs" (the tile's extra columns each side), else 0."""
+    return sparse24.RUN[precision] if layout == "runs" else 0
+
+
+def pitch_for(radius: int, precision: str, layout: str | None = None) -> int:
     """Shared row pitch in elements: the tile's width, then 4 banks further per row (fp32: = 4 mod 32
     elements, fp16: = 8 mod 64), so that the 8 rows g of one B load fall in different banks."""
-    width = 16 * TILE["NX"] * TILE["WX"] + 2 * radius
+    width = 16 * TILE["NX"] * TILE["WX"] + 2 * (radius + run_width(precision, layout or LAYOUT))
     step, rem = (32, 4) if precision == "fp32" else (64, 8)
     return width + (rem - width) % step
 
@@ -118,16 +129,17 @@ def cuda_runner(form: sparse24.SparseForm, dims: int, x0, launches: int, compile
     import cupy as cp
 
     p = form.precision
+    runs = LAYOUT == "runs"
     pitch = pitch_for(form.radius, p)
     values, nibbles = sparse24.compress(operand(form.a, p), p)
     afrag, meta = pack_lanes(values, nibbles, p)
-    offs = b_offsets(form, pitch)
+    offs = b_offsets(form, pitch, runs)
     planes = plane_starts(form, dims)
     noff, nfrag = offs.shape[-1], len(afrag)
     frag_bytes = nfrag * 32 * (20 + 4 * noff)
     fsm = int(frag_bytes <= FRAG_SMEM)
     macros = dict(DIMS=dims, RF=form.radius, PREC=32 if p == "fp32" else 16, PITCH=pitch, NOFF=noff, NFRAG=nfrag,
-                  FSM=fsm, **TILE)
+                  FSM=fsm, RUNS=int(runs), **TILE)
     bx, by = 16 * TILE["NX"] * TILE["WX"], 8 * TILE["WY"]
     smem = (by + 2 * form.radius) * pitch * fmt(p).bytes + fsm * frag_bytes
     kernel, smem = compiled("stencil_sp.cu", "stencil_sp", macros, smem)
@@ -161,7 +173,7 @@ def prepare(st, w: np.ndarray, domain: tuple, steps: int, backend: str, rng: np.
     rounded inputs at sparse24.tolerance; above `whole_limit` points SAMPLES sampled points, after a
     whole check of the same kernel on `check_domain`. `compiled`: stencil._compiled (CUDA)."""
     w = quantize(w, precision).astype(np.float64)
-    form = sparse24.transform(st.shape, st.dims, st.radius, st.depth, precision, w)
+    form = sparse24.transform(st.shape, st.dims, st.radius, st.depth, precision, w, LAYOUT)
     launches, points = steps // st.depth, math.prod(domain)
     terms = len(form.a) * form.a.shape[-1]         # logical products summed into one output, upper bound
     what = f"{st.name} tc_sparse {precision} on {'x'.join(map(str, domain))}"

@@ -138,10 +138,66 @@ def _chunks(columns: list, kept: int, chunk: int) -> list[list]:
     return min(direct, joined, key=len)
 
 
+RUN = {"fp32": 4, "fp16": 8}      # layout "runs": a lane's B elements of one MMA, consecutive x of one row
+LAYOUT = "runs"                   # the layout stencil_sp.cu runs, so the model's S
+
+
+def _runs(wf3: np.ndarray, mask3: np.ndarray, dz: int, precision: str, rf: int) -> list[list]:
+    """Layout "runs": the K slots of plane dz's MMAs such that each lane's B elements of an MMA (TF32:
+    slots q, q+4, q+8, q+12; f16: 8r+2q, 8r+2q+1) are RUN consecutive input columns of one fused row,
+    starting at u = -rf mod RUN (one aligned vector load a lane). Runs of lanes 4g, 4g+1 (and of
+    4g+2, 4g+3) share the 1:2 / 2:4 chunks: two runs are paired where every chunk stays structured,
+    greedily (most nonzeros first), a run without a partner beside a zero run; two pairs make an MMA."""
+    kept, _ = GRANULARITY[precision]
+    run, rz, rad = RUN[precision], wf3.shape[0] // 2, wf3.shape[-1] // 2
+    runs = []
+    for iy in range(wf3.shape[1]):
+        dxs = np.flatnonzero(mask3[dz + rz, iy]) - rad
+        if dxs.size == 0:
+            continue
+        lo = dxs[0] - (dxs[0] + rf) % run
+        for u0 in range(lo, dxs[-1] + M_TILE, run):
+            cnt = np.zeros((run, M_TILE), dtype=np.int64)
+            for e in range(run):
+                rows = [int(u0 + e - dx) for dx in dxs if 0 <= u0 + e - dx < M_TILE]
+                cnt[e, rows] = 1
+            runs.append((iy - rad, int(u0), cnt))
+    per_chunk = run // 4                 # a run's elements in one chunk: TF32 1 (pairs), f16 2 (quads)
+
+    def fits(a, b):
+        return all(((a[2][per_chunk * c:per_chunk * (c + 1)].sum(0) + b[2][per_chunk * c:per_chunk * (c + 1)].sum(0))
+                    <= kept).all() for c in range(4))
+
+    order = sorted(range(len(runs)), key=lambda i: -runs[i][2].sum())
+    used, pairs = set(), []
+    for i in order:
+        if i in used:
+            continue
+        used.add(i)
+        partner = next((j for j in order if j not in used and fits(runs[i], runs[j])), None)
+        if partner is not None:
+            used.add(partner)
+        pairs.append((runs[i], runs[partner] if partner is not None else None))
+    pad = (0, (-rf) % run, None)
+    pairs += [(pad, None)] * (len(pairs) % 2)
+    mmas = []
+    for m in range(0, len(pairs), 2):
+        lanes = [pairs[m][0], pairs[m][1] or pad, pairs[m + 1][0], pairs[m + 1][1] or pad]
+        slots = []
+        for kk in range(SP_SHAPE[precision][2]):
+            q, e = (kk % 4, kk // 4) if precision == "fp32" else ((kk % 8) // 2, 2 * (kk // 8) + kk % 2)
+            dy, u0, cnt = lanes[q]
+            slots.append((dz, dy, u0 + e, int(cnt is None or not cnt[e].any())))
+        mmas.append(slots)
+    return mmas
+
+
 def transform(shape: str, dims: int, radius: int, depth: int, precision: str,
-              w: np.ndarray | None = None) -> SparseForm:
+              w: np.ndarray | None = None, layout: str = LAYOUT) -> SparseForm:
     """The 2:4 (fp16) or 1:2 (TF32) form of the stencil fused over `depth` steps, with weights `w`
-    (a (2r+1)^dims array on the support; None: ones, for the structure alone)."""
+    (a (2r+1)^dims array on the support; None: ones, for the structure alone). layout "free": any
+    column in any slot (the fewest zero columns); "runs": each lane's B elements of an MMA one
+    aligned run of consecutive columns (`_runs`: one vector load, more zero columns)."""
     if precision not in GRANULARITY:
         raise ValueError(f"no sparse tensor cores in {precision}: use one of {', '.join(GRANULARITY)}")
     kept, chunk = GRANULARITY[precision]
@@ -159,9 +215,12 @@ def transform(shape: str, dims: int, radius: int, depth: int, precision: str,
             continue
         real += len(columns)
         slots = []
-        for group in _chunks(columns, kept, chunk):
-            slots += [(c[0], c[1], c[2], 0) for c in group] + [(dz, 0, 0, 1)] * (chunk - len(group))
-        slots += [(dz, 0, 0, 1)] * (-len(slots) % k_mma)
+        if layout == "runs":
+            slots = [s for mma in _runs(wf3, mask3, dz, precision, radius * depth) for s in mma]
+        else:
+            for group in _chunks(columns, kept, chunk):
+                slots += [(c[0], c[1], c[2], 0) for c in group] + [(dz, 0, 0, 1)] * (chunk - len(group))
+            slots += [(dz, 0, 0, 1)] * (-len(slots) % k_mma)
         for f in range(len(slots) // k_mma):
             cols = np.array(slots[f * k_mma:(f + 1) * k_mma], dtype=np.int64)
             a = np.zeros((M_TILE, k_mma))
@@ -175,14 +234,14 @@ def transform(shape: str, dims: int, radius: int, depth: int, precision: str,
             a_list.append(a)
             col_list.append(cols)
     a, cols = np.array(a_list), np.array(col_list)
-    return SparseForm(precision, a, cols, real, int(cols[..., 3].sum()), int(mask.sum()), radius * depth)
+    return SparseForm(precision, a, cols, real, cols.shape[0] * cols.shape[1] - real, int(mask.sum()), radius * depth)
 
 
 @cache
-def sparsity(shape: str, dims: int, radius: int, depth: int, precision: str) -> float:
-    """S of the transform (SparseForm.sparsity) for the stencil's structure, cached: the model's and
-    Figure 10's S of the sparse tensor cores (paper 002 eq. 2-3, 20)."""
-    return transform(shape, dims, radius, depth, precision).sparsity
+def sparsity(shape: str, dims: int, radius: int, depth: int, precision: str, layout: str = LAYOUT) -> float:
+    """S of the transform (SparseForm.sparsity) for the stencil's structure in `layout` (default the
+    kernel's), cached: the model's and Figure 10's S of the sparse tensor cores (paper 002 eq. 2-3, 20)."""
+    return transform(shape, dims, radius, depth, precision, layout=layout).sparsity
 
 
 def structured(a: np.ndarray, kept: int, chunk: int) -> bool:
@@ -244,7 +303,7 @@ def apply(form: SparseForm, x: np.ndarray, a: np.ndarray | None = None, dtype=np
     return acc.reshape(nz, ny, tx * M_TILE)[:, :, :nx].reshape(x.shape)
 
 
-def table(stencils: dict, depths, precisions=tuple(GRANULARITY)) -> list[dict]:
+def table(stencils: dict, depths, precisions=tuple(GRANULARITY), layout: str = LAYOUT) -> list[dict]:
     """Per stencil (name -> (shape, dims, radius)), depth and precision: K^(t), alpha (eq. 9), the
     transform's S, s_kept, padding and MMAs per 16 x 8 tile: docs/kernels_stencil.md's table."""
     from membound.model.equations import fusion_redundancy
@@ -253,8 +312,8 @@ def table(stencils: dict, depths, precisions=tuple(GRANULARITY)) -> list[dict]:
     for name, (shape, dims, radius) in stencils.items():
         for t in depths(name) if callable(depths) else depths:
             for p in precisions:
-                f = transform(shape, dims, radius, t, p)
-                out.append({"stencil": name, "depth": t, "precision": p, "points": f.points,
+                f = transform(shape, dims, radius, t, p, layout=layout)
+                out.append({"stencil": name, "depth": t, "precision": p, "layout": layout, "points": f.points,
                             "alpha": fusion_redundancy(shape, dims, radius, t), "S": f.sparsity,
                             "S_kept": f.s_kept, "real_cols": f.real, "pad_cols": f.padded,
                             "padding": f.padded / (f.real + f.padded), "mmas": len(f.a)})
