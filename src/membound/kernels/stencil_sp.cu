@@ -10,10 +10,11 @@
 // packed per lane on the host (kernels/stencil_sp.py); B from shared memory through the offsets;
 // D: lane (g, q) holds D(g, 2q..2q+1) and D(g+8, 2q..2q+1).
 // Macros: DIMS, RF, PREC, NX (16-wide tiles per warp along x, sharing each A fragment), WX, WY
-// (warps along x, y), PITCH (shared row pitch, elements), NOFF (B offsets per lane: 4 or 8, 1 with
+// (warps along x, y), BZ (3D: output planes per block), PITCH (shared row pitch, elements), NOFF (B offsets per lane: 4 or 8, 1 with
 // RUNS), NFRAG (fragments), FSM (1: the fragments copied to shared memory once per block; 0: read
 // through L1), RUNS (1: layout "runs" of sparse24, a lane's B elements one 16-byte load).
-// Field (nz, ny, nx), x fastest, periodic; a block streams the 2*RF+1 planes (3D) through one tile.
+// Field (nz, ny, nx), x fastest, periodic; a block streams the 2*RF+BZ planes of its BZ output planes
+// (3D) through one tile.
 
 #define BX (16 * NX * WX)
 #define BY (8 * WY)
@@ -25,6 +26,9 @@
 #define XO (RF + RUNW)                          // the tile column of x offset u = 0 (runs start up to RUNW-1 left)
 #define LXT (BX + 2 * XO)
 #define RZ (DIMS == 3 ? RF : 0)
+#ifndef BZ
+#define BZ 1                                    // output planes per block (3D), sharing each input plane
+#endif
 
 #if PREC == 32
 typedef float elem_t;
@@ -114,44 +118,56 @@ stencil_sp(const elem_t* __restrict__ in, elem_t* __restrict__ out, const uint4*
   const int* s_o = offs;
 #endif
   const int y0 = (warp / WX) * 8, x0 = (warp % WX) * NX * 16;
-  const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, gz = blockIdx.z;
+  const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, gz0 = blockIdx.z * BZ;
   const elem_t* base = tile + (y0 + g + RF) * PITCH + x0 + XO;   // B column j = g: output row y0 + g
-  float acc[NX][4];
+  float acc[BZ][NX][4];
 #pragma unroll
-  for (int n = 0; n < NX; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+  for (int k = 0; k < BZ; ++k)
+#pragma unroll
+    for (int n = 0; n < NX; ++n) acc[k][n][0] = acc[k][n][1] = acc[k][n][2] = acc[k][n][3] = 0.f;
 
+  // 3D: the block's BZ output planes gz0 + k share each input plane gz0 + p, used by output k with
+  // dz = p - k: 2 RZ + BZ plane loads for BZ planes (2D: BZ 1, RZ 0, one plane).
 #pragma unroll 1
-  for (int dz = -RZ; dz <= RZ; ++dz) {
-    const int f0 = planes[dz + RZ], f1 = planes[dz + RZ + 1];
-    if (f0 == f1) continue;
+  for (int p = -RZ; p <= RZ + BZ - 1; ++p) {
     __syncthreads();
-    const elem_t* plane = in + (size_t)wrap(gz + dz, nz) * ny * nx;
+    const elem_t* plane = in + (size_t)wrap(gz0 + p, nz) * ny * nx;
     for (int y = warp; y < LYT; y += WX * WY) {            // a warp per row, lanes along x: coalesced
       const elem_t* row = plane + (size_t)wrap(gy0 - RF + y, ny) * nx;
       for (int x = lane; x < LXT; x += 32) tile[y * PITCH + x] = to_tile(row[wrap(gx0 - XO + x, nx)]);
     }
     __syncthreads();
+#pragma unroll
+    for (int k = 0; k < BZ; ++k) {
+      const int dz = p - k;
+      if (dz < -RZ || dz > RZ) continue;
+      const int f0 = planes[dz + RZ], f1 = planes[dz + RZ + 1];
 #pragma unroll 1
-    for (int f = f0; f < f1; ++f) {
-      const uint4 a = s_a[f * 32 + lane];
-      const unsigned e = s_e[f * 32 + lane];
-      int off[NOFF];
+      for (int f = f0; f < f1; ++f) {
+        const uint4 a = s_a[f * 32 + lane];
+        const unsigned e = s_e[f * 32 + lane];
+        int off[NOFF];
 #pragma unroll
-      for (int r = 0; r < NOFF; ++r) off[r] = s_o[(f * 32 + lane) * NOFF + r];
+        for (int r = 0; r < NOFF; ++r) off[r] = s_o[(f * 32 + lane) * NOFF + r];
 #pragma unroll
-      for (int n = 0; n < NX; ++n) {
-        unsigned b[4];
-        b_regs(b, base + 16 * n, off);
-        mma_sp(acc[n], a, b, e);
+        for (int n = 0; n < NX; ++n) {
+          unsigned b[4];
+          b_regs(b, base + 16 * n, off);
+          mma_sp(acc[k][n], a, b, e);
+        }
       }
     }
   }
 #pragma unroll
-  for (int n = 0; n < NX; ++n) {
+  for (int k = 0; k < BZ; ++k) {
+    const int gz = gz0 + k;
 #pragma unroll
-    for (int h = 0; h < 4; ++h) {        // D(i, j): i = g + 8 (h >> 1) along x, j = 2q + (h & 1) along y
-      const int gx = gx0 + x0 + 16 * n + g + 8 * (h >> 1), gy = gy0 + y0 + 2 * q + (h & 1);
-      if (gx < nx && gy < ny) out[((size_t)gz * ny + gy) * nx + gx] = to_elem(acc[n][h]);
+    for (int n = 0; n < NX; ++n) {
+#pragma unroll
+      for (int h = 0; h < 4; ++h) {      // D(i, j): i = g + 8 (h >> 1) along x, j = 2q + (h & 1) along y
+        const int gx = gx0 + x0 + 16 * n + g + 8 * (h >> 1), gy = gy0 + y0 + 2 * q + (h & 1);
+        if (gz < nz && gx < nx && gy < ny) out[((size_t)gz * ny + gy) * nx + gx] = to_elem(acc[k][n][h]);
+      }
     }
   }
 }

@@ -28,7 +28,8 @@ from membound.run import measure
 
 META_LAYOUT = "split"
 LAYOUT = sparse24.LAYOUT                          # the transform's layout this kernel runs ("runs": RUNS=1)
-TILE = {"NX": 4, "WX": 2, "WY": 4}                # 16-wide tiles per warp along x, warps along x and y
+TILE = {"NX": 4, "WX": 2, "WY": 4, "BZ": 1}       # 16-wide tiles per warp along x, warps along x and y
+TILE3 = {"NX": 2, "WX": 2, "WY": 4, "BZ": 4}      # 3D: 4 output planes per block share each input plane
 FRAG_SMEM = 48 * 1024                             # fragments up to this size go to shared memory (FSM=1)
 
 
@@ -97,10 +98,16 @@ def run_width(precision: str, layout: str = LAYOUT) -> int:
     return sparse24.RUN[precision] if layout == "runs" else 0
 
 
-def pitch_for(radius: int, precision: str, layout: str | None = None) -> int:
+def tile_for(dims: int) -> dict:
+    """The kernel's tile macros in `dims` dimensions."""
+    return TILE3 if dims == 3 else TILE
+
+
+def pitch_for(radius: int, precision: str, layout: str | None = None, dims: int = 2) -> int:
     """Shared row pitch in elements: the tile's width, then 4 banks further per row (fp32: = 4 mod 32
     elements, fp16: = 8 mod 64), so that the 8 rows g of one B load fall in different banks."""
-    width = 16 * TILE["NX"] * TILE["WX"] + 2 * (radius + run_width(precision, layout or LAYOUT))
+    t = tile_for(dims)
+    width = 16 * t["NX"] * t["WX"] + 2 * (radius + run_width(precision, layout or LAYOUT))
     step, rem = (32, 4) if precision == "fp32" else (64, 8)
     return width + (rem - width) % step
 
@@ -130,7 +137,8 @@ def cuda_runner(form: sparse24.SparseForm, dims: int, x0, launches: int, compile
 
     p = form.precision
     runs = LAYOUT == "runs"
-    pitch = pitch_for(form.radius, p)
+    tile = tile_for(dims)
+    pitch = pitch_for(form.radius, p, dims=dims)
     values, nibbles = sparse24.compress(operand(form.a, p), p)
     afrag, meta = pack_lanes(values, nibbles, p)
     offs = b_offsets(form, pitch, runs)
@@ -139,18 +147,18 @@ def cuda_runner(form: sparse24.SparseForm, dims: int, x0, launches: int, compile
     frag_bytes = nfrag * 32 * (20 + 4 * noff)
     fsm = int(frag_bytes <= FRAG_SMEM)
     macros = dict(DIMS=dims, RF=form.radius, PREC=32 if p == "fp32" else 16, PITCH=pitch, NOFF=noff, NFRAG=nfrag,
-                  FSM=fsm, RUNS=int(runs), **TILE)
-    bx, by = 16 * TILE["NX"] * TILE["WX"], 8 * TILE["WY"]
+                  FSM=fsm, RUNS=int(runs), **tile)
+    bx, by = 16 * tile["NX"] * tile["WX"], 8 * tile["WY"]
     smem = (by + 2 * form.radius) * pitch * fmt(p).bytes + fsm * frag_bytes
     kernel, smem = compiled("stencil_sp.cu", "stencil_sp", macros, smem)
     shape3 = (1,) * (3 - x0.ndim) + x0.shape
     nz, ny, nx = shape3
-    grid = (math.ceil(nx / bx), math.ceil(ny / by), nz)
+    grid = (math.ceil(nx / bx), math.ceil(ny / by), math.ceil(nz / tile["BZ"]))
     args = (cp.asarray(afrag.ravel()), cp.asarray(meta.ravel()), cp.asarray(offs.ravel()),
             cp.asarray(planes))
     bufs = [cp.full_like(x0, np.nan), cp.full_like(x0, np.nan)]
     dims_arg = (np.int32(nz), np.int32(ny), np.int32(nx))
-    threads = 32 * TILE["WX"] * TILE["WY"]
+    threads = 32 * tile["WX"] * tile["WY"]
 
     def run():
         src = x0
