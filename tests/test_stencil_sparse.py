@@ -135,16 +135,9 @@ def test_tolerance_grows_with_terms_launches_and_format():
 # ------------------------------------------------------------------------------------------ GPU
 
 PROBE = r"""
-extern "C" __global__ void probe32(const uint4* a, const unsigned* e, const uint4* b, float* d) {
+extern "C" __global__ void probe(const uint4* a, const unsigned* e, const uint4* b, float* d) {
   const int l = threadIdx.x; uint4 av = a[l], bv = b[l]; float c[4] = {0, 0, 0, 0};
-  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-               "{%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;" : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-               : "r"(av.x), "r"(av.y), "r"(av.z), "r"(av.w), "r"(bv.x), "r"(bv.y), "r"(bv.z), "r"(bv.w), "r"(e[l]));
-  for (int h = 0; h < 4; ++h) d[l * 4 + h] = c[h];
-}
-extern "C" __global__ void probe16(const uint4* a, const unsigned* e, const uint4* b, float* d) {
-  const int l = threadIdx.x; uint4 av = a[l], bv = b[l]; float c[4] = {0, 0, 0, 0};
-  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.SHAPE.row.col.f32.TYPE.TYPE.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
                "{%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;" : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(av.x), "r"(av.y), "r"(av.z), "r"(av.w), "r"(bv.x), "r"(bv.y), "r"(bv.z), "r"(bv.w), "r"(e[l]));
   for (int h = 0; h < 4; ++h) d[l * 4 + h] = c[h];
@@ -174,9 +167,10 @@ def _probe(precision, layout):
     else:
         h = lanes.astype(np.float16).view(np.uint16).astype(np.uint32)
         bregs = h[:, 0::2] | (h[:, 1::2] << 16)
-    mod = cp.RawModule(code=PROBE)
+    m, n, k = sparse24.SP_SHAPE[precision]
+    mod = cp.RawModule(code=PROBE.replace("SHAPE", f"m{m}n{n}k{k}").replace("TYPE", sparse24.SP_TYPE[precision]))
     d = cp.zeros(128, dtype=cp.float32)
-    mod.get_function("probe32" if precision == "fp32" else "probe16")(
+    mod.get_function("probe")(
         (1,), (32,), (cp.asarray(afrag[0].ravel()), cp.asarray(meta[0]), cp.asarray(bregs.ravel()), d))
     got = np.zeros((16, 8))
     dh = d.get().reshape(32, 4)
