@@ -215,3 +215,17 @@ def test_sparse_form_matches_scipy_on_a_ragged_field():
     form = sparse24.transform("box", 3, 1, 2, "fp16", w)
     np.testing.assert_allclose(sparse24.apply(form, x), scipy.ndimage.correlate(x, fuse(w, 2), mode="wrap"),
                                rtol=1e-12)
+
+
+def test_counters_count_an_mma_sp_as_its_logical_shape():
+    """One mma.sp is one HMMA.SP (SASS); counters/mma.py reads stencil_sp.cu's shapes and counts
+    2 m n k of the logical shape (paper 002's C_TC with the logical S)."""
+    import pandas as pd
+
+    from membound.counters import mma
+
+    assert mma.own_shapes()["stencil_sp"] == {"tf32": (16, 8, 16), "f16": (16, 8, 32)}
+    launches = pd.DataFrame([{"precision": p, "kernel_name": "stencil_sp", "tensor_fp64_ops": float("nan"),
+                              "dmma_inst": 0, "hmma_inst": 10} for p in ("fp32", "fp16")])
+    flops, how = mma.tensor_flops(launches, {})
+    assert list(flops) == [10 * 2 * 16 * 8 * 16, 10 * 2 * 16 * 8 * 32] and "m16n8k32 f16" in how[1]
