@@ -15,5 +15,5 @@ def panels(key):
 out = snakemake.output
 save_figure(compare.rooflines(panels("fig2_roofline")), out.fig2_roofline_pdf, out.fig2_roofline_png)
 for key, module in (("fig6_scale", fig6), ("fig7_spmv", fig7), ("fig8_stencil", fig8)):
-    save_figure(compare.figure(module, panels(key), faceted=module is not fig8), out[f"{key}_pdf"], out[f"{key}_png"])
+    save_figure(compare.figure(module, panels(key)), out[f"{key}_pdf"], out[f"{key}_png"])
 write_table(compare.claims_table(snakemake.input.claims), *out.claims, "Claims of paper 000 on every GPU")

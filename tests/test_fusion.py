@@ -68,6 +68,21 @@ def test_counters_side_per_point_and_launch_and_the_cuda_core_point_at_depth_one
     assert three["status"] == "measured" and three["GFLOPs_ach"] == pytest.approx(31.0 * 20)
 
 
+def test_each_precision_takes_its_own_model_and_counters():
+    """fp16 rows (issue 24): M = 2D = 4 bytes, S of the m16n8k16 layout, and the counters of the fp16
+    launch, not the fp64 one of the same impl, stencil and depth."""
+    raw = frame(rows("2d9pt", "cc_tb", 3, 1.0, value=100.0), {**rows("2d9pt", "cc_tb", 3, 1.0, value=300.0), "precision": "fp16"},
+                {**rows("2d5pt", "tc", 3, 1.0), "precision": "fp16"})
+    wqi = pd.DataFrame([{"kernel": "stencil", "impl": "cc_tb", "problem": "2d9pt", "depth": 3, "part": "main",
+                         "precision": p, "status": "measured", "W_ach_per_item": 18.0, "Q_ach_per_item": q}
+                        for p, q in (("fp64", 16 / 3), ("fp16", 4 / 3))])
+    t = fusion.table(raw, wqi, STENCILS, H100).set_index(["problem", "unit", "precision"])
+    half, double = t.loc[("2d9pt", "cuda_core", "fp16")], t.loc[("2d9pt", "cuda_core", "fp64")]
+    assert (half["M_model"], half["I_model"], half["M_ach"]) == (4, 13.5, pytest.approx(4.0))
+    assert double["M_ach"] == pytest.approx(16.0) and double["I_model"] == 3.375
+    assert t.loc[("2d5pt", "tensor_core", "fp16"), "S"] == pytest.approx(25 / (16 * 7))   # 7 rows, one chunk of 16 each
+
+
 def test_fusion_figure(tmp_path):
     raw = frame(*(rows(p, impl, d, 1.0 / d) for p in STENCILS for impl in ("cc_tb", "tc") for d in (1, 2, 3)))
     t = fusion.table(raw, None, STENCILS, H100)

@@ -47,12 +47,14 @@ def _pct(achieved: float, model: float) -> float:
 
 def table(raw: pd.DataFrame, wqi: pd.DataFrame | None, stencils: Mapping, gpu: dict) -> pd.DataFrame:
     """The sweep: `points` of the raw rows with the model's and the counters' C, M, I (the wqi table's
-    measured main rows, joined by kernel, impl, problem and depth; "not measured" where it has none);
+    measured main rows, joined by kernel, impl, problem, precision and depth; "not measured" where it
+    has none; a wqi table without precisions is fp64);
     `stencils` is config["stencil"]["kernels"]."""
     ach = {}
     if wqi is not None:
         main = wqi[(wqi["part"] == "main") & (wqi["kernel"] == "stencil")]
-        ach = {(r["impl"], r["problem"], int(r["depth"])): r for _, r in main.iterrows()}
+        ach = {(r["impl"], r["problem"], r.get("precision") if isinstance(r.get("precision"), str) else "fp64",
+                int(r["depth"])): r for _, r in main.iterrows()}
     out = []
     for _, p in points(raw).iterrows():
         spec, t = stencils[p["problem"]], int(p["depth"])
@@ -60,7 +62,7 @@ def table(raw: pd.DataFrame, wqi: pd.DataFrame | None, stencils: Mapping, gpu: d
         row = {**p, **{k: spec[k] for k in ("shape", "dims", "radius")}, "K": m["K"], "alpha": m["alpha"],
                "S": m["S"], "C_model": m["C"], "M_model": m["M"], "I_model": m["I"],
                "GFLOPs_model": p["GStencil_s"] * m["C"] / t, "gpu": gpu["name"]}
-        w = ach.get((p["impl"], p["problem"], t))
+        w = ach.get((p["impl"], p["problem"], p["precision"], t))
         if w is None or w["status"] != "measured":
             row["status"] = w["status"] if w is not None else f"{NOT_MEASURED} (no wqi row)"
         else:

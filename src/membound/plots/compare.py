@@ -1,6 +1,6 @@
 """The paper's stacked layout across devices, from each profile's plotted-data CSVs
 (results/<gpu>/figures/<figure>.csv, results/reference/<gpu>/figures/): Figures 6, 7 and 8 one panel
-row per GPU and precision (Figure 8: per GPU), Figure 2 every GPU's roofline on one plot per
+row per GPU and precision, Figure 2 every GPU's roofline on one plot per
 precision (as the paper's), and the claims of every GPU and precision in one table."""
 
 from __future__ import annotations
