@@ -240,9 +240,9 @@ def test_a_model_edit_reruns_what_imports_the_model_and_nothing_else(reference_r
     # planned already, after the plot edit of the test before: fig7 and what gathers every figure
     pending = {"fig7", "manifest", "all"} | ({"compare"} if others != "-" else set())
     expected = {"table1", "bounds", "table2", "table3", "wqi", "claims", "ae", "roofline_achieved", "fig2", "fig3_4",
-                "fig6", "fig7", "fig_gemv", "fusion", "classification", "manifest", "all"} | pending
-    assert rerun | pending == expected
-    assert "fig8" not in rerun and "dgemm_check" not in rerun
+                "fig6", "fig7", "fig8", "fig_gemv", "fusion", "classification", "manifest", "all"} | pending
+    assert rerun | pending == expected      # fig8: its facets say per precision why a row is empty (model.peaks)
+    assert "dgemm_check" not in rerun
 
 
 def test_a_python_whose_path_has_a_space_stops_at_start_naming_the_upstream_issue(tmp_path):

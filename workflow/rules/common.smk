@@ -38,7 +38,9 @@ REFERENCE = config.get("reference", False)  # the reference profile: committed r
 RESULTS = f"results/reference/{GPU_NAME}" if REFERENCE else f"results/{GPU_NAME}"
 if not REFERENCE:  # stencil depths the kernels cannot run on this GPU: refused here, before any job
     try:
-        for _why in stencil_kernels.check_config(config["stencil"]["kernels"], GPU_NAME, GPU["arch"], config["precisions"]):
+        for _why in stencil_kernels.check_config(
+            config["stencil"]["kernels"], GPU_NAME, GPU["arch"], config["precisions"]
+        ):
             print(f"membound: refused: {_why} on {GPU_NAME}; no row", file=sys.stderr)
     except ValueError as err:
         raise WorkflowError(str(err))
