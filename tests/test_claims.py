@@ -246,7 +246,7 @@ def test_surrogate_matrices_are_labelled_in_json_and_on_top_of_the_markdown():
 def test_json_is_strict_and_has_the_fields_of_every_claim():
     result, _ = check(noisy(1.1, 0.01, problems=3, reps=2))
     data = json.loads(report.to_json(result))
-    assert [(c["id"], c["precision"]) for c in data["claims"]] == [(cid, p) for cid in ("C1", "C2", "C3", "C4")
+    assert [(c["id"], c["precision"]) for c in data["claims"]] == [(cid, p) for cid in ("C1", "C2", "C3", "C4", "C4s", "C5")
                                                                    for p in ("fp64", "fp32", "fp16")]
     for c in data["claims"]:
         assert set(c) >= {"id", "precision", "verdict", "estimate", "ci_low", "ci_high", "n", "margin", "pairs", "cases",

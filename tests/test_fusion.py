@@ -101,7 +101,9 @@ def test_grid_covers_every_spec_and_precision_of_the_stencil_layouts_and_configu
     specs = {n: config.load_gpu(n) for n in config.profiles()}
     g = cl.grid(specs)
     assert set(g["spec"]) == {"a100", "gh200", "h100", "h200"}            # no MI250X (16x16x4), no CPU (no MMA)
-    assert len(g) == 4 * 3 * (2 * 3 * 8 + 2 * 2 * 4) and set(g["precision"]) == {"fp64", "fp32", "fp16"}
+    assert len(g) == 4 * (3 + 2) * (2 * 3 * 8 + 2 * 2 * 4) and set(g["precision"]) == {"fp64", "fp32", "fp16"}
+    assert set(g.loc[g["sparsity"] == "2:4", "precision"]) == {"fp32", "fp16"}   # mma.sp: no f64
+    g = g[g["sparsity"] == "dense"]
     h16 = g[(g["spec"] == "h100") & (g["precision"] == "fp16")].set_index(["shape", "dims", "radius", "depth"])
     star = h16.loc[("star", 2, 1, 1)]             # m16n8k16: rows of width 1, 3, 1 each take one k-chunk of 16
     assert star["S"] == pytest.approx(5 / 48) and star["I_CU"] == pytest.approx(5 / 2)

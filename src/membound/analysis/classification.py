@@ -38,13 +38,16 @@ from membound.model.precision import fmt
 from membound.originals.rows import split
 from membound.run import outputs
 
+SPARSE_PRECISIONS = ("fp32", "fp16")     # mma.sp: TF32 and f16 (no FP64 sparse tensor cores)
 GRID = {2: {"radii": (1, 2, 3), "depths": range(1, 9)}, 3: {"radii": (1, 2), "depths": range(1, 5)}}
 SHAPES = ("star", "box")
 TC_FASTER, CC_FASTER, EQUAL = "tensor cores faster", "CUDA cores faster", "equal"
 HELD = ("yes", "no", "level", "inconclusive", "n/a")
-GRID_COLUMNS = ["gpu", "spec", "precision", "shape", "dims", "radius", "depth", "K", "alpha", "S", "I_CU", "I_TC",
+GRID_COLUMNS = ["gpu", "spec", "precision", "sparsity", "shape",
+                "dims", "radius", "depth", "K", "alpha", "S", "I_CU", "I_TC",
                 "balance_CU", "balance_TC", "scenario", "speedup_model", "sweet_spot", "prediction"]
-VERDICT_COLUMNS = ["problem", "shape", "dims", "radius", "depth", "precision", "cc_impl", "scenario", "I_CU", "I_TC",
+VERDICT_COLUMNS = ["problem", "shape", "dims", "radius", "depth", "precision", "sparsity",
+                   "cc_impl", "scenario", "I_CU", "I_TC",
                    "alpha", "S", "speedup_model", "prediction", "speedup", "ci_low", "ci_high", "reps", "verdict",
                    "held"]
 
@@ -64,12 +67,24 @@ def precisions(gpu: dict) -> list[str]:
             and spec_peaks.at(gpu, p).mma_shape == STENCIL_MMA[p]]
 
 
-def point(gpu: dict, precision: str, shape: str, dims: int, radius: int, t: int) -> dict:
+def variants(gpu: dict) -> list[tuple[str, str]]:
+    """(precision, sparsity) the classification covers on `gpu`: every precision of `precisions` dense,
+    and "2:4" (sparse tensor cores, mma.sp: paper 002 Sec. 4.3, eq. 20) in each precision whose spec
+    gives a sparse tensor-core peak beside its CUDA-core one."""
+    sparse = [p for p in SPARSE_PRECISIONS if p in spec_peaks.listed(gpu) and spec_peaks.at(gpu, p).sparse_tensor_core
+              and spec_peaks.at(gpu, p).cuda_core]
+    return [(p, "dense") for p in precisions(gpu)] + [(p, "2:4") for p in sparse]
+
+
+def point(gpu: dict, precision: str, shape: str, dims: int, radius: int, t: int, sparsity: str = "dense") -> dict:
     """One configuration on `gpu`: K, alpha, S, both intensities and balances, the scenario, eq. 13's
-    speedup, the sweet spot of eq. 19 and the prediction."""
+    speedup, the sweet spot of eq. 19 and the prediction; sparsity "2:4": the sparse tensor cores'
+    peak and the S of the 2:4 transform (membound.model.sparse24), eq. 20 in place of eq. 11-12."""
     cu, tc = (p * 1e12 for p in peaks(gpu, precision))
+    if sparsity == "2:4":
+        tc = spec_peaks.at(gpu, precision).sparse_tensor_core * 1e12
     bw, d = gpu["memory_bandwidth_TBs"] * 1e12, fmt(precision).bytes
-    m_tc = stencil_model(shape, dims, radius, t, "tensor_core", d, precision)
+    m_tc = stencil_model(shape, dims, radius, t, "tensor_core", d, precision, sparsity)
     k, alpha, s = m_tc["K"], m_tc["alpha"], m_tc["S"]
     speedup = equations.stencil_tc_speedup(cu, tc, bw, k, t, alpha, s, d)
     return {"shape": shape, "dims": dims, "radius": radius, "depth": t, "K": k, "alpha": alpha, "S": s,
@@ -89,8 +104,9 @@ def grid(specs: Mapping[str, dict]) -> pd.DataFrame:
     MMA shape, in each precision it gives peaks for."""
     rows = []
     for name, gpu in specs.items():
-        for p in precisions(gpu):
-            rows += [{"gpu": gpu["name"], "spec": name, "precision": p, **point(gpu, p, shape, dims, r, t)}
+        for p, sp in variants(gpu):
+            rows += [{"gpu": gpu["name"], "spec": name, "precision": p, "sparsity": sp,
+                      **point(gpu, p, shape, dims, r, t, sp)}
                      for dims, g in GRID.items() for r in g["radii"] for shape in SHAPES for t in g["depths"]]
     return pd.DataFrame(rows, columns=GRID_COLUMNS)
 
@@ -101,12 +117,14 @@ def pairs(raw: pd.DataFrame) -> pd.DataFrame:
     ours = split(raw)[0]                                       # the in-house kernels, not the original codes
     st = ours[(ours["kernel"] == "stencil") & ~ours["impl"].astype(str).str.endswith(TWIN)]
     st = with_rep(st).assign(depth=st["depth"].astype(int))
+    st = st.assign(sparsity=st["sparsity"].astype(object).fillna("dense") if "sparsity" in st else "dense")
     keys = ["problem", "depth", "precision", "rep"]
     cc = (st[st["unit"] == "cuda_core"].assign(blocked=st["impl"] != "cc_naive")
           .sort_values("blocked", ascending=False, kind="stable").drop_duplicates(keys))
-    tc = st[st["unit"] == "tensor_core"].drop_duplicates(keys)
-    both = cc.merge(tc[keys + ["t_median_s"]], on=keys, suffixes=("_cc", "_tc"))
-    return pd.DataFrame({**{k: both[k] for k in keys}, "kernel": "stencil", "cc_impl": both["impl"],
+    tc = st[st["unit"] == "tensor_core"].drop_duplicates(keys + ["sparsity"])
+    both = cc.drop(columns="sparsity").merge(tc[keys + ["sparsity", "t_median_s"]], on=keys, suffixes=("_cc", "_tc"))
+    return pd.DataFrame({**{k: both[k] for k in keys}, "sparsity": both["sparsity"], "kernel": "stencil",
+                         "cc_impl": both["impl"],
                          "t_cc_s": both["t_median_s_cc"], "t_tc_s": both["t_median_s_tc"],
                          "speedup": both["t_median_s_cc"] / both["t_median_s_tc"]})
 
@@ -126,13 +144,14 @@ def verdicts(raw: pd.DataFrame, gpu: dict, stencils: Mapping, margin: float) -> 
     stencil.kernels) on `gpu`: the model's side (`point`), the measured speedup with its interval,
     the verdict and whether the prediction held."""
     out = []
-    for (name, t, p), g in pairs(raw).groupby(["problem", "depth", "precision"], sort=False):
+    for (name, t, p, sp), g in pairs(raw).groupby(["problem", "depth", "precision", "sparsity"], sort=False):
         spec = stencils[name]
         est = stats.interval(g, "speedup")
-        row = {"problem": name, "precision": p, "cc_impl": g["cc_impl"].iloc[0], "speedup": est["estimate"],
+        row = {"problem": name, "precision": p, "sparsity": sp, "cc_impl": g["cc_impl"].iloc[0],
+               "speedup": est["estimate"],
                "reps": len(g), **{k: spec[k] for k in ("shape", "dims", "radius")}, "depth": t}
-        if p in precisions(gpu):
-            row.update(point(gpu, p, spec["shape"], spec["dims"], spec["radius"], t))
+        if (p, sp) in variants(gpu):
+            row.update(point(gpu, p, spec["shape"], spec["dims"], spec["radius"], t, sp))
             side = "below" if row["prediction"] == CC_FASTER else "above"
             verdict = stats.decide(est["ci_low"], est["ci_high"], 1.0, margin, side) if len(g) > 1 else ""
         else:

@@ -1,5 +1,6 @@
 """What one tensor-core instruction counted by ncu is worth: 2 m n k FLOPs of the MMA shape the
-kernel issues, per operand type (DMMA: f64; HMMA: tf32, f16, bf16), never one factor for all.
+kernel issues, per operand type (DMMA: f64; HMMA: tf32, f16, bf16), never one factor for all. A sparse
+mma.sp (HMMA.SP, counted among the HMMA instructions) is worth 2 m n k of its logical shape.
 
 The shape is looked up in this order: the kernel's own source (src/membound/kernels/*.cu with the
 headers it includes: its `mma.sync` of that operand type), a library kernel's name
@@ -19,8 +20,11 @@ from membound.model.precision import fmt
 
 KERNELS = Path(__file__).parents[1] / "kernels"   # membound's own CUDA sources (read, not imported)
 KERNEL = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")
-# PTX mma.sync: shape, optional layout, D type, then the A operand type (what the MMA computes in)
-MMA = re.compile(r"mma\.sync\.aligned\.m(\d+)n(\d+)k(\d+)(?:\.row\.col)?\.\w+\.(f64|tf32|f16|bf16)\b")
+# PTX mma.sync, and mma.sp (2:4-sparse A; its shape is the logical one, k counting the zeros it skips, so
+# that its FLOPs are paper 002's C_TC with S of the logical operand, eq. 3 and 20): shape, optional
+# layout, D type, then the A operand type (what the MMA computes in)
+MMA = re.compile(r"mma(?:\.sp(?:::ordered_metadata)?)?\.sync\.aligned\.m(\d+)n(\d+)k(\d+)(?:\.row\.col)?\.\w+\."
+                 r"(f64|tf32|f16|bf16)\b")
 LIBRARY_SHAPE = re.compile(r"tensor(\d+)x(\d+)x(\d+)")        # cuBLAS/CUTLASS names: ..._tensor16x8x8_...
 INCLUDE = re.compile(r'^#include "([\w.]+\.cuh)"$', re.MULTILINE)  # a source's local headers
 Shape = tuple[int, int, int]

@@ -17,6 +17,9 @@ Roles (impl: unit, paper role):
   radius t*r) applied once per t steps with the precision's MMA (fp64 m8n8k4; fp32 TF32 m16n8k8 and fp16
   m16n8k16, both accumulating in fp32); see tc_rows for the transformation.
   2D: stencil_tc.cu; 3D: stencil_tc3.cu, streaming along z (see tc_groups).
+- tc_sparse (tensor_core, SPIDER/SparStencil; fp32 and fp16 only): the fused stencil's weights as the
+  structured-sparse operand of mma.sp (TF32 1:2, f16 2:4; membound.model.sparse24), stencil_sp.cu
+  (kernels/stencil_sp.py); the CPU backend emulates the same product with numpy.
 - tc_twin (cuda_core, ConvStencil twin): the same sources built with TWIN=1 (issue 15): the same
   loads, stores and launches, each MMA done on its register fragments with shuffles and FMAs.
 
@@ -48,11 +51,11 @@ from functools import partial
 
 import numpy as np
 
-from membound.kernels import arg_parser, stencil_plan
+from membound.kernels import arg_parser, stencil_plan, stencil_sp
 from membound.kernels.harness import Case, Impl, run_jobs, select
 from membound.kernels.stencil_cpu import CPU, reference, sampled_reference
 from membound.kernels.stencil_cuda import cc_kernel as _cc_kernel  # noqa: F401
-from membound.kernels.stencil_cuda import device_gpu, tc_groups, weights_arg  # noqa: F401
+from membound.kernels.stencil_cuda import compiled, device_gpu, tc_groups, weights_arg  # noqa: F401
 from membound.kernels.stencil_cuda import runner as _cuda_runner
 from membound.kernels.stencil_cuda import shared_limit as _shared_limit
 from membound.kernels.stencil_cuda import tc_kernel as _tc_kernel  # noqa: F401
@@ -66,7 +69,9 @@ from membound.run.measure import guarded
 IMPLS = (Impl("stencil", "cc_naive", "cuda_core", "Brick", precisions=PRECISIONS),
          Impl("stencil", "cc_tb", "cuda_core", "EBISU", precisions=PRECISIONS),
          Impl("stencil", "tc", "tensor_core", "ConvStencil", precisions=PRECISIONS),
-         Impl("stencil", "tc_twin", "cuda_core", "ConvStencil twin", needs_mma=True, precisions=PRECISIONS))
+         Impl("stencil", "tc_twin", "cuda_core", "ConvStencil twin", needs_mma=True, precisions=PRECISIONS),
+         Impl("stencil", "tc_sparse", "tensor_core", "SPIDER/SparStencil", precisions=("fp32", "fp16"),
+              sparsity="2:4"))
 TOL = 1e-10                   # the tests' fixed FP64 tolerance (the checks use the derived bound, `tolerance`)
 WHOLE_CHECK_POINTS = 4_000_000  # larger timed domains: whole check on CHECK_DOMAIN + sampled check
 CHECK_DOMAIN = {2: (333, 517), 3: (37, 45, 70)}
@@ -119,6 +124,9 @@ def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rn
     inputs in [0, 1) and the weights positive, so that R = 1). tile: the CUDA-core tile to run
     instead of this GPU's (tools/sweep_depths.py --tiles)."""
     w = random_weights(rng, st.shape, st.dims, st.radius, precision)
+    if impl.sparsity == "2:4":
+        return stencil_sp.prepare(st, w, domain, steps, backend, rng, precision, compiled, WHOLE_CHECK_POINTS,
+                                  CHECK_DOMAIN[st.dims], SAMPLES)
     depth = 1 if impl.name == "cc_naive" else st.depth
     points = math.prod(domain)
     whole = points <= WHOLE_CHECK_POINTS

@@ -17,7 +17,7 @@ from membound.kernels.stencil_tiles import CC3, TB2, TB3, TUNED
 from membound.model.geometry import fused_support, mma_shape, support, tc_rows
 from membound.model.precision import fmt
 
-SWEPT = ("cc_tb", "tc")       # run at every depth of the sweep; cc_naive at 1, tc_twin at the role depth
+SWEPT = ("cc_tb", "tc", "tc_sparse")  # run at every depth of the sweep; cc_naive at 1, tc_twin at the role depth
 MAX_DEPTH = {2: 8, 3: 4}      # the depths the kernels are checked at, per dimension (paper 002 Figure 11: 1..8)
 # Opt-in dynamic shared memory per block, KiB, per arch (CUDA C++ Programming Guide, "Technical
 # Specifications per Compute Capability"); the benchmark reads the device's own.
@@ -157,6 +157,12 @@ def tc_config(st: Stencil, nfrag: int, twin: bool, precision: str = "fp64") -> t
 def shared_bytes(impl: str, st: Stencil, gpu: str | None = None, precision: str = "fp64") -> int:
     """Dynamic shared memory per block of `impl` for stencil `st` at its depth (cc_naive: depth 1) on
     `gpu` in `precision`."""
+    if impl == "tc_sparse":                     # stencil_sp.cu: one plane tile of the precision's elements
+        from membound.kernels.stencil_sp import pitch_for, tile_for
+
+        rf = st.radius * st.depth
+        sp = precision if precision in ("fp32", "fp16") else "fp32"
+        return (8 * tile_for(st.dims)["WY"] + 2 * rf) * pitch_for(rf, sp, dims=st.dims) * fmt(sp).bytes
     if impl.startswith("tc"):
         mask = fused_support(support(st.shape, st.dims, st.radius), st.depth)
         return tc_config(st, len(tc_rows(mask.astype(float), mask, precision)[1]), impl == "tc_twin", precision)[2]

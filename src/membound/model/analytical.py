@@ -17,7 +17,7 @@ import math
 from collections.abc import Mapping
 from functools import cache
 
-from membound.model import equations, geometry, peaks
+from membound.model import equations, geometry, peaks, sparse24
 
 
 def _precision(row: Mapping, gpu: dict) -> peaks.Peaks:
@@ -55,7 +55,9 @@ def stencil(row: Mapping, gpu: dict, stencils: Mapping) -> dict:
     w_exec = w
     if row["unit"] == "tensor_core":
         alpha = equations.fusion_redundancy(shape, dims, radius, depth)
-        w_exec = w * alpha / _tc_sparsity(shape, dims, radius, depth, p.precision)    # paper 002, eq. 3
+        s = (sparse24.sparsity(shape, dims, radius, depth, p.precision) if row.get("sparsity") == "2:4"
+             else _tc_sparsity(shape, dims, radius, depth, p.precision))
+        w_exec = w * alpha / s    # paper 002, eq. 3: the logical MMA work (mma.sp's counted as if dense, eq. 20)
     return {"W": w, "Q": q, "W_exec": w_exec, "items": points * steps}
 
 
@@ -81,7 +83,7 @@ _tc_sparsity = cache(geometry.tc_sparsity)   # the grid of Figure 10 asks for ea
 
 
 def stencil_model(shape: str, dims: int, radius: int, t: int, unit: str, d: int = equations.D_FP64,
-                  precision: str | None = None) -> dict:
+                  precision: str | None = None, sparsity: str = "dense") -> dict:
     """Paper 002's K, alpha (eq. 9-10) and S (this workflow's tensor-core transformation in the MMA
     shape of `precision`, by default the precision of element size d), and C, M, I per output point of
     one launch of depth t: on CUDA cores C = 2tK (eq. 8), on tensor cores alpha/S times that (eq. 3,
@@ -91,7 +93,9 @@ def stencil_model(shape: str, dims: int, radius: int, t: int, unit: str, d: int 
     if unit != "tensor_core":
         c, m, i = equations.stencil_cc(k, t, d)
         return {"K": k, "alpha": math.nan, "S": math.nan, "C": c, "M": m, "I": i}
-    alpha, s = equations.fusion_redundancy(shape, dims, radius, t), _tc_sparsity(shape, dims, radius, t, precision)
+    alpha = equations.fusion_redundancy(shape, dims, radius, t)
+    s = (sparse24.sparsity(shape, dims, radius, t, precision) if sparsity == "2:4"    # sparse tensor cores
+         else _tc_sparsity(shape, dims, radius, t, precision))
     c, m, i = equations.stencil_tc(k, t, alpha, s, d)
     return {"K": k, "alpha": alpha, "S": s, "C": c, "M": m, "I": i}
 

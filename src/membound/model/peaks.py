@@ -1,7 +1,9 @@
 """A device spec's numbers in one precision, read through one accessor, `at(gpu, precision)`: the
 dense peaks of CUDA cores (AMD: the vector ALUs) and tensor cores (AMD: the matrix cores), the MMA
 instruction's shape and operand type, the element size D and the bandwidth (config/gpus/<gpu>.yaml:
-peak_TFLOPs.<precision>, mma.<precision>, memory_bandwidth_TBs).
+peak_TFLOPs.<precision>, mma.<precision>, memory_bandwidth_TBs), and where the device has them the
+2:4-sparse tensor cores' peak (peak_TFLOPs.<precision>.sparse_tensor_core, the datasheets' "with
+sparsity" figure) and mma.sp shape (mma_sp.<precision>).
 
 A precision whose tensor-core peak is null has no tensor cores on that device (the CPU spec: all of
 them; its MMA tiles are emulated with numpy): `note` says so, and every table, figure and claim that
@@ -29,6 +31,8 @@ class Peaks:
     tensor_core: float | None                   # dense TFLOP/s; None: no tensor cores in this precision
     mma_shape: tuple[int, int, int] | None      # m, n, k of one MMA instruction (emulated where no tensor cores)
     mma_type: str                               # its operand type (PTX/ISA: f64, tf32, f32, f16, bf16)
+    sparse_tensor_core: float | None = None     # 2:4-sparse tensor cores (mma.sp), logical TFLOP/s; None: none
+    sparse_mma_shape: tuple[int, int, int] | None = None   # logical m, n, k of one mma.sp instruction
 
     @property
     def element_bytes(self) -> int:
@@ -45,13 +49,16 @@ class Peaks:
         either peak is missing."""
         return self.tensor_core / self.cuda_core if self.tensor_core and self.cuda_core else math.nan
 
-    def peak(self, unit: str) -> float | None:
-        """The TFLOP/s of `unit` (cuda_core or tensor_core) in this precision, or None."""
+    def peak(self, unit: str, sparsity: str = "dense") -> float | None:
+        """The TFLOP/s of `unit` (cuda_core or tensor_core) in this precision, or None; with sparsity
+        "2:4" the sparse tensor cores' (logical FLOPs, counting the zeros mma.sp skips: paper 002 eq. 20)."""
+        if sparsity == "2:4":
+            return self.sparse_tensor_core if unit == "tensor_core" else None
         return {"cuda_core": self.cuda_core, "tensor_core": self.tensor_core}[unit]
 
-    def balance(self, unit: str = "cuda_core") -> float:
+    def balance(self, unit: str = "cuda_core", sparsity: str = "dense") -> float:
         """Machine balance P / B of `unit` in FLOP/byte (paper 000 eq. 1); NaN without its peak."""
-        peak = self.peak(unit)
+        peak = self.peak(unit, sparsity)
         return equations.machine_balance(peak, self.bandwidth) if peak else math.nan
 
     @property
@@ -69,8 +76,10 @@ def at(gpu: dict, precision: str) -> Peaks:
     if precision not in SPEC_PRECISIONS or peaks is None:
         raise ValueError(f"spec '{gpu.get('name')}' has no peak_TFLOPs.{precision}: add its CUDA-core and tensor-core "
                          f"peaks, with their sources, to config/gpus/*.yaml (precisions: {', '.join(SPEC_PRECISIONS)})")
+    sp = gpu.get("mma_sp", {}).get(precision)
     return Peaks(precision, gpu["memory_bandwidth_TBs"], peaks["cuda_core"], peaks["tensor_core"],
-                 tuple(mma["shape"]) if mma else None, mma["type"] if mma else "")
+                 tuple(mma["shape"]) if mma else None, mma["type"] if mma else "", peaks.get("sparse_tensor_core"),
+                 tuple(sp["shape"]) if sp else None)
 
 
 def no_rows(gpu: dict, precision: str, what: str) -> str:

@@ -55,7 +55,8 @@ def draw(ax, grid: pd.DataFrame, measured: pd.DataFrame) -> None:
     first = grid.iloc[0]
     ax.set(xscale="log", yscale="log", xlim=(min(xs) / 3, max(xs) * 3), ylim=(min(ys) / 3, max(ys) * 3), xlabel="I_CU = tK/D (FLOP/byte)",
            ylabel="I_TC = t (alpha/S) K/D (FLOP/byte)",
-           title=f"{first['gpu']}, {first['precision']}: B_CU = {bcu:.3g}, B_TC = {btc:.3g}")
+           title=f"{first['gpu']}, {first['precision']}{' 2:4-sparse TC' if first.get('sparsity') == '2:4' else ''}: "
+                 f"B_CU = {bcu:.3g}, B_TC = {btc:.3g}")
 
 
 def legend_handles(grid: pd.DataFrame) -> list:
@@ -70,14 +71,17 @@ def legend_handles(grid: pd.DataFrame) -> list:
 
 
 def figure(grid: pd.DataFrame, measured: pd.DataFrame, gpu_name: str, caption: str):
-    """Figure 10 of every (spec, precision) in `grid`; `measured` (classification.verdicts with the
-    model's intensities) is ringed on the panels of GPU `gpu_name`."""
-    groups = list(grid.groupby(["spec", "precision"], sort=False))
+    """Figure 10 of every (spec, precision, sparsity: dense or 2:4 tensor cores) in `grid`; `measured`
+    (classification.verdicts with the model's intensities) is ringed on the panels of GPU `gpu_name`."""
+    grid = grid.assign(sparsity=grid["sparsity"] if "sparsity" in grid else "dense")
+    measured = measured.assign(sparsity=measured["sparsity"] if "sparsity" in measured else "dense")
+    groups = list(grid.groupby(["spec", "precision", "sparsity"], sort=False))
     rows = max(1, math.ceil(len(groups) / COLS))
     fig, axes = style.panels(rows, [WIDTH / COLS] * COLS, HEIGHT)
-    for ax, ((_, p), g) in zip(axes.flat, groups):
+    for ax, ((_, p, sp), g) in zip(axes.flat, groups):
         here = g["gpu"].iloc[0] == gpu_name
-        draw(ax, g, measured[measured["precision"] == p] if here else measured.iloc[:0])
+        mine = measured[(measured["precision"] == p) & (measured["sparsity"] == sp)]
+        draw(ax, g, mine if here else measured.iloc[:0])
     for ax in list(axes.flat)[len(groups):]:
         ax.set_visible(False)
     if groups:

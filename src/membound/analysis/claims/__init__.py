@@ -1,4 +1,4 @@
-"""The paper's claims (paper 000 Sec. 4.2 and 5.4) checked on the measured raw rows, each in every
+"""The paper's claims (paper 000 Sec. 4.2 and 5.4; C4s and C5 after paper 002 Sec. 4) checked on the measured raw rows, each in every
 precision of the run (fp64, fp32, fp16: rows of one precision against that precision's peaks, element
 size and eq. 23 bound) with a bootstrap confidence interval over problems and repetitions.
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from membound.analysis.claims import c1_bound, c2_scale, c3_spmv, c4_stencil, pairs
+from membound.analysis.claims import c1_bound, c2_scale, c3_spmv, c4_stencil, c5_scenarios, pairs
 from membound.analysis.claims.originals import on_originals
 from membound.analysis.claims.report import write
 from membound.analysis.claims.verdicts import LEVEL_95, NO_DATA, NOT_APPLICABLE, RESAMPLES, SEED
@@ -41,7 +41,7 @@ from membound.run import measure
 
 __all__ = ["check", "write"]
 
-FAMILY = {"C2": "scale", "C3": "spmv", "C4": "stencil"}   # the family a claim reads (C1: every one with twins)
+FAMILY = {"C2": "scale", "C3": "spmv", "C4": "stencil", "C4s": "stencil", "C5": "stencil"}   # C1: every one with twins
 PAPER = 'Zhang et al., "Can Tensor Cores Benefit Memory-Bound Kernels? (NO!)", GPGPU \'25 (paper 000)'
 
 
@@ -53,15 +53,22 @@ def slurm_jobs(rows: pd.DataFrame) -> list[int]:
 
 
 def _in_precision(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction: float,
-                  counters: pd.DataFrame | None, precision: str) -> tuple[list[dict], list[dict]]:
-    """C1-C4 on the in-house rows of one precision, and the original codes' second verdicts of C3 and
-    C4 (originals.on_originals) where they ran in it, each record naming the precision: NO DATA (and
-    why) without rows, N/A where the device has no tensor cores in it."""
+                  counters: pd.DataFrame | None, precision: str,
+                  swept: pd.DataFrame | None = None) -> tuple[list[dict], list[dict]]:
+    """C1-C5 on the in-house rows of one precision (C5 on `swept`, its rows at every depth of the
+    fusion sweep), and the original codes' second verdicts of C3 and C4 (originals.on_originals) where
+    they ran in it, each record naming the precision: NO DATA (and why) without rows, N/A where the
+    device has no tensor cores in it (C4s: no sparse ones)."""
+    from membound.analysis import classification     # it imports this package's verdicts and pairs
+
     ours = split(rows)[0]
     p, twins = pairs.pairs(ours, gpu, stencils), pairs.pairs(ours, gpu, stencils, twins=True)
+    sparse = pairs.pairs(ours, gpu, stencils, tc_role=c4_stencil.SPARSE_ROLE)
+    table = classification.verdicts(rows if swept is None else swept, gpu, stencils, margin)
     claims = [c1_bound.speedup_bound(twins, gpu, margin, dram_fraction, pairs.missing_twins(ours), counters, precision),
               c2_scale.scale_l2(p, gpu, margin), c3_spmv.spmv_l2(p, gpu, margin),
-              c4_stencil.stencils_generally(p, margin)]
+              c4_stencil.stencils_generally(p, margin), c4_stencil.stencils_generally(sparse, margin, sparse=True),
+              c5_scenarios.scenarios_hold(table, margin)]
     extra = on_originals(rows, gpu, stencils, margin)
     peak = peaks.at(gpu, precision)
     for c in claims + extra:
@@ -73,6 +80,9 @@ def _in_precision(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_f
                             "results" + (f" ({peak.note})" if peak.note else ""))
         elif not peak.has_tensor_cores:
             c["verdict"] = NOT_APPLICABLE
+        elif c["id"] == "C4s" and not peak.sparse_tensor_core:
+            c["verdict"] = c["on_these_timings"] = NOT_APPLICABLE
+            c["summary"] = f"no 2:4-sparse tensor cores in {precision} on this device (mma.sp: TF32 and f16 only)"
     return claims, extra
 
 
@@ -85,9 +95,10 @@ def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction:
     `counters` the run's ncu rows, if measured. Stencils are compared at their role depth
     (depths.role_rows), not at the sweep's other depths."""
     counters = measure.completed_tags(counters, rows)
+    swept = pairs.with_rep(rows)
     rows = pairs.with_rep(role_rows(rows, stencils))
-    per = [_in_precision(rows[rows["precision"] == p], gpu, stencils, margin, dram_fraction, counters, p)
-           for p in precisions]
+    per = [_in_precision(rows[rows["precision"] == p], gpu, stencils, margin, dram_fraction, counters, p,
+                         swept[swept["precision"] == p]) for p in precisions]
     claims = [c for part in zip(*(main for main, _ in per)) for c in part] + [c for _, extra in per for c in extra]
     matrices = sorted(set(rows.loc[rows["kernel"] == "spmv", "source"].dropna()))
     return {"paper": PAPER, "device_spec": gpu["name"],

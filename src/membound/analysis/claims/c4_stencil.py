@@ -1,5 +1,6 @@
 """C4 (paper 000 Sec. 5.4, Figure 8): tensor-core stencils generally slower than CUDA-core temporal
-blocking at equal depth."""
+blocking at equal depth; its sparse arm C4s: the same against the 2:4-sparse tensor cores (the
+SPIDER/SparStencil role, mma.sp, fp32 and fp16 only; paper 002 Sec. 4.3)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,13 @@ import pandas as pd
 from membound.analysis.claims.verdicts import claim, estimate, interval_text, per_problem, sources
 
 
-def stencils_generally(p: pd.DataFrame, margin: float) -> dict:
+SPARSE_ROLE = "SPIDER/SparStencil"      # the stencils' 2:4-sparse tensor-core role (kernels/stencil.py)
+
+
+def stencils_generally(p: pd.DataFrame, margin: float, sparse: bool = False) -> dict:
     """C4: tensor-core stencils (ConvStencil role) generally slower than CUDA-core temporal blocking
-    (EBISU role) at equal depth: the geometric mean of t_TC/t_CC over stencils above 1."""
+    (EBISU role) at equal depth: the geometric mean of t_TC/t_CC over stencils above 1. sparse: C4s,
+    the pairs `p` of the sparse role (pairs.pairs(..., tc_role=SPARSE_ROLE)) instead."""
     s = p[(p["kernel"] == "stencil") & p["equal_depth"]]
     est = estimate(s, "ratio", 1.0, margin, "above")
     cases = per_problem(s, "ratio", 1.0, margin, "above").rename(columns={"estimate": "ratio", "n": "reps"})
@@ -22,6 +27,17 @@ def stencils_generally(p: pd.DataFrame, margin: float) -> dict:
     slower = list(cases.loc[cases["ratio"] < 1 - margin, "problem"])
     summary = (f"t_TC/t_CC {interval_text(est)} over {len(cases)} stencils at equal depth; tensor cores faster by more than the "
                f"margin on {', '.join(slower) or 'none'}")
+    if sparse:
+        return claim("C4s", est, 1.0, "above", margin, s,
+                     title="2:4-sparse tensor-core stencils against CUDA-core temporal blocking at equal depth",
+                     where="Sec. 5.4, Figure 8; paper 002 Sec. 4.3", sources=sources(s), summary=summary, cases=cases,
+                     numbers={"stencils": len(cases), "tensor_cores_faster": slower, "unequal_depth_excluded": unequal},
+                     text="Stencils: Figure 8 shows that equivalently optimized tensor core implementations generally "
+                          "underperform their CUDA core counterparts (here the sparse tensor cores, which paper 002 "
+                          "Sec. 4.3 expects to widen the sweet spot).",
+                     test="geometric mean over stencils of t_TC/t_CC above 1, CUDA-core temporal blocking (EBISU role) "
+                          "against 2:4-sparse tensor cores (SPIDER/SparStencil role, mma.sp) at equal temporal depth "
+                          "and precision; the table gives each stencil")
     return claim("C4", est, 1.0, "above", margin, s,
                   title="Tensor-core stencils generally underperform CUDA-core temporal blocking at equal depth",
                   where="Sec. 5.4, Figure 8", sources=sources(s), summary=summary, cases=cases,

@@ -28,16 +28,18 @@ def with_rep(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(rep=pd.to_numeric(rep, errors="coerce").fillna(0).astype(int), precision=precision)
 
 
-def _sides(rows: pd.DataFrame, twins: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The CUDA-core and tensor-core rows of the algorithm pairs (by role), or of the twin pairs
-    (`twins`: each twin row gets `sibling`, the tensor-core impl it is compared with)."""
+def _sides(rows: pd.DataFrame, twins: bool, tc_role: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The CUDA-core and tensor-core rows of the algorithm pairs (by role; `tc_role`: that tensor-core
+    role instead of the family's, e.g. the stencils' sparse one), or of the twin pairs (`twins`: each
+    twin row gets `sibling`, the tensor-core impl it is compared with)."""
     impl = rows["impl"].astype(str)
     twin = (rows["unit"] == "cuda_core") & impl.str.endswith(TWIN)
     if twins:
         cc = rows[twin].assign(sibling=impl[twin].str[: -len(TWIN)])
         return cc, rows[(rows["unit"] == "tensor_core") & impl.isin(set(cc["sibling"]))]
     cc = rows[(rows["unit"] == "cuda_core") & ~twin & (rows["role"] == rows["kernel"].map(CC_ROLE))]
-    return cc, rows[(rows["unit"] == "tensor_core") & (rows["role"] == rows["kernel"].map(TC_ROLE))]
+    role = tc_role if tc_role else rows["kernel"].map(TC_ROLE)
+    return cc, rows[(rows["unit"] == "tensor_core") & (rows["role"] == role)]
 
 
 def _working_set_mb(row, d: int) -> float:
@@ -48,14 +50,14 @@ def _working_set_mb(row, d: int) -> float:
     return 2 * d * float(row["n"]) / MB
 
 
-def pairs(rows: pd.DataFrame, gpu: dict, stencils, twins: bool = False) -> pd.DataFrame:
+def pairs(rows: pd.DataFrame, gpu: dict, stencils, twins: bool = False, tc_role: str | None = None) -> pd.DataFrame:
     """One row per (kernel, problem, precision, rep) timed on both sides: median times, speedup
     t_CC/t_TC and ratio t_TC/t_CC, the CUDA-core row's analytical I, memory- or compute-bound by eq. 4
     against the precision's CUDA-core machine balance (eq. 1), both sides' temporal depth, size_MB
     (SCALE: the input array, D n bytes; SpMV: Table 2's size with D-byte values; stencils: n/a), the
     working set and the CUDA-core side's achieved DRAM bandwidth by the model's Q. `twins`: twin pairs
-    (C1) instead of algorithm pairs."""
-    cc, tc = _sides(with_rep(rows), twins)
+    (C1) instead of algorithm pairs; `tc_role`: the tensor-core side's role (default the family's)."""
+    cc, tc = _sides(with_rep(rows), twins, tc_role)
     keys = ["kernel", "problem", "precision", "rep"]
     for side in (cc, tc):
         dup = side[side.duplicated(keys + (["impl"] if twins else []))]

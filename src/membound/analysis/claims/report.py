@@ -63,9 +63,10 @@ def markdown(result: dict) -> str:
     banners = _banners(result)
     summary = pd.DataFrame([{"claim": c["id"], "precision": c.get("precision", "fp64"), "paper": c["where"],
                              "what": c["title"], "verdict": c["verdict"], "on these timings": c["on_these_timings"],
-                             "estimate [95% CI]": interval_text(c),
-                             "reference": f"{c['side']} {c['reference']:.3g}" if c["reference"] is not None
-                             and math.isfinite(c["reference"]) else "undefined",
+                             "estimate [95% CI]": c.get("estimate_text") or interval_text(c),
+                             "reference": c.get("reference_text") or (f"{c['side']} {c['reference']:.3g}"
+                                                                      if c["reference"] is not None
+                                                                      and math.isfinite(c["reference"]) else "undefined"),
                              "numbers": c["summary"]} for c in result["claims"]])
     if not result.get("no_tensor_cores", []):
         summary = summary.drop(columns="on these timings")

@@ -84,9 +84,16 @@ def labels(frame: pd.DataFrame) -> list[str]:
 
 
 def interval_text(e: dict) -> str:
-    """"estimate [ci_low, ci_high]" of a claim or part (3 significant digits), or "no data"."""
-    known = e["estimate"] is not None and math.isfinite(e["estimate"])    # None: read back from claims.json
-    return f"{e['estimate']:.3g} [{e['ci_low']:.3g}, {e['ci_high']:.3g}]" if known else "no data"
+    """"estimate [ci_low, ci_high]" of a claim or part (3 significant digits), its own `estimate_text`
+    where it has one (C5: a count), the estimate alone without an interval, or "no data"."""
+    if e.get("estimate_text"):
+        return e["estimate_text"]
+    finite = lambda v: v is not None and math.isfinite(v)    # noqa: E731 (None: read back from claims.json)
+    if not finite(e["estimate"]):
+        return "no data"
+    if finite(e.get("ci_low")) and finite(e.get("ci_high")):
+        return f"{e['estimate']:.3g} [{e['ci_low']:.3g}, {e['ci_high']:.3g}]"
+    return f"{e['estimate']:.3g}"
 
 
 def claim(cid: str, est: dict, reference: float, side: str, margin: float, used: pd.DataFrame, **fields) -> dict:

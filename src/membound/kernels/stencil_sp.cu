@@ -1,0 +1,173 @@
+// Stencils on 2:4-sparse tensor cores (mma.sp, the SPIDER / SparStencil role) with kernel fusion:
+// one launch applies the stencil fused over t steps (radius RF = t*r) once. The fused weights are
+// the sparse operand A (16 x K, rows = 16 consecutive output x), permuted and padded on the host so
+// that it is 1:2 (TF32) or 2:4 (f16) structured (membound.model.sparse24); the data are B (K x 8,
+// columns = 8 consecutive output y): K slot kk of fragment f loads in[z+dz, y+j+dy, x0+u], its
+// (dz, dy, u) from the host's offset table. PTX ISA 9.7.14.6 (mma.sp::ordered_metadata, indices ascending):
+//   PREC 32: mma.sp m16n8k16 .tf32 (fp32 storage, operands rounded with cvt.rna.tf32.f32), fp32 acc;
+//   PREC 16: mma.sp m16n8k32 .f16 (fp16 storage), fp32 accumulate, rounded to fp16 when stored.
+// Fragments: A (4 x b32 per lane) and metadata (b32, sparsity selector 0: lanes 4g, 4g+1 give it)
+// packed per lane on the host (kernels/stencil_sp.py); B from shared memory through the offsets;
+// D: lane (g, q) holds D(g, 2q..2q+1) and D(g+8, 2q..2q+1).
+// Macros: DIMS, RF, PREC, NX (16-wide tiles per warp along x, sharing each A fragment), WX, WY
+// (warps along x, y), BZ (3D: output planes per block), PITCH (shared row pitch, elements), NOFF (B offsets per lane: 4 or 8, 1 with
+// RUNS), NFRAG (fragments), FSM (1: the fragments copied to shared memory once per block; 0: read
+// through L1), RUNS (1: layout "runs" of sparse24, a lane's B elements one 16-byte load).
+// Field (nz, ny, nx), x fastest, periodic; a block streams the 2*RF+BZ planes of its BZ output planes
+// (3D) through one tile.
+
+#define BX (16 * NX * WX)
+#define BY (8 * WY)
+#define LYT (BY + 2 * RF)
+#ifndef RUNS
+#define RUNS 0
+#endif
+#define RUNW (RUNS ? (PREC == 32 ? 4 : 8) : 0)   // layout "runs": a lane's B elements, one aligned vector
+#define XO (RF + RUNW)                          // the tile column of x offset u = 0 (runs start up to RUNW-1 left)
+#define LXT (BX + 2 * XO)
+#define RZ (DIMS == 3 ? RF : 0)
+#ifndef BZ
+#define BZ 1                                    // output planes per block (3D), sharing each input plane
+#endif
+
+#if PREC == 32
+typedef float elem_t;
+#else
+typedef unsigned short elem_t;   // fp16 bits (no cuda_fp16.h needed: conversions in PTX)
+#endif
+
+__device__ __forceinline__ int wrap(int i, int n) {
+  if (i < 0 || i >= n) { i %= n; if (i < 0) i += n; }
+  return i;
+}
+
+__device__ __forceinline__ elem_t to_tile(elem_t v) {   // fp32: rounded to TF32 once, as it enters the tile
+#if PREC == 32
+  unsigned t;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(t) : "f"(v));
+  return __uint_as_float(t);
+#else
+  return v;
+#endif
+}
+
+__device__ __forceinline__ unsigned b_reg(const elem_t* p, const int* off, int r) {
+#if PREC == 32
+  return __float_as_uint(p[off[r]]);
+#else
+  return (unsigned)p[off[2 * r]] | ((unsigned)p[off[2 * r + 1]] << 16);   // low half: the lower k
+#endif
+}
+
+__device__ __forceinline__ void b_regs(unsigned* b, const elem_t* p, const int* off) {
+#if RUNS && PREC == 32        // slots q, q+4, q+8, q+12: four consecutive floats, 16-byte aligned
+  const float4 v = *reinterpret_cast<const float4*>(p + off[0]);
+  b[0] = __float_as_uint(v.x); b[1] = __float_as_uint(v.y); b[2] = __float_as_uint(v.z); b[3] = __float_as_uint(v.w);
+#elif RUNS                    // slots 8r+2q, 8r+2q+1: eight consecutive halves, 16-byte aligned
+  const uint4 v = *reinterpret_cast<const uint4*>(p + off[0]);
+  b[0] = v.x; b[1] = v.y; b[2] = v.z; b[3] = v.w;
+#else
+#pragma unroll
+  for (int r = 0; r < 4; ++r) b[r] = b_reg(p, off, r);
+#endif
+}
+
+__device__ __forceinline__ void mma_sp(float* d, const uint4& a, const unsigned* b, unsigned e) {
+#if PREC == 32
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+               "{%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
+#else
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+               "{%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
+#endif
+}
+
+__device__ __forceinline__ elem_t to_elem(float v) {
+#if PREC == 32
+  return v;
+#else
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  return h;
+#endif
+}
+
+// afrag[f*32 + lane], meta[f*32 + lane], offs[(f*32 + lane)*NOFF + r]: lane's A registers, metadata
+// and B offsets (elements from its base in the tile) of fragment f; planes[p]..planes[p+1]: the
+// fragments of plane dz = p - RZ.
+extern "C" __global__ void __launch_bounds__(32 * WX * WY, 2)
+stencil_sp(const elem_t* __restrict__ in, elem_t* __restrict__ out, const uint4* __restrict__ afrag,
+           const unsigned* __restrict__ meta, const int* __restrict__ offs, const int* __restrict__ planes,
+           int nz, int ny, int nx) {
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  elem_t* tile = reinterpret_cast<elem_t*>(smem_raw + NFRAG * 32 * (20 + 4 * NOFF) * FSM);
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
+#if FSM   // the fragments of every plane in shared memory, copied once per block
+  uint4* s_a = reinterpret_cast<uint4*>(smem_raw);
+  unsigned* s_e = reinterpret_cast<unsigned*>(s_a + NFRAG * 32);
+  int* s_o = reinterpret_cast<int*>(s_e + NFRAG * 32);
+  for (int i = tid; i < NFRAG * 32; i += blockDim.x) { s_a[i] = afrag[i]; s_e[i] = meta[i]; }
+  for (int i = tid; i < NFRAG * 32 * NOFF; i += blockDim.x) s_o[i] = offs[i];
+#else
+  const uint4* s_a = afrag;
+  const unsigned* s_e = meta;
+  const int* s_o = offs;
+#endif
+  const int y0 = (warp / WX) * 8, x0 = (warp % WX) * NX * 16;
+  const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, gz0 = blockIdx.z * BZ;
+  const elem_t* base = tile + (y0 + g + RF) * PITCH + x0 + XO;   // B column j = g: output row y0 + g
+  float acc[BZ][NX][4];
+#pragma unroll
+  for (int k = 0; k < BZ; ++k)
+#pragma unroll
+    for (int n = 0; n < NX; ++n) acc[k][n][0] = acc[k][n][1] = acc[k][n][2] = acc[k][n][3] = 0.f;
+
+  // 3D: the block's BZ output planes gz0 + k share each input plane gz0 + p, used by output k with
+  // dz = p - k: 2 RZ + BZ plane loads for BZ planes (2D: BZ 1, RZ 0, one plane).
+#pragma unroll 1
+  for (int p = -RZ; p <= RZ + BZ - 1; ++p) {
+    __syncthreads();
+    const elem_t* plane = in + (size_t)wrap(gz0 + p, nz) * ny * nx;
+    for (int y = warp; y < LYT; y += WX * WY) {            // a warp per row, lanes along x: coalesced
+      const elem_t* row = plane + (size_t)wrap(gy0 - RF + y, ny) * nx;
+      for (int x = lane; x < LXT; x += 32) tile[y * PITCH + x] = to_tile(row[wrap(gx0 - XO + x, nx)]);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < BZ; ++k) {
+      const int dz = p - k;
+      if (dz < -RZ || dz > RZ) continue;
+      const int f0 = planes[dz + RZ], f1 = planes[dz + RZ + 1];
+#pragma unroll 1
+      for (int f = f0; f < f1; ++f) {
+        const uint4 a = s_a[f * 32 + lane];
+        const unsigned e = s_e[f * 32 + lane];
+        int off[NOFF];
+#pragma unroll
+        for (int r = 0; r < NOFF; ++r) off[r] = s_o[(f * 32 + lane) * NOFF + r];
+#pragma unroll
+        for (int n = 0; n < NX; ++n) {
+          unsigned b[4];
+          b_regs(b, base + 16 * n, off);
+          mma_sp(acc[k][n], a, b, e);
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < BZ; ++k) {
+    const int gz = gz0 + k;
+#pragma unroll
+    for (int n = 0; n < NX; ++n) {
+#pragma unroll
+      for (int h = 0; h < 4; ++h) {      // D(i, j): i = g + 8 (h >> 1) along x, j = 2q + (h & 1) along y
+        const int gx = gx0 + x0 + 16 * n + g + 8 * (h >> 1), gy = gy0 + y0 + 2 * q + (h & 1);
+        if (gz < nz && gx < nx && gy < ny) out[((size_t)gz * ny + gy) * nx + gx] = to_elem(acc[k][n][h]);
+      }
+    }
+  }
+}

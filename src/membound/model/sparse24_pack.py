@@ -1,0 +1,111 @@
+"""The column packings of the 2:4 transform (membound.model.sparse24): which input column goes into
+which K slot of which mma.sp, in layout "free" (`chunks`: any column in any slot, greedily, the fewest
+zero columns) or "runs" (`runs`: a lane's B elements of an MMA one aligned run of consecutive
+columns), and the mma.sp constants they follow (PTX ISA 9.7.14.6)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+M_TILE, N_TILE = 16, 8
+GRANULARITY = {"fp32": (1, 2), "fp16": (2, 4)}          # (kept, chunk) of mma.sp's A (PTX ISA 9.7.14.6.1)
+SP_SHAPE = {"fp32": (16, 8, 16), "fp16": (16, 8, 32)}   # logical m, n, k of mma.sp per precision
+SP_TYPE = {"fp32": "tf32", "fp16": "f16"}
+RUN = {"fp32": 4, "fp16": 8}      # layout "runs": a lane's B elements of one MMA, consecutive x of one row
+LAYOUT = "runs"                   # the layout stencil_sp.cu runs, so the model's S
+
+
+def columns(wf3: np.ndarray, mask3: np.ndarray, dz: int) -> list[tuple[int, int, int, frozenset]]:
+    """(dz, dy, u, rows) of every input column of plane dz: rows = the i with A[i, u] nonzero."""
+    rz, rad = wf3.shape[0] // 2, wf3.shape[-1] // 2
+    out = []
+    for iy in range(wf3.shape[1]):
+        dxs = np.flatnonzero(mask3[dz + rz, iy]) - rad
+        if dxs.size == 0:
+            continue
+        for u in range(dxs[0], dxs[-1] + M_TILE):
+            rows = frozenset(int(u - dx) for dx in dxs if 0 <= u - dx < M_TILE)
+            if rows:
+                out.append((dz, iy - rad, int(u), rows))
+    return out
+
+
+def pack(columns: list, kept: int, chunk: int) -> list[list]:
+    """Chunks of at most `chunk` columns with at most `kept` nonzeros per row: each column (most rows
+    first) into the fullest chunk where it fits, else a new one."""
+    members: list[list] = []
+    counts = np.zeros((len(columns), M_TILE), dtype=np.int64)     # nonzeros per row of each chunk
+    sizes = np.zeros(len(columns), dtype=np.int64)
+    for col in sorted(columns, key=lambda c: (-len(c[3]), c[1], c[2])):
+        rows = np.zeros(M_TILE, dtype=np.int64)
+        rows[list(col[3])] = 1
+        n = len(members)
+        fits = (sizes[:n] < chunk) & np.all(counts[:n] + rows <= kept, axis=1)
+        best = int(np.argmax(np.where(fits, sizes[:n], -1))) if fits.any() else n
+        if best == n:
+            members.append([])
+        members[best].append(col)
+        counts[best] += rows
+        sizes[best] += 1
+    return [sorted(cols, key=lambda col: (col[1], col[2])) for cols in members]
+
+
+def chunks(cols: list, kept: int, chunk: int) -> list[list]:
+    """The columns in `kept`:`chunk` chunks. For 2:4 also the 1:2 pairs joined two by two (any two
+    1:2 chunks make a valid 2:4 chunk), whichever needs fewer chunks."""
+    direct = pack(cols, kept, chunk)
+    if (kept, chunk) != (2, 4):
+        return direct
+    pairs = pack(cols, 1, 2)
+    joined = [p + q for p, q in zip(pairs[::2], pairs[1::2] + [[]])]
+    return min(direct, joined, key=len)
+
+
+def runs(wf3: np.ndarray, mask3: np.ndarray, dz: int, precision: str, rf: int) -> list[list]:
+    """Layout "runs": the K slots of plane dz's MMAs such that each lane's B elements of an MMA (TF32:
+    slots q, q+4, q+8, q+12; f16: 8r+2q, 8r+2q+1) are RUN consecutive input columns of one fused row,
+    starting at u = -rf mod RUN (one aligned vector load a lane). Runs of lanes 4g, 4g+1 (and of
+    4g+2, 4g+3) share the 1:2 / 2:4 chunks: two runs are paired where every chunk stays structured,
+    greedily (most nonzeros first), a run without a partner beside a zero run; two pairs make an MMA."""
+    kept, _ = GRANULARITY[precision]
+    run, rz, rad = RUN[precision], wf3.shape[0] // 2, wf3.shape[-1] // 2
+    runs = []
+    for iy in range(wf3.shape[1]):
+        dxs = np.flatnonzero(mask3[dz + rz, iy]) - rad
+        if dxs.size == 0:
+            continue
+        lo = dxs[0] - (dxs[0] + rf) % run
+        for u0 in range(lo, dxs[-1] + M_TILE, run):
+            cnt = np.zeros((run, M_TILE), dtype=np.int64)
+            for e in range(run):
+                rows = [int(u0 + e - dx) for dx in dxs if 0 <= u0 + e - dx < M_TILE]
+                cnt[e, rows] = 1
+            runs.append((iy - rad, int(u0), cnt))
+    per_chunk = run // 4                 # a run's elements in one chunk: TF32 1 (pairs), f16 2 (quads)
+
+    def fits(a, b):
+        return all(((a[2][per_chunk * c:per_chunk * (c + 1)].sum(0) + b[2][per_chunk * c:per_chunk * (c + 1)].sum(0))
+                    <= kept).all() for c in range(4))
+
+    order = sorted(range(len(runs)), key=lambda i: -runs[i][2].sum())
+    used, pairs = set(), []
+    for i in order:
+        if i in used:
+            continue
+        used.add(i)
+        partner = next((j for j in order if j not in used and fits(runs[i], runs[j])), None)
+        if partner is not None:
+            used.add(partner)
+        pairs.append((runs[i], runs[partner] if partner is not None else None))
+    pad = (0, (-rf) % run, None)
+    pairs += [(pad, None)] * (len(pairs) % 2)
+    mmas = []
+    for m in range(0, len(pairs), 2):
+        lanes = [pairs[m][0], pairs[m][1] or pad, pairs[m + 1][0], pairs[m + 1][1] or pad]
+        slots = []
+        for kk in range(SP_SHAPE[precision][2]):
+            q, e = (kk % 4, kk // 4) if precision == "fp32" else ((kk % 8) // 2, 2 * (kk // 8) + kk % 2)
+            dy, u0, cnt = lanes[q]
+            slots.append((dz, dy, u0 + e, int(cnt is None or not cnt[e].any())))
+        mmas.append(slots)
+    return mmas

@@ -1,0 +1,231 @@
+"""tc_sparse, the stencils on 2:4-sparse tensor cores: the lane packing against the documented
+fragment layouts (numpy), the CPU case and its check, and (marker gpu) mma.sp's layouts and the
+kernel against the float64 reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.ndimage
+
+from membound.kernels import stencil as S
+from membound.kernels import stencil_sp as SP
+from membound.model import sparse24
+from membound.model.geometry import fuse
+from membound.run import measure
+
+STENCILS = {"2d5pt": ("star", 2, 1), "2d9pt": ("box", 2, 1), "2d13pt": ("star", 2, 3),
+            "2d49pt": ("box", 2, 3), "3d7pt": ("star", 3, 1), "3d27pt": ("box", 3, 1)}
+RAGGED = {2: (45, 71), 3: (13, 11, 19)}
+
+
+def _warp_product(afrag, meta, bregs, precision, layout):
+    """What one mma.sp computes from per-lane registers, decoded by the module docstring's layouts:
+    D (16 x 8) = A B, A rebuilt from afrag and meta, B from bregs (32, NOFF) element values."""
+    kept, chunk = sparse24.GRANULARITY[precision]
+    k = sparse24.SP_SHAPE[precision][2]
+    vals = np.zeros((16, k // 2))
+    nib = np.zeros((16, 8), dtype=np.uint32)
+    for lane in range(32):
+        g, q = divmod(lane, 4)
+        if precision == "fp32":
+            v = afrag[lane].view(np.float32)
+            for (row, c), val in zip([(g, q), (g + 8, q), (g, q + 4), (g + 8, q + 4)], v):
+                vals[row, c] = val
+        else:
+            h = afrag[lane].astype(np.uint32)
+            for reg, (row, c) in enumerate([(g, q), (g + 8, q), (g, q + 4), (g + 8, q + 4)]):
+                pair = np.array([h[reg] & 0xFFFF, h[reg] >> 16], dtype=np.uint16).view(np.float16)
+                vals[row, 2 * c:2 * c + 2] = pair
+        if q < 2:
+            for c in range(8):
+                if layout == "split" and c // 4 == q:
+                    nib[g, c] = (meta[lane] >> (4 * (c % 4))) & 15
+                    nib[g + 8, c] = (meta[lane] >> (16 + 4 * (c % 4))) & 15
+                elif layout == "rows":
+                    nib[g + 8 * q, c] = (meta[lane] >> (4 * c)) & 15
+    a = sparse24.decompress(vals, nib, precision)
+    b = np.zeros((k, 8))
+    slots = SP.b_slots(precision)
+    for lane in range(32):
+        b[slots[lane], lane // 4] = bregs[lane]
+    return a @ b
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("layout", ["split", "rows"])
+def test_lane_packing_round_trips_through_the_documented_layout(precision, layout):
+    form = sparse24.transform("box", 2, 1, 3, precision, np.random.default_rng(1).uniform(0.5, 1.5, (3, 3)))
+    a = SP.operand(form.a, precision)
+    values, nibbles = sparse24.compress(a, precision)
+    afrag, meta = SP.pack_lanes(values, nibbles, precision, layout)
+    bl = np.random.default_rng(2).random((sparse24.SP_SHAPE[precision][2], 8))
+    slots = SP.b_slots(precision)
+    for f in range(len(a)):
+        bregs = np.array([bl[slots[lane], lane // 4] for lane in range(32)])
+        np.testing.assert_allclose(_warp_product(afrag[f], meta[f], bregs, precision, layout), a[f] @ bl, rtol=1e-12)
+
+
+def test_b_offsets_load_what_the_form_names():
+    form = sparse24.transform("star", 2, 3, 2, "fp16", layout="free")
+    pitch = SP.pitch_for(form.radius, "fp16")
+    off = SP.b_offsets(form, pitch)
+    cols = form.cols[:, SP.b_slots("fp16")]
+    assert np.array_equal(off, cols[..., 1] * pitch + cols[..., 2])
+    assert pitch % 64 == 8 and SP.pitch_for(5, "fp32") % 32 == 4
+    with pytest.raises(ValueError, match="runs"):
+        SP.b_offsets(form, pitch, runs=True)
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("name", list(STENCILS))
+def test_runs_layout_gives_each_lane_one_aligned_vector(name, precision):
+    """Layout "runs": a lane's B elements of an MMA are RUN consecutive columns of one row (pads
+    included), starting where the tile address is 16-byte aligned: (RF + u) = 0 mod RUN."""
+    shape, dims, radius = STENCILS[name]
+    for depth in (1, 3):
+        form = sparse24.transform(shape, dims, radius, depth, precision, layout="runs")
+        pitch = SP.pitch_for(form.radius, precision, "runs")
+        off = SP.b_offsets(form, pitch, runs=True)
+        run = sparse24.RUN[precision]
+        assert off.shape[-1] == 1 and ((form.radius + off[..., 0] - form.cols[:, SP.b_slots(precision)[:, 0], 1]
+                                        * pitch) % run == 0).all()
+        assert pitch % run == 0 and sparse24.structured(form.a, *sparse24.GRANULARITY[precision])
+
+
+def test_plane_starts_split_the_fragments_by_dz():
+    form = sparse24.transform("box", 3, 1, 2, "fp32")
+    starts = SP.plane_starts(form, 3)
+    assert starts[0] == 0 and starts[-1] == len(form.a) and len(starts) == 2 * 2 + 2
+    for p in range(len(starts) - 1):
+        assert (form.cols[starts[p]:starts[p + 1], :, 0] == p - 2).all()
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("name", ["2d9pt", "3d7pt"])
+def test_cpu_case_passes_its_check_and_writes_a_row(tmp_path, name, precision):
+    shape, dims, radius = STENCILS[name]
+    impl = next(i for i in S.IMPLS if i.name == "tc_sparse")
+    st = S.Stencil(name, shape, dims, radius, 2)
+    rows = S.run_jobs("cpu", [(impl, lambda: S.prepare(impl, st, RAGGED[dims], 4, "cpu", np.random.default_rng(0),
+                                                        precision=precision))], tmp_path / "r.csv", 0, 1)
+    assert rows[0]["precision"] == precision and rows[0]["sparsity"] == "2:4" and rows[0]["unit"] == "tensor_core"
+    assert 0 < rows[0]["rel_err"] < 0.2 * S.stencil_sp.sparse24.tolerance(precision, 32, 2, 2.0)
+    assert "emulated on CPU" in rows[0]["note"]
+
+
+def test_a_wrong_kernel_fails_its_check_and_writes_no_row(tmp_path, monkeypatch):
+    impl = next(i for i in S.IMPLS if i.name == "tc_sparse")
+    st = S.Stencil("2d5pt", "star", 2, 1, 1)
+    real = SP.emulate
+    monkeypatch.setattr(SP, "emulate", lambda form, x, launches: real(form, x, launches) * np.float16(1.01))
+    with pytest.raises(measure.CheckError):
+        S.run_jobs("cpu", [(impl, lambda: S.prepare(impl, st, (40, 40), 2, "cpu", np.random.default_rng(0),
+                                                     precision="fp16"))], tmp_path / "r.csv", 0, 1)
+    assert not (tmp_path / "r.csv").exists()
+
+
+def test_tolerance_grows_with_terms_launches_and_format():
+    t = sparse24.tolerance
+    assert 2.0**-10 < t("fp16", 64, 1) < 2.0**-9 and 2.0**-10 < t("fp32", 64, 1) < 2.0**-9   # two roundings of 2^-11
+    assert t("fp32", 64, 4) > 3.9 * t("fp32", 64, 1) and t("fp32", 512, 1) > t("fp32", 64, 1)
+    assert t("fp16", 64, 1, 2.0) > 1.99 * t("fp16", 64, 1) - 1e-12
+
+
+# ------------------------------------------------------------------------------------------ GPU
+
+PROBE = r"""
+extern "C" __global__ void probe(const uint4* a, const unsigned* e, const uint4* b, float* d) {
+  const int l = threadIdx.x; uint4 av = a[l], bv = b[l]; float c[4] = {0, 0, 0, 0};
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.SHAPE.row.col.f32.TYPE.TYPE.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+               "{%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;" : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(av.x), "r"(av.y), "r"(av.z), "r"(av.w), "r"(bv.x), "r"(bv.y), "r"(bv.z), "r"(bv.w), "r"(e[l]));
+  for (int h = 0; h < 4; ++h) d[l * 4 + h] = c[h];
+}
+"""
+
+
+def _probe(precision, layout):
+    """D of one mma.sp on the GPU from a random structured A and B packed in `layout`, and A @ B."""
+    import cupy as cp
+
+    rng = np.random.default_rng(5)
+    kept, chunk = sparse24.GRANULARITY[precision]
+    k = sparse24.SP_SHAPE[precision][2]
+    a = np.zeros((16, k))
+    for i in range(16):
+        for c in range(k // chunk):
+            pos = rng.choice(chunk, kept, replace=False)
+            a[i, c * chunk + pos] = rng.integers(1, 8, kept)
+    b = rng.integers(-4, 5, (k, 8)).astype(float)
+    values, nibbles = sparse24.compress(a[None], precision)
+    afrag, meta = SP.pack_lanes(values, nibbles, precision, layout)
+    slots = SP.b_slots(precision)
+    lanes = np.array([b[slots[lane], lane // 4] for lane in range(32)])
+    if precision == "fp32":
+        bregs = lanes.astype(np.float32).view(np.uint32)
+    else:
+        h = lanes.astype(np.float16).view(np.uint16).astype(np.uint32)
+        bregs = h[:, 0::2] | (h[:, 1::2] << 16)
+    m, n, k = sparse24.SP_SHAPE[precision]
+    mod = cp.RawModule(code=PROBE.replace("SHAPE", f"m{m}n{n}k{k}").replace("TYPE", sparse24.SP_TYPE[precision]))
+    d = cp.zeros(128, dtype=cp.float32)
+    mod.get_function("probe")(
+        (1,), (32,), (cp.asarray(afrag[0].ravel()), cp.asarray(meta[0]), cp.asarray(bregs.ravel()), d))
+    got = np.zeros((16, 8))
+    dh = d.get().reshape(32, 4)
+    for lane in range(32):
+        g, q = divmod(lane, 4)
+        for h in range(4):
+            got[g + 8 * (h >> 1), 2 * q + (h & 1)] = dh[lane, h]
+    return got, a @ b
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_mma_sp_layout(precision):
+    """The metadata layout stencil_sp.py packs (META_LAYOUT) is the one the hardware reads; prints both."""
+    ok = {}
+    for layout in ("split", "rows"):
+        got, want = _probe(precision, layout)
+        ok[layout] = bool(np.array_equal(got, want))
+        print(f"mma.sp {precision} metadata layout {layout}: {'matches' if ok[layout] else 'differs'}")
+    assert ok[SP.META_LAYOUT], ok
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("depth", [1, 2, 3])
+@pytest.mark.parametrize("name", list(STENCILS))
+def test_tc_sparse_kernel_matches_the_reference(tmp_path, name, depth, precision):
+    shape, dims, radius = STENCILS[name]
+    impl = next(i for i in S.IMPLS if i.name == "tc_sparse")
+    st = S.Stencil(name, shape, dims, radius, depth)
+    rows = S.run_jobs("cuda", [(impl, lambda: S.prepare(impl, st, RAGGED[dims], 2 * depth, "cuda",
+                                                        np.random.default_rng(0), precision=precision))],
+                      tmp_path / "r.csv", 0, 1)
+    assert rows[0]["rel_err"] < 1e-2
+
+
+def test_sparse_form_matches_scipy_on_a_ragged_field():
+    """The exactness the kernel relies on, here for the ragged domains of the GPU test."""
+    rng = np.random.default_rng(3)
+    w = rng.uniform(0.5, 1.5, (3, 3, 3))
+    x = rng.random(RAGGED[3])
+    form = sparse24.transform("box", 3, 1, 2, "fp16", w)
+    np.testing.assert_allclose(sparse24.apply(form, x), scipy.ndimage.correlate(x, fuse(w, 2), mode="wrap"),
+                               rtol=1e-12)
+
+
+def test_counters_count_an_mma_sp_as_its_logical_shape():
+    """One mma.sp is one HMMA.SP (SASS); counters/mma.py reads stencil_sp.cu's shapes and counts
+    2 m n k of the logical shape (paper 002's C_TC with the logical S)."""
+    import pandas as pd
+
+    from membound.counters import mma
+
+    assert mma.own_shapes()["stencil_sp"] == {"tf32": (16, 8, 16), "f16": (16, 8, 32)}
+    launches = pd.DataFrame([{"precision": p, "kernel_name": "stencil_sp", "tensor_fp64_ops": float("nan"),
+                              "dmma_inst": 0, "hmma_inst": 10} for p in ("fp32", "fp16")])
+    flops, how = mma.tensor_flops(launches, {})
+    assert list(flops) == [10 * 2 * 16 * 8 * 16, 10 * 2 * 16 * 8 * 32] and "m16n8k32 f16" in how[1]
