@@ -258,3 +258,13 @@ def test_hfma2_mma_moves_on_the_tensor_pipe_are_no_tensor_flops():
     assert row["flops_tensor"] == 0 and row["tensor_flops_from"] == "no tensor instructions"
     fewer = ncu.summarize(sgemv.assign(hfma2_mma_inst=18430.0), {"fp32": (16, 8, 8)}).iloc[0]
     assert fewer["flops_tensor"] == 2 * 2048
+
+
+def test_a_sparse_kernel_counts_its_hmma_sp_at_the_logical_shape_not_the_op_counter():
+    """mma.sp's op-counter semantics are unchecked: stencil_sp (its source issues mma.sp m16n8k32 f16)
+    takes HMMA.SP instructions x 2 m n k of that shape even where the op counter was collected."""
+    sp = _one(precision="fp16", kernel_name="stencil_sp", hmma_inst=10.0, tensor_fp16_ops=123.0,
+              tag="membound:stencil:tc_sparse:2d5pt:fp16")
+    row = ncu.summarize(sp).iloc[0]
+    assert row["flops_tensor"] == 10 * 2 * 16 * 8 * 32
+    assert "HMMA instructions" in row["tensor_flops_from"] and "its source" in row["tensor_flops_from"]
