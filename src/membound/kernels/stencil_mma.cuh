@@ -1,6 +1,7 @@
-// What the tensor-core stencil kernels (stencil_tc.cu, stencil_tc3.cu) share: the periodic wrap, the
-// element types (stencil_real.cuh, ELEM) and per precision the MMA D += A B of its shape (m x 8 x k,
-// geometry.STENCIL_MMA) with its fragments, and its CUDA-core twin. Lane l = 4g + t (g = l / 4,
+// What the tensor-core stencil kernels (stencil_tc.cu, stencil_tc3.cu) share: the element types, the
+// periodic wrap and the tf32 operand (stencil_real.cuh, ELEM), and per precision the MMA D += A B of
+// its shape (m x 8 x k, geometry.STENCIL_MMA) with its fragments, and its CUDA-core twin. Lane
+// l = 4g + t (g = l / 4,
 // t = l % 4) holds (PTX ISA, mma.sync fragment layouts):
 // - fp64, m8n8k4 f64: A(g, t); B(t, g); D(g, 2t + {0, 1}) in acc[0..1]; accumulate in fp64.
 // - fp32, m16n8k8 tf32: A(g, t), A(g + 8, t), A(g, t + 4), A(g + 8, t + 4); B(t, g), B(t + 4, g);
@@ -38,22 +39,6 @@ struct afrag_t {
 };
 #endif
 #define KOFF(lane) ((ELEM == 2 ? 2 : 1) * ((lane) & 3))   // the lane's first k column of A
-
-__device__ __forceinline__ int wrap(int i, int n) {
-  if (i < 0 || i >= n) { i %= n; if (i < 0) i += n; }
-  return i;
-}
-
-// What the shared tile holds of an input value: its tensor-core operand (fp32: rounded to tf32).
-__device__ __forceinline__ real operand(real v) {
-#if ELEM == 4
-  unsigned r;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
-  return __uint_as_float(r);
-#else
-  return v;
-#endif
-}
 
 // The A fragment of the block whose lane element (g, KOFF) is at p, in a tile of row pitch PITCH.
 __device__ __forceinline__ afrag_t load_a(const real* p) {

@@ -1,5 +1,6 @@
-// The stencil kernels' element types: one source per algorithm, compiled per precision with
-// -DELEM=<bytes of an element> (stencil_plan.py sets it): `real` is the storage type of the field in
+// The stencil kernels' element types and the helpers every stencil kernel shares: one source per
+// algorithm, compiled per precision with -DELEM=<bytes of an element> (stencil_plan.py sets it;
+// stencil_sp.cu derives it from PREC): `real` is the storage type of the field in
 // global and shared memory, `acc_t` the CUDA cores' arithmetic type (the weights' type and every
 // sum), to_acc widens a stored value (exact) and to_real rounds a sum to storage (to nearest).
 //   ELEM 8: fp64, double and double;  ELEM 4: fp32, float and float;
@@ -43,5 +44,24 @@ __device__ __forceinline__ real to_real(acc_t v) {
 #endif
 #else
 #error "ELEM must be 8, 4 or 2 (the bytes of an fp64, fp32 or fp16 element)"
+#endif
+
+// The periodic index: i wrapped into [0, n).
+__device__ __forceinline__ int wrap(int i, int n) {
+  if (i < 0 || i >= n) { i %= n; if (i < 0) i += n; }
+  return i;
+}
+
+#ifndef MEMBOUND_EMULATE
+// What a tensor-core tile holds of an input value: its operand (fp32: rounded to tf32 as it enters).
+__device__ __forceinline__ real operand(real v) {
+#if ELEM == 4
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
+  return __uint_as_float(r);
+#else
+  return v;
+#endif
+}
 #endif
 #endif  // STENCIL_REAL_CUH

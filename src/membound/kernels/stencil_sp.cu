@@ -30,28 +30,11 @@
 #define BZ 1                                    // output planes per block (3D), sharing each input plane
 #endif
 
-#if PREC == 32
-typedef float elem_t;
-#else
-typedef unsigned short elem_t;   // fp16 bits (no cuda_fp16.h needed: conversions in PTX)
-#endif
+// real (fp16: raw bits, conversions in PTX), to_real, wrap and the tf32 operand:
+#define ELEM (PREC / 8)
+#include "stencil_real.cuh"
 
-__device__ __forceinline__ int wrap(int i, int n) {
-  if (i < 0 || i >= n) { i %= n; if (i < 0) i += n; }
-  return i;
-}
-
-__device__ __forceinline__ elem_t to_tile(elem_t v) {   // fp32: rounded to TF32 once, as it enters the tile
-#if PREC == 32
-  unsigned t;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(t) : "f"(v));
-  return __uint_as_float(t);
-#else
-  return v;
-#endif
-}
-
-__device__ __forceinline__ unsigned b_reg(const elem_t* p, const int* off, int r) {
+__device__ __forceinline__ unsigned b_reg(const real* p, const int* off, int r) {
 #if PREC == 32
   return __float_as_uint(p[off[r]]);
 #else
@@ -59,7 +42,7 @@ __device__ __forceinline__ unsigned b_reg(const elem_t* p, const int* off, int r
 #endif
 }
 
-__device__ __forceinline__ void b_regs(unsigned* b, const elem_t* p, const int* off) {
+__device__ __forceinline__ void b_regs(unsigned* b, const real* p, const int* off) {
 #if RUNS && PREC == 32        // slots q, q+4, q+8, q+12: four consecutive floats, 16-byte aligned
   const float4 v = *reinterpret_cast<const float4*>(p + off[0]);
   b[0] = __float_as_uint(v.x); b[1] = __float_as_uint(v.y); b[2] = __float_as_uint(v.z); b[3] = __float_as_uint(v.w);
@@ -86,25 +69,15 @@ __device__ __forceinline__ void mma_sp(float* d, const uint4& a, const unsigned*
 #endif
 }
 
-__device__ __forceinline__ elem_t to_elem(float v) {
-#if PREC == 32
-  return v;
-#else
-  unsigned short h;
-  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-  return h;
-#endif
-}
-
 // afrag[f*32 + lane], meta[f*32 + lane], offs[(f*32 + lane)*NOFF + r]: lane's A registers, metadata
 // and B offsets (elements from its base in the tile) of fragment f; planes[p]..planes[p+1]: the
 // fragments of plane dz = p - RZ.
 extern "C" __global__ void __launch_bounds__(32 * WX * WY, 2)
-stencil_sp(const elem_t* __restrict__ in, elem_t* __restrict__ out, const uint4* __restrict__ afrag,
+stencil_sp(const real* __restrict__ in, real* __restrict__ out, const uint4* __restrict__ afrag,
            const unsigned* __restrict__ meta, const int* __restrict__ offs, const int* __restrict__ planes,
            int nz, int ny, int nx) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  elem_t* tile = reinterpret_cast<elem_t*>(smem_raw + NFRAG * 32 * (20 + 4 * NOFF) * FSM);
+  real* tile = reinterpret_cast<real*>(smem_raw + NFRAG * 32 * (20 + 4 * NOFF) * FSM);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
 #if FSM   // the fragments of every plane in shared memory, copied once per block
   uint4* s_a = reinterpret_cast<uint4*>(smem_raw);
@@ -119,7 +92,7 @@ stencil_sp(const elem_t* __restrict__ in, elem_t* __restrict__ out, const uint4*
 #endif
   const int y0 = (warp / WX) * 8, x0 = (warp % WX) * NX * 16;
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, gz0 = blockIdx.z * BZ;
-  const elem_t* base = tile + (y0 + g + RF) * PITCH + x0 + XO;   // B column j = g: output row y0 + g
+  const real* base = tile + (y0 + g + RF) * PITCH + x0 + XO;   // B column j = g: output row y0 + g
   float acc[BZ][NX][4];
 #pragma unroll
   for (int k = 0; k < BZ; ++k)
@@ -131,10 +104,10 @@ stencil_sp(const elem_t* __restrict__ in, elem_t* __restrict__ out, const uint4*
 #pragma unroll 1
   for (int p = -RZ; p <= RZ + BZ - 1; ++p) {
     __syncthreads();
-    const elem_t* plane = in + (size_t)wrap(gz0 + p, nz) * ny * nx;
+    const real* plane = in + (size_t)wrap(gz0 + p, nz) * ny * nx;
     for (int y = warp; y < LYT; y += WX * WY) {            // a warp per row, lanes along x: coalesced
-      const elem_t* row = plane + (size_t)wrap(gy0 - RF + y, ny) * nx;
-      for (int x = lane; x < LXT; x += 32) tile[y * PITCH + x] = to_tile(row[wrap(gx0 - XO + x, nx)]);
+      const real* row = plane + (size_t)wrap(gy0 - RF + y, ny) * nx;
+      for (int x = lane; x < LXT; x += 32) tile[y * PITCH + x] = operand(row[wrap(gx0 - XO + x, nx)]);
     }
     __syncthreads();
 #pragma unroll
@@ -166,7 +139,7 @@ stencil_sp(const elem_t* __restrict__ in, elem_t* __restrict__ out, const uint4*
 #pragma unroll
       for (int h = 0; h < 4; ++h) {      // D(i, j): i = g + 8 (h >> 1) along x, j = 2q + (h & 1) along y
         const int gx = gx0 + x0 + 16 * n + g + 8 * (h >> 1), gy = gy0 + y0 + 2 * q + (h & 1);
-        if (gz < nz && gx < nx && gy < ny) out[((size_t)gz * ny + gy) * nx + gx] = to_elem(acc[k][n][h]);
+        if (gz < nz && gx < nx && gy < ny) out[((size_t)gz * ny + gy) * nx + gx] = to_real(acc[k][n][h]);
       }
     }
   }

@@ -1,5 +1,5 @@
-// What the CUDA-core stencil kernels share: the element types (stencil_real.cuh, ELEM), the periodic
-// wrap, the weight index, the weights (WEIGHTS) and the update of a strip of V output points along y.
+// What the CUDA-core stencil kernels share: the element types and the periodic wrap (stencil_real.cuh,
+// ELEM), the weight index, the weights (WEIGHTS) and the update of a strip of V output points along y.
 // Set DIMS, RAD, STAR (0 box | 1 star), V, SX (the row pitch of the shared-memory tiles), NTHREADS,
 // WSMEM and ELEM before including it. Values are read as `real` and summed in `acc_t`. Weights: dense
 // (2*RAD+1)^DIMS array (z, y, x), a kernel argument passed by value (struct Weights): every thread
@@ -24,11 +24,6 @@ struct Weights {
 #else
 #define WEIGHTS(w, wts) const auto& w = wts.w
 #endif
-
-__device__ __forceinline__ int wrap(int i, int n) {
-  if (i < 0 || i >= n) { i %= n; if (i < 0) i += n; }
-  return i;
-}
 
 __device__ __forceinline__ constexpr int widx(int dz, int dy, int dx) {
   return DIMS == 3 ? ((dz + RAD) * KW + dy + RAD) * KW + dx + RAD : (dy + RAD) * KW + dx + RAD;
