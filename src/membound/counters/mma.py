@@ -37,14 +37,21 @@ def base_name(kernel_name: str) -> str:
     return head.split()[-1].split("::")[-1] if head else ""
 
 
+def _sources() -> tuple[str, ...]:
+    """The text of each of membound's own CUDA sources, with the local headers it includes."""
+    texts = []
+    for cu in sorted(KERNELS.glob("*.cu")):
+        text = cu.read_text()
+        texts.append(text + "".join((KERNELS / h).read_text() for h in INCLUDE.findall(text)))
+    return tuple(texts)
+
+
 @cache
 def own_shapes() -> dict[str, dict[str, Shape]]:
     """Each kernel that membound's own CUDA sources define -> {operand type: the MMA shape its source
     file (with its headers) issues in that type}; a type with several shapes in one file is left out."""
     out = {}
-    for cu in KERNELS.glob("*.cu"):
-        text = cu.read_text()
-        text += "".join((KERNELS / h).read_text() for h in INCLUDE.findall(text))
+    for text in _sources():
         found: dict[str, set[Shape]] = {}
         for m, n, k, kind in MMA.findall(text):
             found.setdefault(kind, set()).add((int(m), int(n), int(k)))
@@ -58,8 +65,7 @@ def sparse_kernels() -> frozenset[str]:
     """Names of the kernels of membound's own sources that issue mma.sp: their FLOPs come from HMMA.SP
     instructions x the logical shape, never from ncu's op counters, whose count of a sparse MMA has
     not been checked against a known one here (docs/counters.md)."""
-    return frozenset(name for cu in KERNELS.glob("*.cu") if re.search(r"\bmma\.sp\b", cu.read_text())
-                     for name in KERNEL.findall(cu.read_text()))
+    return frozenset(name for text in _sources() if re.search(r"\bmma\.sp\b", text) for name in KERNEL.findall(text))
 
 
 def own_kernels() -> frozenset[str]:
