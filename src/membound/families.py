@@ -9,7 +9,6 @@ implementations themselves are the `IMPLS` of each module membound.kernels.<fami
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,16 +65,6 @@ class Family:
 
 
 REP_SUFFIX = r"(\.rep[1-9][0-9]*)?"   # the `rep` wildcard of Family.raw: '' or '.rep<r>'
-
-
-def case_suffix(names) -> str:
-    """The `case` wildcard of the generic rules: '' (a family of one job) or '/<name>' of `names`."""
-    return "(/(" + "|".join(re.escape(n) for n in names) + "))?"
-
-
-def case_name(suffix: str) -> str | None:
-    """The case of a `case` wildcard value ('/dc2' -> 'dc2', '' -> None)."""
-    return suffix.removeprefix("/") or None
 
 
 def rep_index(suffix: str) -> int:
