@@ -160,3 +160,17 @@ def test_gpu_cli_rows(tmp_path):
     assert list(zip(frame.impl, frame.precision)) == [("cublas_dgemv", "fp64"), ("gemv_tc", "fp64"),
                                                       ("cublas_sgemv", "fp32"), ("gemv_tc", "fp32"),
                                                       ("gemv_half2", "fp16"), ("gemv_tc", "fp16")] * 2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("p", PRECISIONS)
+def test_gpu_cases_draw_on_the_device_and_reference_in_float64(p):
+    """A and x are drawn on the GPU in the format, and the case's references are A x and |A||x| of
+    exactly those values in float64 (here recomputed on the host)."""
+    import cupy as cp
+
+    a, x, y, ref, bound = gemv._device_arrays(1000, np.random.default_rng(1), p)
+    assert isinstance(a, cp.ndarray) and a.dtype == x.dtype == y.dtype == precision.fmt(p).dtype and bool(cp.isnan(y).all())
+    a64, x64 = a.get().astype(np.float64), x.get().astype(np.float64)
+    np.testing.assert_allclose(ref, a64 @ x64, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(bound, np.abs(a64) @ np.abs(x64), rtol=1e-12)

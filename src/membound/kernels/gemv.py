@@ -15,8 +15,9 @@ Implementations (impl: unit, role; precisions):
   (tensor_core, emulated on CPU: numpy matmul of the operand tiles gemv_tc.cu issues, TF32 operand
   rounding emulated (precision.tc_operand), sums in the MMA's accumulator type).
 
-Every case draws A and x in float64 and rounds them to the storage format (precision.quantize), and
-poisons y with NaN; the harness checks y against A x computed in float64 from the rounded values,
+Every case draws A and x in float64 and rounds them to the storage format (precision.quantize; on the GPU
+drawn and rounded there), and poisons y with NaN; the harness checks y against A x computed in float64
+from the rounded values (on the GPU by CuPy's elementwise products and row sums, not cuBLAS),
 within precision.dot_tolerance of n terms (docs/precision.md), before any time is kept. Sizes n cover
 both sides of the L2 (config gemv.sizes), the same element counts in every precision; GB/s = Q / t.
 """
@@ -181,25 +182,40 @@ def note(impl: Impl, precision: str, n: int) -> list[str]:
             f"columns: 1/{tn} useful"]
 
 
+def _host_arrays(n: int, rng: np.random.Generator, precision: str):
+    """A, x (drawn in float64, rounded to `precision`), a NaN-poisoned y, A x and |A||x| in float64."""
+    a, x = quantize(rng.uniform(-1.0, 1.0, (n, n)), precision), quantize(rng.uniform(-1.0, 1.0, n), precision)
+    a64, x64 = a.astype(np.float64), x.astype(np.float64)
+    return a, x, np.full(n, np.nan, a.dtype), a64 @ x64, np.abs(a64) @ np.abs(x64)
+
+
+def _device_arrays(n: int, rng: np.random.Generator, precision: str):
+    """As _host_arrays, drawn on the GPU and rounded there by astype (as quantize rounds; uniform(-1, 1)
+    is inside every format's range); the float64 references are CuPy's elementwise products and row
+    sums (not cuBLAS), copied to the host (n values): no n x n array on the host."""
+    import cupy as cp
+
+    try:
+        draw = cp.random.RandomState(int(rng.integers(2**63)))
+        a, x = (draw.uniform(-1.0, 1.0, shape).astype(fmt(precision).dtype) for shape in ((n, n), n))
+        a64, x64 = a.astype(cp.float64), x.astype(cp.float64)
+        ref, bound = (a64 * x64).sum(axis=1).get(), (cp.abs(a64) * cp.abs(x64)).sum(axis=1).get()
+    except cp.cuda.memory.OutOfMemoryError as err:
+        raise MemoryError(f"gemv n={n} {precision} needs {fmt(precision).bytes * n * n / 2**30:.1f} GiB for A "
+                          f"and {16 * n * n / 2**30:.1f} GiB more for its float64 reference ({err}); lower "
+                          "gemv.sizes in config/config.yaml") from None
+    return a, x, cp.full(n, np.nan, a.dtype), ref, bound
+
+
 def prepare(impl: Impl, backend: str, n: int, rng: np.random.Generator, precision: str = "fp64") -> Case:
     """One n x n case in `precision`: A and x drawn in float64 and rounded to it, NaN-poisoned y,
     checked against A x in float64 within the format's bound."""
-    a_host, x_host = quantize(rng.uniform(-1.0, 1.0, (n, n)), precision), quantize(rng.uniform(-1.0, 1.0, n), precision)
+    a, x, y, ref, bound = (_host_arrays if backend == "cpu" else _device_arrays)(n, rng, precision)
     if backend == "cpu":
-        y = np.full(n, np.nan, a_host.dtype)
-        run, host = cpu_runner(impl.name, a_host, x_host, y, precision), (lambda: y)
+        run, host = cpu_runner(impl.name, a, x, y, precision), (lambda: y)
     else:
-        import cupy as cp
-
-        try:
-            a, x, y = cp.asarray(a_host), cp.asarray(x_host), cp.full(n, np.nan, a_host.dtype)
-        except cp.cuda.memory.OutOfMemoryError as err:
-            raise MemoryError(f"gemv n={n} {precision} needs {a_host.nbytes / 2**30:.1f} GiB for A ({err}); lower "
-                              "gemv.sizes in config/config.yaml") from None
         run, host = gpu_runner(impl.name, a, x, y, precision), y.get
-    a64, x64 = a_host.astype(np.float64), x_host.astype(np.float64)
-    ref = a64 @ x64
-    tol = dot_tolerance(precision, impl.unit, n, ref, np.abs(a64) @ np.abs(x64))
+    tol = dot_tolerance(precision, impl.unit, n, ref, bound)
     notes = note(impl, precision, n) + [f"checked: rel_err <= {tol:.3g} (precision.dot_tolerance, {n} terms)"]
     return Case(run=run, output=lambda _: host(), reference=ref, tol=tol, what=f"gemv {impl.name} {precision} n={n}",
                 row={"problem": f"n={n}", "n": n * n, "rows": n, "cols": n, "work_items": n * n},
