@@ -97,6 +97,25 @@ def test_a_tampered_emulation_fails_its_check(monkeypatch, p):
         checked(impl, "cpu", 4096, p)
 
 
+def test_sizes_every_step_keep_both_ends():
+    assert scale.sizes_log2(20, 28, 4) == [20, 24, 28]
+    assert scale.sizes_log2(20, 27, 4) == [20, 24, 27]
+    assert scale.sizes_log2(10, 12) == [10, 11, 12] and scale.sizes_log2(5, 5, 3) == [5]
+
+
+def test_counter_runs_take_every_step_of_the_sizes(tmp_path):
+    from membound import families
+
+    config = {"scale": {"log2_min": 14, "log2_max": 28}, "ncu": {"scale_log2_min": 20, "scale_log2_max": 28,
+                                                                 "scale_log2_step": 4}}
+    assert families._scale_args(config, None, counters=True) == "--log2-min 20 --log2-max 28 --log2-step 4"
+    assert families._scale_args(config, None, counters=False) == "--log2-min 14 --log2-max 28"
+    out = tmp_path / "s.csv"
+    scale.main(["--backend", "cpu", "--log2-min", "8", "--log2-max", "12", "--log2-step", "3", "--warmup", "0",
+                "--reps", "1", "--out", str(out)])
+    assert list(pd.read_csv(out).problem.unique()) == ["n=2^8", "n=2^11", "n=2^12"]
+
+
 def test_cli_cpu_writes_checked_rows_per_precision(tmp_path):
     out = tmp_path / "raw" / "scale.csv"
     scale.main(["--backend", "cpu", "--log2-min", "10", "--log2-max", "12", "--warmup", "1", "--reps", "3",

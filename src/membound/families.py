@@ -73,9 +73,12 @@ def rep_index(suffix: str) -> int:
 
 
 def _scale_args(config: Mapping, case: None, counters: bool) -> str:
-    """Array sizes 2^log2_min..2^log2_max; counter runs config ncu.scale_log2_min..max."""
-    block_, key = ("ncu", "scale_log2_") if counters else ("scale", "log2_")
-    return f"--log2-min {config[block_][key + 'min']} --log2-max {config[block_][key + 'max']}"
+    """Array sizes 2^log2_min..2^log2_max; counter runs config ncu.scale_log2_min..max every scale_log2_step."""
+    if counters:
+        ncu = config["ncu"]
+        return (f"--log2-min {ncu['scale_log2_min']} --log2-max {ncu['scale_log2_max']}"
+                f" --log2-step {ncu.get('scale_log2_step', 1)}")
+    return f"--log2-min {config['scale']['log2_min']} --log2-max {config['scale']['log2_max']}"
 
 
 def _stencil_args(config: Mapping, case: str, counters: bool) -> str:

@@ -222,19 +222,26 @@ def problem(n: int) -> str:
 # ------------------------------------------------------------------------------------ CLI
 
 
+def sizes_log2(low: int, high: int, step: int = 1) -> list[int]:
+    """k = low, low + step, ... below high, and high: the ends always run."""
+    return sorted({*range(low, high, step), high})
+
+
 def main(argv=None):
     parser = arg_parser("STREAM SCALE (a = q b) per precision on CUDA cores and tensor cores.")
     parser.add_argument("--log2-min", type=int, required=True, help="smallest size 2^k elements")
     parser.add_argument("--log2-max", type=int, required=True, help="largest size 2^k elements")
+    parser.add_argument("--log2-step", type=int, default=1, help="k from --log2-min in steps of this (and --log2-max)")
     args = parser.parse_args(argv)
-    if not 1 <= args.log2_min <= args.log2_max <= 40:
-        parser.error(f"--log2-min {args.log2_min} / --log2-max {args.log2_max}: need 1 <= min <= max <= 40")
+    if not (1 <= args.log2_min <= args.log2_max <= 40 and args.log2_step >= 1):
+        parser.error(f"--log2-min {args.log2_min} / --log2-max {args.log2_max} / --log2-step {args.log2_step}: need "
+                     "1 <= min <= max <= 40 and step >= 1")
     if args.warmup < 0 or args.reps < 1:
         parser.error(f"--warmup {args.warmup} / --reps {args.reps}: need warmup >= 0 and reps >= 1")
     rng = np.random.default_rng()
     l2_bytes = runinfo.describe(args.backend)["l2_bytes"] or None
     jobs = [(impl, partial(prepare, impl, args.backend, 2**k, rng, l2_bytes, p))
-            for k in range(args.log2_min, args.log2_max + 1) for impl, p in select(IMPLS, args.backend, args.precisions)]
+            for k in sizes_log2(args.log2_min, args.log2_max, args.log2_step) for impl, p in select(IMPLS, args.backend, args.precisions)]
     run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:10.1f} GB/s")
 
 
