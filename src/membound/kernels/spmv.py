@@ -122,21 +122,21 @@ def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False
     (twin: its CUDA-core twin, the same source built with -DTWIN=1), and a note."""
     import cupy as cp
 
-    _, indices, data, _ = matrix
+    indptr, indices, data, _ = matrix
     module = load_module("spmv_tc.cu", (f"-DPREC={precision}", f"-DTC_UNROLL={TC_UNROLL}", f"-DTC_MINB={TC_MINB}",
                                         f"-DTWIN={int(twin)}"))
     kernel = module.get_function("spmv_tc")
-    slot = cp.asarray(p.slot)
+    slot, seg = p.placement(indptr)
     ok = slot >= 0
     slot = cp.where(ok, slot, 0)
-    word = cp.left_shift(cp.asarray(p.seg).astype(cp.uint32), cp.uint32(SEG_SHIFT)) | indices[slot].astype(cp.uint32)
+    word = cp.left_shift(seg.astype(cp.uint32), cp.uint32(SEG_SHIFT)) | indices[slot].astype(cp.uint32)
     dev = {"desc": cp.asarray(p.desc), "rows": cp.asarray(_nonempty(p.rows)),  # packed once, as DASP
            "pval": cp.where(ok, data[slot], 0).astype(data.dtype),
            "pcol": cp.where(ok, word, cp.uint32(0)).astype(cp.uint32).view(cp.int32),
            "long_row": cp.asarray(_nonempty(p.long_row)), "long_pieces": cp.asarray(_nonempty(p.long_pieces)),
            "long_acc": cp.zeros(max(len(p.long_row), 1), accumulator(precision)),
            "long_cnt": cp.zeros(max(len(p.long_row), 1), cp.uint32)}
-    del slot, ok, word
+    del slot, seg, ok, word
     warps = len(p.desc)
     args = (dev["desc"], np.int64(warps), dev["pval"], dev["pcol"], x, y, dev["rows"], dev["long_row"],
             dev["long_pieces"], dev["long_acc"], dev["long_cnt"])
@@ -161,7 +161,7 @@ def tc_note(p: Plan, nnz: int, precision: str) -> str:
     shape, flops = mma_shape(precision)
     ratio = flops * p.mma / (2 * nnz) if nnz else float("nan")
     return (f"{shape} x {p.mma} ({flops} flop each), padding ratio {ratio:.1f} (MMA flops / 2nnz); "
-            f"{int((p.slot < 0).sum())} padding slots of {len(p.slot)}; {len(p.desc)} warps (spmv_plan.py: "
+            f"{p.slots - nnz} padding slots of {p.slots}; {len(p.desc)} warps (spmv_plan.py: "
             f"rows of 1..256 nnz packed up to 4 to a tile row of {p.k} slots, 8 tile rows a group; "
             f"{len(p.long_row)} longer rows in {int(p.long_pieces.sum())} pieces); plan made once outside")
 
