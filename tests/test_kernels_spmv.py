@@ -282,3 +282,39 @@ def test_gpu_placement_equals_numpy(s):
         assert isinstance(device, cp.ndarray) and device.dtype == host.dtype
         assert np.array_equal(device.get(), host)
 
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp64", "fp32", "fp16"])
+def test_gpu_device_reference_equals_scipy(precision):
+    """A x and |A||x| on the device equal scipy's float64 products of the rounded inputs (empty, short and
+    long rows), row by row within 1e-13 of |A||x|."""
+    import cupy as cp
+
+    matrix = spmv.rounded(ragged(14, 20001, lengths=LENGTHS + [5000]), "ragged", precision)
+    x = quantize(np.random.default_rng(4).uniform(-1, 1, matrix.shape[1]), precision)
+    y, b = spmv.device_reference(spmv._device_csr(matrix, "ragged"), cp.asarray(x))
+    wide, xw = matrix.astype(np.float64), x.astype(np.float64)
+    magnitude = abs(wide) @ np.abs(xw)
+    for got, want in ((y, wide @ xw), (b, magnitude)):
+        assert got.dtype == cp.float64 and measure.rel_err(got, cp.asarray(want)) <= 1e-13
+        assert (np.abs(got.get() - want) <= 1e-13 * magnitude).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp64", "fp16"])
+def test_gpu_case_is_checked_on_the_device_at_the_host_tolerance(precision):
+    """A CUDA case's output and reference stay on the device; its tolerance is the one of scipy's reference
+    of the same x (drawn in the same order from the same seed)."""
+    import cupy as cp
+
+    matrix, same = ragged(15, 3000), np.random.default_rng(5)
+    q = spmv.rounded(matrix, "ragged", precision).astype(np.float64)
+    for impl, prepare in spmv.jobs("cuda", matrix, {"name": "ragged", "source": "synthetic"},
+                                   np.random.default_rng(5), [precision]):
+        case = prepare()
+        out = case.output(case.run())
+        assert isinstance(out, cp.ndarray) and isinstance(case.reference, cp.ndarray) and out.dtype == cp.float64
+        assert measure.check(out, case.reference, case.tol, case.what) <= case.tol
+        x = quantize(same.uniform(-1, 1, matrix.shape[1]), precision).astype(np.float64)
+        host = dot_tolerance(precision, impl.unit, np.diff(matrix.indptr).max(), q @ x, abs(q) @ np.abs(x))
+        assert case.tol == pytest.approx(host, rel=1e-12)
