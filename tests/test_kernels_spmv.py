@@ -41,7 +41,8 @@ def mma_of(p: spmv_plan.Plan) -> int:
 def test_plan_covers_every_nonzero_and_row_once(s):
     matrix = ragged(0)
     p = spmv_plan.plan(matrix.indptr, s)
-    used = p.slot[p.slot >= 0]
+    slot, seg = p.placement(matrix.indptr)
+    used = slot[slot >= 0]
     assert np.array_equal(np.sort(used), np.arange(matrix.nnz))
     written = np.concatenate([p.rows[p.rows >= 0], p.long_row])
     assert np.array_equal(np.sort(written), np.arange(matrix.shape[0]))
@@ -49,11 +50,11 @@ def test_plan_covers_every_nonzero_and_row_once(s):
     kind = p.desc[:, 3] >> 16
     tiles = p.desc[kind == spmv_plan.PIECE, 2].sum() + (p.desc[kind == spmv_plan.GROUPS, 2]
                                                         * (p.desc[kind == spmv_plan.GROUPS, 3] & 0xFF)).sum()
-    assert p.mma == mma_of(p) and len(p.slot) == 32 * s * tiles
+    assert p.mma == mma_of(p) and len(slot) == p.slots == 32 * s * tiles
     # segments > 0 (fillers) only in a group's last tile; a tile row's slots of one segment are one row's
-    tile_row = np.arange(len(p.slot)) // (4 * s)
+    tile_row = np.arange(len(slot)) // (4 * s)
     row_of = np.repeat(np.arange(matrix.shape[0]), np.diff(matrix.indptr))
-    keys = tile_row[p.slot >= 0] * 4 + p.seg[p.slot >= 0]
+    keys = tile_row[slot >= 0] * 4 + seg[slot >= 0]
     rows = row_of[used]
     order = np.argsort(keys, kind="stable")
     same_key = keys[order][1:] == keys[order][:-1]
@@ -61,7 +62,7 @@ def test_plan_covers_every_nonzero_and_row_once(s):
     for tile, _, c, w in p.desc[p.desc[:, 3] >> 16 == spmv_plan.GROUPS]:
         last = tile + np.arange(w & 0xFF) * c + c - 1
         inner = np.setdiff1d(np.arange(tile, tile + c * (w & 0xFF)), last)
-        assert not p.seg.reshape(-1, 32 * s)[inner].any()
+        assert not seg.reshape(-1, 32 * s)[inner].any()
 
 
 def test_plan_packs_short_rows_like_dasp():
@@ -69,8 +70,9 @@ def test_plan_packs_short_rows_like_dasp():
     each pair two segments of one tile row; 8 rows of 4 nnz fill one tile."""
     matrix = ragged(1, 0, lengths=[1, 3, 2] * 64 + [4] * 8)
     p = spmv_plan.plan(matrix.indptr, 1)
-    assert len(p.slot) == matrix.nnz and (p.slot >= 0).all()
-    assert p.seg.max() == 1 and (p.seg == 1).sum() == 64 * 1 + 32 * 2   # a 1 after each 3, a 2 after a 2
+    slot, seg = p.placement(matrix.indptr)
+    assert len(slot) == matrix.nnz and (slot >= 0).all()
+    assert seg.max() == 1 and (seg == 1).sum() == 64 * 1 + 32 * 2   # a 1 after each 3, a 2 after a 2
     assert spmv_plan.patterns(4, 4, 3)[:4] == ((3, 1), (2, 2), (2, 1, 1), (1, 1, 1, 1))
 
 
@@ -79,7 +81,49 @@ def test_plan_fills_the_last_tile_of_longer_rows():
     12, or of 5 and 7, fill."""
     matrix = ragged(2, 0, lengths=[20] * 8 + [12] * 4 + [5, 7] * 4)
     p = spmv_plan.plan(matrix.indptr, 4)
-    assert len(p.slot) == matrix.nnz == 8 * 32  # one group of 2 tiles, no padding
+    assert p.slots == matrix.nnz == 8 * 32  # one group of 2 tiles, no padding
+
+
+def read_back(p: spmv_plan.Plan, slot: np.ndarray, seg: np.ndarray) -> dict[int, np.ndarray]:
+    """Per output row, the nnz indices its warp reads from the placement, in order, as spmv_tc.cu reads
+    the descriptors: a piece's tiles whole; a group's tile row g over its c tiles, segment j of it."""
+    k, tile, kind = p.k, 32 * p.s, p.desc[:, 3] >> 16
+    got: dict[int, list] = {}
+    for t0, li, n, _ in p.desc[kind == spmv_plan.PIECE]:
+        assert not seg[t0 * tile: (t0 + n) * tile].any()
+        got.setdefault(int(p.long_row[li]), []).append(slot[t0 * tile: (t0 + n) * tile])
+    lanes, lane_seg = slot.reshape(-1, 8, k), seg.reshape(-1, 8, k)
+    for t0, out, c, w in p.desc[kind == spmv_plan.GROUPS]:
+        n, jj = w & 0xFF, (w >> 8) & 0xFF
+        for i in range(n):
+            tiles = slice(t0 + i * c, t0 + (i + 1) * c)
+            for j in range(jj):
+                for g in range(8):
+                    row = p.rows[out + i * 8 * jj + j * 8 + g]
+                    read = lanes[tiles, g].ravel()[lane_seg[tiles, g].ravel() == j]
+                    if row < 0:
+                        assert (read < 0).all()
+                    else:
+                        got.setdefault(int(row), []).append(read)
+    return {row: np.concatenate(parts) for row, parts in got.items()}
+
+
+@pytest.mark.parametrize("s", [1, 2, 4])
+@pytest.mark.parametrize("lengths, extra_rows, top", [(LENGTHS, 1003, 41), (LENGTHS, 9000, 12), ([0] * 9, 0, 1),
+                                                      ([3000, 0, 300], 0, 1), ([1, 2, 3] * 40 + [17] * 9, 300, 8)])
+def test_placement_puts_every_nonzero_once_in_its_rows_lane_in_column_order(s, lengths, extra_rows, top):
+    """Random rows (two windows), empty rows only, long rows, short rows: every nonzero lands in exactly one
+    slot, and the warp writing a row reads exactly that row's nonzeros, in column order (padding -1)."""
+    matrix = ragged(12, extra_rows, lengths=lengths, top=top)
+    p = spmv_plan.plan(matrix.indptr, s)
+    slot, seg = p.placement(matrix.indptr)
+    assert slot.dtype == np.int32 and seg.dtype == np.uint8 and len(slot) == len(seg) == p.slots
+    assert np.array_equal(np.sort(slot[slot >= 0]), np.arange(matrix.nnz))
+    got = read_back(p, slot, seg)
+    for row in np.flatnonzero(np.diff(matrix.indptr)):
+        read = got.pop(int(row))
+        assert np.array_equal(read[read >= 0], np.arange(matrix.indptr[row], matrix.indptr[row + 1]))
+    assert all((read < 0).all() for read in got.values())   # what is left: empty rows, padding only
 
 
 @pytest.mark.parametrize("precision", ["fp64", "fp32", "fp16"])
@@ -224,3 +268,53 @@ def test_gpu_short_and_huge_rows_and_poison_is_overwritten(impl, precision):
         wide, xw = matrix.astype(np.float64), x_host.astype(np.float64)
         tol = dot_tolerance(precision, unit, 5000, wide @ xw, abs(wide) @ np.abs(xw))
         assert measure.rel_err(y.get().astype(np.float64), wide @ xw) <= tol
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("s", [1, 2, 4])
+def test_gpu_placement_equals_numpy(s):
+    """Plan.placement with CuPy on the device CSR's int32 indptr gives numpy's slots and segments."""
+    import cupy as cp
+
+    matrix = ragged(13, 9000, lengths=LENGTHS + [5000], top=60)
+    p = spmv_plan.plan(matrix.indptr, s)
+    for host, device in zip(p.placement(matrix.indptr), p.placement(spmv._device_csr(matrix, "ragged")[0])):
+        assert isinstance(device, cp.ndarray) and device.dtype == host.dtype
+        assert np.array_equal(device.get(), host)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp64", "fp32", "fp16"])
+def test_gpu_device_reference_equals_scipy(precision):
+    """A x and |A||x| on the device equal scipy's float64 products of the rounded inputs (empty, short and
+    long rows), row by row within 1e-13 of |A||x|."""
+    import cupy as cp
+
+    matrix = spmv.rounded(ragged(14, 20001, lengths=LENGTHS + [5000]), "ragged", precision)
+    x = quantize(np.random.default_rng(4).uniform(-1, 1, matrix.shape[1]), precision)
+    y, b = spmv.device_reference(spmv._device_csr(matrix, "ragged"), cp.asarray(x))
+    wide, xw = matrix.astype(np.float64), x.astype(np.float64)
+    magnitude = abs(wide) @ np.abs(xw)
+    for got, want in ((y, wide @ xw), (b, magnitude)):
+        assert got.dtype == cp.float64 and measure.rel_err(got, cp.asarray(want)) <= 1e-13
+        assert (np.abs(got.get() - want) <= 1e-13 * magnitude).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp64", "fp16"])
+def test_gpu_case_is_checked_on_the_device_at_the_host_tolerance(precision):
+    """A CUDA case's output and reference stay on the device; its tolerance is the one of scipy's reference
+    of the same x (drawn in the same order from the same seed)."""
+    import cupy as cp
+
+    matrix, same = ragged(15, 3000), np.random.default_rng(5)
+    q = spmv.rounded(matrix, "ragged", precision).astype(np.float64)
+    for impl, prepare in spmv.jobs("cuda", matrix, {"name": "ragged", "source": "synthetic"},
+                                   np.random.default_rng(5), [precision]):
+        case = prepare()
+        out = case.output(case.run())
+        assert isinstance(out, cp.ndarray) and isinstance(case.reference, cp.ndarray) and out.dtype == cp.float64
+        assert measure.check(out, case.reference, case.tol, case.what) <= case.tol
+        x = quantize(same.uniform(-1, 1, matrix.shape[1]), precision).astype(np.float64)
+        host = dot_tolerance(precision, impl.unit, np.diff(matrix.indptr).max(), q @ x, abs(q) @ np.abs(x))
+        assert case.tol == pytest.approx(host, rel=1e-12)

@@ -35,6 +35,17 @@ def test_the_bound_of_one_product_in_tf32_is_two_operand_roundings():
     assert tol == pytest.approx(e * (1 + 2.0**-24) + 2.0**-24 + precision.gamma(1, 2.0**-53))
 
 
+@pytest.mark.gpu
+def test_gpu_dot_tolerance_takes_device_arrays():
+    import cupy as cp
+
+    rng = np.random.default_rng(2)
+    ref, abs_ref = rng.uniform(-1, 1, 10**6), rng.uniform(1, 2, 10**6)
+    host = precision.dot_tolerance("fp16", "tensor_core", 300, ref, abs_ref)
+    assert precision.dot_tolerance("fp16", "tensor_core", 300, cp.asarray(ref), cp.asarray(abs_ref)) == \
+        pytest.approx(host, rel=1e-12)
+
+
 @pytest.mark.parametrize("p", ["fp32", "fp16"])
 def test_float32_sums_stay_inside_the_bound_and_a_wrong_sum_does_not(p):
     rng = np.random.default_rng(1)

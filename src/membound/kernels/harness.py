@@ -22,8 +22,6 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from membound.model.precision import PRECISIONS, SPARSITIES
 from membound.run import runinfo
 from membound.run.measure import check, launch_tag, nvtx_range, stats, time_kernel, write_result
@@ -74,15 +72,16 @@ class Case:
     """One prepared case of one implementation.
 
     run: one timed call (every launch of one repetition; no allocation, no host transfer); returns
-    whatever `output` reads. output: the checked values on the host, from run()'s result.
-    reference: what output must equal within `tol`. what: names the case in a failed check.
+    whatever `output` reads. output: the checked values, from run()'s result. reference: what output
+    must equal within `tol` (where both are CuPy arrays, compared on the device). what: names the case
+    in a failed check.
     row: the problem columns (problem, n, work_items, ...). work: metric units per call (bytes,
     flops, stencil updates), so that value = work / t_median / 1e9. notes: for the row's `note`.
     precision: the storage format it ran in (membound.model.precision), the rows' `precision`.
     """
     run: Callable[[], Any]
-    output: Callable[[Any], np.ndarray]
-    reference: np.ndarray
+    output: Callable[[Any], Any]
+    reference: Any
     tol: float
     what: str
     row: dict

@@ -20,6 +20,9 @@ row sums of |A|, exceed fp16's range is not run in fp16: a note on stderr names 
 value); the reference is A x in float64 from the rounded values, the tolerance the a-priori bound
 `dot_tolerance` over the longest row. Every impl runs once on a fresh x with y poisoned (NaN) and is
 checked by the harness before it is timed. A tensor-core row's note names its MMA, accumulator and plan.
+
+Outside the timed region on CUDA, the O(nnz) work runs on the device (docs/kernels_spmv.md, "Where the
+host time goes"): the nonzeros' placement (Plan.placement), the references (`device_reference`), the check.
 """
 
 from __future__ import annotations
@@ -122,21 +125,21 @@ def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False
     (twin: its CUDA-core twin, the same source built with -DTWIN=1), and a note."""
     import cupy as cp
 
-    _, indices, data, _ = matrix
+    indptr, indices, data, _ = matrix
     module = load_module("spmv_tc.cu", (f"-DPREC={precision}", f"-DTC_UNROLL={TC_UNROLL}", f"-DTC_MINB={TC_MINB}",
                                         f"-DTWIN={int(twin)}"))
     kernel = module.get_function("spmv_tc")
-    slot = cp.asarray(p.slot)
+    slot, seg = p.placement(indptr)
     ok = slot >= 0
     slot = cp.where(ok, slot, 0)
-    word = cp.left_shift(cp.asarray(p.seg).astype(cp.uint32), cp.uint32(SEG_SHIFT)) | indices[slot].astype(cp.uint32)
+    word = cp.left_shift(seg.astype(cp.uint32), cp.uint32(SEG_SHIFT)) | indices[slot].astype(cp.uint32)
     dev = {"desc": cp.asarray(p.desc), "rows": cp.asarray(_nonempty(p.rows)),  # packed once, as DASP
            "pval": cp.where(ok, data[slot], 0).astype(data.dtype),
            "pcol": cp.where(ok, word, cp.uint32(0)).astype(cp.uint32).view(cp.int32),
            "long_row": cp.asarray(_nonempty(p.long_row)), "long_pieces": cp.asarray(_nonempty(p.long_pieces)),
            "long_acc": cp.zeros(max(len(p.long_row), 1), accumulator(precision)),
            "long_cnt": cp.zeros(max(len(p.long_row), 1), cp.uint32)}
-    del slot, ok, word
+    del slot, seg, ok, word
     warps = len(p.desc)
     args = (dev["desc"], np.int64(warps), dev["pval"], dev["pcol"], x, y, dev["rows"], dev["long_row"],
             dev["long_pieces"], dev["long_acc"], dev["long_cnt"])
@@ -161,7 +164,7 @@ def tc_note(p: Plan, nnz: int, precision: str) -> str:
     shape, flops = mma_shape(precision)
     ratio = flops * p.mma / (2 * nnz) if nnz else float("nan")
     return (f"{shape} x {p.mma} ({flops} flop each), padding ratio {ratio:.1f} (MMA flops / 2nnz); "
-            f"{int((p.slot < 0).sum())} padding slots of {len(p.slot)}; {len(p.desc)} warps (spmv_plan.py: "
+            f"{p.slots - nnz} padding slots of {p.slots}; {len(p.desc)} warps (spmv_plan.py: "
             f"rows of 1..256 nnz packed up to 4 to a tile row of {p.k} slots, 8 tile rows a group; "
             f"{len(p.long_row)} longer rows in {int(p.long_pieces.sum())} pieces); plan made once outside")
 
@@ -169,24 +172,46 @@ def tc_note(p: Plan, nnz: int, precision: str) -> str:
 # ------------------------------------------------------------------------------------ one matrix
 
 
+REFERENCE = ("raw I indptr, raw I indices, raw T data, raw T x", "float64 y, float64 b", """
+    double s = 0.0, m = 0.0;  // T float16: through its operator float
+    for (I j = indptr[i]; j < indptr[i + 1]; j++) {
+        double a = data[j], v = x[indices[j]];
+        s = __dadd_rn(s, __dmul_rn(a, v));
+        m = __dadd_rn(m, __dmul_rn(fabs(a), fabs(v)));
+    }
+    y = s; b = m;""", "spmv_reference")
+
+
+def device_reference(matrix, x):
+    """A x and |A||x| in float64 on the device, of the device CSR `matrix` and x (both in one dtype):
+    one thread per row summing its products in column order, unfused, as scipy's csr_matvec does."""
+    import cupy as cp
+
+    indptr, indices, data, (rows, _) = matrix
+    y, b = cp.empty((2, rows), cp.float64)
+    cp.ElementwiseKernel(*REFERENCE)(indptr, indices, data, x, y, b)
+    return y, b
+
+
 def _device_csr(matrix: sp.csr_matrix, name: str):
     """The CSR arrays on the GPU (values in the matrix's dtype), or MemoryError naming the matrix and its nnz."""
     import cupy as cp
 
     try:
-        return (cp.asarray(matrix.indptr.astype(np.int32)), cp.asarray(matrix.indices.astype(np.int32)),
+        return (*(cp.asarray(a.astype(np.int32, copy=False)) for a in (matrix.indptr, matrix.indices)),
                 cp.asarray(matrix.data), matrix.shape)
     except cp.cuda.memory.OutOfMemoryError as err:
         raise MemoryError(f"spmv {name} ({matrix.nnz} nnz, {matrix.nnz * 12 / 2**30:.1f} GiB of values and "
                           f"indices) does not fit in the GPU's free memory ({err}); use a smaller matrix") from None
 
 
-def rounded(matrix: sp.csr_matrix, name: str, precision: str) -> sp.csr_matrix | None:
+def rounded(matrix: sp.csr_matrix, name: str, precision: str, row_sums=None) -> sp.csr_matrix | None:
     """`matrix` with its values rounded to `precision`, or None (a note on stderr) where they, or a row's
-    sum of |values| (|A x| for |x| <= 1), exceed the format's range."""
+    sum of |values| (|A x| for |x| <= 1; `row_sums`: the float64 |A| @ 1, computed here if None), exceed
+    the format's range."""
     try:
         values = quantize(matrix.data, precision)
-        quantize(abs(matrix) @ np.ones(matrix.shape[1]), precision)
+        quantize(abs(matrix) @ np.ones(matrix.shape[1]) if row_sums is None else row_sums, precision)
     except ValueError as err:
         print(f"note: spmv {name} not run in {precision}: {err}", file=sys.stderr)
         return None
@@ -202,7 +227,8 @@ def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generat
     rows, cols = matrix.shape
     longest = int(np.diff(matrix.indptr).max(initial=0))
     chosen = select(IMPLS, backend, precisions)
-    matrices = {p: rounded(matrix, name, p) for p in dict.fromkeys(p for _, p in chosen)}
+    row_sums = abs(matrix) @ np.ones(cols)
+    matrices = {p: rounded(matrix, name, p, row_sums) for p in dict.fromkeys(p for _, p in chosen)}
     held: dict = {}
 
     def state(p: str):
@@ -216,24 +242,24 @@ def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generat
         q, pl, dev = state(p)
         dtype = fmt(p).dtype
         x_host = quantize(rng.uniform(-1.0, 1.0, cols), p)
-        wide, xw = q.astype(np.float64), x_host.astype(np.float64)
-        reference = wide @ xw
-        tol = dot_tolerance(p, impl.unit, longest, reference, abs(wide) @ np.abs(xw))
         if backend == "cpu":
+            wide, xw = q.astype(np.float64), x_host.astype(np.float64)
+            reference, magnitude = wide @ xw, abs(wide) @ np.abs(xw)
             x, y = x_host, np.full(rows, np.nan, dtype)
             run, notes = cpu_runner(impl.name, q, x, y, p, pl), ["emulated on CPU"] if impl.name.startswith("numpy_mma") else []
-            host = lambda: y.astype(np.float64)  # noqa: E731
         else:
             import cupy as cp
 
             x, y = cp.asarray(x_host), cp.full(rows, np.nan, dtype)
+            reference, magnitude = device_reference(dev, x)
             run, note = (cusparse_runner(dev, x, y, p) if impl.name == "cusparse_csr"
                          else tc_runner(dev, x, y, pl, p, twin=impl.name.endswith("_twin")))
-            notes, host = [note], lambda: y.get().astype(np.float64)
+            notes = [note]
+        tol = dot_tolerance(p, impl.unit, longest, reference, magnitude)
         tc = impl.unit == "tensor_core"
         if tc:
             notes.append(tc_note(pl, matrix.nnz, p))
-        return Case(run=run, output=lambda _: host(), reference=reference, tol=tol, what=f"spmv {impl.name} {p} {name}",
+        return Case(run=run, output=lambda _: y.astype(np.float64), reference=reference, tol=tol, what=f"spmv {impl.name} {p} {name}",
                     row={"problem": name, "code": meta.get("code", ""), "source": meta["source"], "rows": rows,
                          "cols": cols, "nnz": matrix.nnz, "work_items": matrix.nnz, "mma": pl.mma if tc else None},
                     work=2 * matrix.nnz, metric="GFLOP/s", notes=notes, precision=p)

@@ -39,10 +39,11 @@ def emulator(p: Plan, matrix: sp.csr_matrix, precision: str, twin: bool):
     """A callable x -> y (accumulator dtype) running plan `p` on `matrix` (values in the precision's
     dtype) as spmv_tc.cu does; the tiles are packed once here, as on the GPU."""
     acc, k = accumulator(precision), p.k
-    valid = p.slot >= 0
-    a = np.where(valid, matrix.data[p.slot.clip(0)], 0).astype(matrix.dtype)
-    cols = np.where(valid, matrix.indices[p.slot.clip(0)], 0)
-    masks = [(p.seg == j) for j in range(MAX_SEG)]
+    slot, seg = p.placement(matrix.indptr)
+    valid = slot >= 0
+    a = np.where(valid, matrix.data[slot.clip(0)], 0).astype(matrix.dtype)
+    cols = np.where(valid, matrix.indices[slot.clip(0)], 0)
+    masks = [(seg == j) for j in range(MAX_SEG)]
     kind = p.desc[:, 3] >> 16
     grp, pcs, zero = p.desc[kind == GROUPS], p.desc[kind == PIECE], p.desc[kind == ZEROS]
     n = grp[:, 3] & 0xFF
@@ -65,9 +66,9 @@ def emulator(p: Plan, matrix: sp.csr_matrix, precision: str, twin: bool):
         y = np.zeros(matrix.shape[0], acc)
         first = _span_sums(part[:, :, 0], tile, c)                 # segment 0 over each group's tiles
         vals = np.concatenate([first[:, None, :], part[tile + c - 1, :, 1:].transpose(0, 2, 1)], axis=1)
-        slot = out[:, None, None] + 8 * np.arange(MAX_SEG)[None, :, None] + np.arange(8)[None, None, :]
+        at = out[:, None, None] + 8 * np.arange(MAX_SEG)[None, :, None] + np.arange(8)[None, None, :]
         keep = np.arange(MAX_SEG)[None, :, None] < jj[:, None, None]
-        rows = np.where(keep, p.rows[np.where(keep, slot, 0)], -1)
+        rows = np.where(keep, p.rows[np.where(keep, at, 0)], -1)
         y[rows[rows >= 0]] = vals[rows >= 0]
         piece = _span_sums(part[:, :, 0], pcs[:, 0], pcs[:, 2]).sum(axis=1, dtype=acc)
         total = np.zeros(len(p.long_row), acc)

@@ -1,6 +1,8 @@
-"""The tensor-core SpMV's plan (spmv_tc.cu): DASP's row classes with its short-row packing, made once with
-numpy outside the timed region, for an MMA whose tile rows hold K = 4 S slots (S slots per lane: 1 for
-fp64 m8n8k4, 2 for tf32 m16n8k8, 4 for fp16 m16n8k16; `slots_per_lane`).
+"""The tensor-core SpMV's plan (spmv_tc.cu): DASP's row classes with its short-row packing, made once
+outside the timed region, for an MMA whose tile rows hold K = 4 S slots (S slots per lane: 1 for fp64
+m8n8k4, 2 for tf32 m16n8k8, 4 for fp16 m16n8k16; `slots_per_lane`). `plan` is O(rows), numpy on the
+host; where each nonzero goes (`Plan.placement`, O(nnz)) is computed where indptr lies: numpy, or CuPy
+on the device.
 
 - **long** rows (> LONG nnz): cut into pieces of PIECE_TILES tiles of 32 S consecutive nonzeros, one warp
   each, summed atomically (spmv_tc.cu PIECE).
@@ -25,6 +27,7 @@ from functools import cache
 import numpy as np
 
 from membound.model.precision import fmt
+from membound.run.measure import array_module
 
 SEG_SHIFT = 30      # column word = segment << SEG_SHIFT | column (spmv_tc.cu)
 MAX_SEG = 4         # rows per lane row (2 bits)
@@ -42,19 +45,46 @@ def slots_per_lane(precision: str) -> int:
 
 @dataclass
 class Plan:
-    """One SpMV's warps (spmv_tc.cu) and where each nonzero goes."""
+    """One SpMV's warps (spmv_tc.cu) and, per row, where its nonzeros go (`placement`)."""
     s: int                  # slots per lane; a tile is 32 s slots, a tile row K = 4 s
     desc: np.ndarray        # int32 (warps, 4): tile, rows offset | long index, c | tiles | rows, groups | J << 8 | kind << 16
-    slot: np.ndarray        # int32 nnz index of every packed slot (-1: padding), tiles x 32 s
-    seg: np.ndarray         # uint8 segment of every packed slot
     rows: np.ndarray        # int32 output rows of GROUPS (8 J per group, [j][g]) and ZEROS warps (-1: none)
     long_row: np.ndarray    # int32 rows of > LONG nnz
     long_pieces: np.ndarray  # int32 pieces of each
     mma: int                # MMAs one SpMV issues
+    slots: int              # packed slots, tiles x 32 s
+    # per row: its q-th nonzero has position p = start + q in its lane row and lies at slot
+    # first + p + (p // K) jump of the tile stream (jump = tile - K, or 0 for a long row), in segment `segment`
+    first: np.ndarray
+    start: np.ndarray
+    jump: np.ndarray
+    segment: np.ndarray
 
     @property
     def k(self) -> int:
         return 4 * self.s
+
+    def placement(self, indptr):
+        """(slot, seg) of every packed slot: the nnz index there (int32, -1: padding) and its segment
+        (uint8), for the CSR row pointers `indptr`; computed with numpy, or with CuPy on the device
+        where indptr is a CuPy array."""
+        xp = array_module(indptr)
+        nnz = int(indptr[-1])
+        # the row of each nonzero: the steps between the non-empty rows, at their first nonzeros, summed
+        full = xp.flatnonzero(xp.diff(indptr))
+        step = xp.zeros(nnz, xp.int64)
+        step[indptr[full]] = xp.diff(full, prepend=0)
+        row = xp.cumsum(step)
+        del step
+        q = xp.arange(nnz, dtype=xp.int64)
+        p = q - indptr[row] + xp.asarray(self.start)[row]
+        dest = xp.asarray(self.first)[row] + p + p // self.k * xp.asarray(self.jump)[row]
+        del p
+        slot = xp.full(self.slots, -1, xp.int32)
+        slot[dest] = q.astype(xp.int32)
+        seg = xp.zeros(self.slots, xp.uint8)
+        seg[dest] = xp.asarray(self.segment)[row]
+        return slot, seg
 
 
 def groups_per_warp(c, j):
@@ -186,35 +216,26 @@ def plan(indptr: np.ndarray, s: int) -> Plan:
     pieces = -(-long_tiles // PIECE_TILES)
     long_base = np.cumsum(long_tiles) - long_tiles
     group_base = long_tiles.sum() + np.cumsum(c) - c
-    # where every nonzero goes: position p = start + q in its lane row (q: its index in its row) lies at
-    # first + p + (p // k) (tile - k) in the tile stream; a long row's nonzeros are consecutive (jump 0)
+    # where every row's nonzeros go (Plan): a long row's are consecutive (jump 0), fillers right-aligned
     first = np.zeros(len(length), np.int64)   # the slot of the row's lane row in its first tile
     start = np.zeros(len(length), np.int64)   # the row's first position in its lane row
     jump = np.full(len(length), tile - k, np.int64)
     segment = np.zeros(len(length), np.uint8)
     present = items >= 0
-    fill_start = c[group][:, None] * k - np.cumsum(lens[:, ::-1], axis=1)[:, ::-1]  # fillers right-aligned
+    fill_start = c[group][:, None] * k - np.cumsum(lens[:, ::-1], axis=1)[:, ::-1]
     lane_of, seg_of = np.nonzero(present)
     r = items[present]
     first[r] = group_base[group][lane_of] * tile + g_lane[lane_of] * k
     start[r], segment[r] = np.where(seg_of == 0, 0, fill_start[present]), seg_of
     first[long_row], jump[long_row] = long_base * tile, 0
-    p = np.arange(indptr[-1]) + np.repeat(start - indptr[:-1], length)
-    dest = np.repeat(first, length) + p + p // k * np.repeat(jump, length)
-    del p
-    n_tiles = int(long_tiles.sum() + c.sum())
-    slot = np.full(n_tiles * tile, -1, np.int32)
-    slot[dest] = np.arange(indptr[-1], dtype=np.int32)
-    seg = np.zeros(n_tiles * tile, np.uint8)
-    seg[dest] = np.repeat(segment, length)
-    del dest
-    return _warps(s, slot, seg, items, group, g_lane, c, j, g_warp, group_base, long_row, long_base, pieces,
-                  long_tiles, np.flatnonzero(length == 0))
+    desc, rows, mma = _warps(items, group, g_lane, c, j, g_warp, group_base, long_row, long_base, pieces, long_tiles,
+                             np.flatnonzero(length == 0))
+    return Plan(s, desc, rows, long_row.astype(np.int32), pieces.astype(np.int32), mma,
+                int(long_tiles.sum() + c.sum()) * tile, first, start, jump, segment)
 
 
-def _warps(s, slot, seg, items, group, g_lane, c, j, g_warp, group_base, long_row, long_base, pieces, long_tiles,
-           empty) -> Plan:
-    """The descriptors and output rows of the piece, group and zero warps, in that order."""
+def _warps(items, group, g_lane, c, j, g_warp, group_base, long_row, long_base, pieces, long_tiles, empty):
+    """The descriptors and output rows of the piece, group and zero warps, in that order, and the MMAs."""
     n_groups = len(c)
     out_len = 8 * j
     out_base = np.cumsum(out_len) - out_len
@@ -238,5 +259,4 @@ def _warps(s, slot, seg, items, group, g_lane, c, j, g_warp, group_base, long_ro
                           np.full(len(z), ZEROS << 16)], axis=1)
     rows = np.concatenate([rows, empty.astype(np.int32)])
     desc = np.concatenate([piece_desc, group_desc, zero_desc]).reshape(-1, 4).astype(np.int32)
-    mma = int(long_tiles.sum() + (c - 1 + j).sum())
-    return Plan(s, desc, slot, seg, rows, long_row.astype(np.int32), pieces.astype(np.int32), mma)
+    return desc, rows, int(long_tiles.sum() + (c - 1 + j).sum())

@@ -23,6 +23,7 @@ tensor cores", PeerJ CS 2021), DMMA as IEEE fp64.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,15 +87,22 @@ def gamma(n: int, u: float) -> float:
 def dot_tolerance(precision: str, unit: str, terms: int, ref, abs_ref) -> float:
     """The relative 2-norm error bound of outputs that each sum at most `terms` products (module
     docstring), for `unit` cuda_core or tensor_core in `precision`; `ref` is the float64 result
-    A x and `abs_ref` the float64 |A| |x| of the same (rounded) inputs."""
+    A x and `abs_ref` the float64 |A| |x| of the same (rounded) inputs (numpy, or CuPy: their norms are
+    taken on the device)."""
     f = fmt(precision)
     tc = unit == "tensor_core"
     u_op, u_acc = (f.tc_operand_u, f.tc_acc_u) if tc else (0.0, f.acc_u)
     e = (1 + u_op) ** 2 * (1 + gamma(max(terms, 1), u_acc)) - 1
-    ref, abs_ref = np.asarray(ref, dtype=np.float64).ravel(), np.asarray(abs_ref, dtype=np.float64).ravel()
-    norm = np.linalg.norm(ref)
-    r = np.linalg.norm(abs_ref) / norm if norm > 0 else 1.0
+    norm = _norm(ref)
+    r = _norm(abs_ref) / norm if norm > 0 else 1.0
     return float(e * (1 + f.u) * r + f.u + gamma(max(terms, 1), U64) * r)
+
+
+def _norm(a) -> float:
+    """The 2-norm of `a` in float64: a CuPy array's on its device (no copy), anything else with numpy."""
+    cupy = sys.modules.get("cupy")
+    xp = cupy if cupy is not None and isinstance(a, cupy.ndarray) else np
+    return float(xp.linalg.norm(xp.asarray(a, dtype=xp.float64).ravel()))
 
 
 def tc_operand(values, precision: str) -> np.ndarray:
