@@ -329,3 +329,17 @@ def test_gpu_tc_z_streaming_kernel_over_several_ragged_z_blocks(impl, shape, rad
     w = S.random_weights(rng, shape, 3, radius)
     out = S._cuda_runner(impl, st, w, cp.asarray(x), 2 * depth)()
     measure.check(cp.asnumpy(out), S.reference(x, w, 2 * depth), S.TOL, f"3d {shape} r={radius} t={depth} {impl}")
+
+
+def test_counter_runs_take_the_sweep_only_when_asked():
+    """ncu.stencil_sweep false (default): the counter job profiles Table 3's depth (and the unblocked
+    role), the benchmark jobs keep the whole sweep; true: the counters cover the sweep too."""
+    from membound import families
+
+    config = {"stencil": {"domain_2d": [64, 64], "steps": 12,
+                          "kernels": {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3, "depths": [1, 2, 3]}}},
+              "ncu": {}}
+    assert "--depth 3 --depths 1 2 --domain 64x64 --steps 12" in families._stencil_args(config, "2d5pt", False)
+    assert families._stencil_args(config, "2d5pt", True).endswith("--depth 3 --domain 64x64 --steps 1")
+    config["ncu"]["stencil_sweep"] = True
+    assert "--depth 3 --depths 1 2 --domain 64x64 --steps 1" in families._stencil_args(config, "2d5pt", True)

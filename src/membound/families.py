@@ -84,11 +84,12 @@ def _scale_args(config: Mapping, case: None, counters: bool) -> str:
 def _stencil_args(config: Mapping, case: str, counters: bool) -> str:
     """The stencil's shape, depths, domain and steps; counter runs time 1 step, which the CLI rounds up
     to each depth: one launch per role and depth, as every launch of a call moves the same bytes
-    (docs/counters.md)."""
+    (docs/counters.md), at Table 3's depth only unless config ncu.stencil_sweep."""
     stencil = config["stencil"]
     st = stencil["kernels"][case]
     domain = "x".join(map(str, stencil[f"domain_{st['dims']}d"]))
-    sweep = "".join(f" {t}" for t in st.get("depths", []) if t != st["depth"])
+    swept = not counters or config.get("ncu", {}).get("stencil_sweep", False)
+    sweep = "".join(f" {t}" for t in st.get("depths", []) if t != st["depth"] and swept)
     steps = 1 if counters else stencil["steps"]     # the CLI rounds it up to each depth: one launch per call
     return (f"--stencil {case} --shape {st['shape']} --dims {st['dims']} --radius {st['radius']}"
             f" --depth {st['depth']}{' --depths' + sweep if sweep else ''} --domain {domain}"
