@@ -44,7 +44,7 @@ def draw(axes, data: pd.DataFrame) -> None:
         ax.bar_label(bars, [f"t={d}" + (f" of {ds}" if str(ds) != str(d) else "") for d, ds in zip(g["depth"], g["depths"])],
                      fontsize=7, rotation=90, padding=2)
     domains = data.groupby("problem", sort=False)["domain"].agg(lambda d: " / ".join(d.unique()))
-    ax.set_xticks(x, [f"{p}\n{domains[p]}" for p in x.index])
+    ax.set_xticks(x, [f"{p}\n{domains[p]}" for p in x.index], fontsize=8)   # 10240x10240 fits its group
     ax.set(ylabel=data["metric"].iloc[0], xlabel="stencil (domain)")
     style.bar_yscale(ax, data["value"])
     ax.margins(y=0.3)   # room for the labels "t=<best> of <depths>"

@@ -108,7 +108,7 @@ def size_sweep(ax, data: pd.DataFrame, x: str, side: str, split: float, xlabel: 
 def legend_above(ax, ncol: int = 2, extra=()) -> None:
     """The legend of `ax` (and the `extra` handles) above its top edge, where it covers no data."""
     handles = ax.get_legend_handles_labels()[0] + list(extra)
-    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=ncol, frameon=False)
+    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=ncol, frameon=False, fontsize="small")
 
 
 def panels(nrows: int, widths, height: float):
