@@ -53,7 +53,8 @@ def test_helper_rows_reported_separately(parts):
 def test_row_without_counter_run_says_so(parts):
     bench, counters, gpu = parts
     t = wqi.table(bench, counters[counters["impl"] == "cuda_core"], gpu, None).set_index("impl")
-    assert t.loc["tensor_core", "status"] == "not measured (no counter run at this size)"
+    assert t.loc["tensor_core", "status"] == ("not measured (no counter run of this case: config ncu.scale_log2_*, "
+                                             "ncu.stencil_sweep)")
 
 
 def test_write_and_roofline(parts, tmp_path):

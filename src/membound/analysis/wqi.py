@@ -84,7 +84,7 @@ def table(bench: pd.DataFrame, counters: pd.DataFrame | None, gpu: dict, stencil
                 "W_exec_per_item": a["W_exec_per_item"], "Q_per_item": a["Q_per_item"]}
         mine = counters[counters["tag"] == row["tag"]] if counters is not None else counters
         if mine is None or mine.empty:
-            reason = why_not or "no counter run at this size"
+            reason = why_not or "no counter run of this case: config ncu.scale_log2_*, ncu.stencil_sweep"
             out.append({**base, "part": "main", "status": f"{NOT_MEASURED} ({reason})"})
             continue
         for _, c in mine.sort_values("part", key=lambda s: s != "main").iterrows():

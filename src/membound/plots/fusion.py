@@ -72,9 +72,10 @@ def figure(data: pd.DataFrame, gpu: dict, caption: str):
         ax.set_xlabel("I (FLOP/byte)", fontsize=8)
     for ax in axes[:, 0]:
         ax.set_ylabel("GFLOP/s executed", fontsize=8)
+    inch = 1 / fig.get_figheight()     # title, legend and the first row's panel titles, from the top down
     fig.legend(handles=legend_handles(), loc="upper center", ncol=6, fontsize=7, frameon=False,
-               bbox_to_anchor=(0.5, 0.965))
-    fig.suptitle(f"{TITLE} on {gpu['name']}")
+               bbox_to_anchor=(0.5, 1 - 0.4 * inch))
+    fig.suptitle(f"{TITLE} on {gpu['name']}", y=1 - 0.1 * inch)
     style.footer(fig, caption)
-    fig.subplots_adjust(top=1 - 0.9 / fig.get_figheight())
+    fig.subplots_adjust(top=1 - 1.05 * inch)
     return fig
