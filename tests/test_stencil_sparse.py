@@ -4,6 +4,8 @@ kernel against the float64 reference."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import scipy.ndimage
@@ -110,7 +112,8 @@ def test_cpu_case_passes_its_check_and_writes_a_row(tmp_path, name, precision):
     rows = S.run_jobs("cpu", [(impl, lambda: S.prepare(impl, st, RAGGED[dims], 4, "cpu", np.random.default_rng(0),
                                                         precision=precision))], tmp_path / "r.csv", 0, 1)
     assert rows[0]["precision"] == precision and rows[0]["sparsity"] == "2:4" and rows[0]["unit"] == "tensor_core"
-    assert 0 < rows[0]["rel_err"] < 0.2 * S.stencil_sp.sparse24.tolerance(precision, 32, 2, 2.0)
+    tol = float(re.search(r"checked: rel_err <= ([0-9.e+-]+)", rows[0]["note"]).group(1))
+    assert 0 < rows[0]["rel_err"] < 0.2 * tol
     assert "emulated on CPU" in rows[0]["note"]
 
 
@@ -123,13 +126,6 @@ def test_a_wrong_kernel_fails_its_check_and_writes_no_row(tmp_path, monkeypatch)
         S.run_jobs("cpu", [(impl, lambda: S.prepare(impl, st, (40, 40), 2, "cpu", np.random.default_rng(0),
                                                      precision="fp16"))], tmp_path / "r.csv", 0, 1)
     assert not (tmp_path / "r.csv").exists()
-
-
-def test_tolerance_grows_with_terms_launches_and_format():
-    t = sparse24.tolerance
-    assert 2.0**-10 < t("fp16", 64, 1) < 2.0**-9 and 2.0**-10 < t("fp32", 64, 1) < 2.0**-9   # two roundings of 2^-11
-    assert t("fp32", 64, 4) > 3.9 * t("fp32", 64, 1) and t("fp32", 512, 1) > t("fp32", 64, 1)
-    assert t("fp16", 64, 1, 2.0) > 1.99 * t("fp16", 64, 1) - 1e-12
 
 
 # ------------------------------------------------------------------------------------------ GPU

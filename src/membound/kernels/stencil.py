@@ -124,8 +124,9 @@ def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rn
     inputs in [0, 1) and the weights positive, so that R = 1). tile: the CUDA-core tile to run
     instead of this GPU's (tools/sweep_depths.py --tiles)."""
     w = random_weights(rng, st.shape, st.dims, st.radius, precision)
-    if impl.sparsity == "2:4":
-        return stencil_sp.prepare(st, w, domain, steps, backend, rng, precision, compiled, WHOLE_CHECK_POINTS,
+    if impl.sparsity == "2:4":   # the dense tensor cores' bound: a padded zero adds exactly
+        bound = partial(tolerance, "tc", st, precision, steps, w)
+        return stencil_sp.prepare(st, w, domain, steps, backend, rng, precision, compiled, bound, WHOLE_CHECK_POINTS,
                                   CHECK_DOMAIN[st.dims], SAMPLES)
     depth = 1 if impl.name == "cc_naive" else st.depth
     points = math.prod(domain)

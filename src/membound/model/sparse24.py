@@ -216,23 +216,3 @@ def table(stencils: dict, depths, precisions=tuple(GRANULARITY), layout: str = L
                             "S_kept": f.s_kept, "real_cols": f.real, "pad_cols": f.padded,
                             "padding": f.padded / (f.real + f.padded), "mmas": len(f.a)})
     return out
-
-
-def tolerance(precision: str, terms: int, launches: int, growth: float = 1.0) -> float:
-    """The relative 2-norm error bound of `launches` applications of the sparse form in `precision`
-    (the checks of tc_sparse; docs/precision.md's a-priori bound, model/precision.py). Per
-    application each output sums at most `terms` products (the logical K of its MMAs) of a fused
-    weight rounded to the operand type (u_a: fp16 2^-11; fp32 to storage and then to TF32) and a
-    datum (u_b: TF32 2^-11, f16 exact) in the fp32 accumulator (gamma_terms(2^-23), truncating), and
-    is rounded to storage (u): per = e (1 + u) + u, e = (1 + u_a)(1 + u_b)(1 + gamma) - 1, valid as a
-    relative bound where weights and data are nonnegative (|A||x| = A x). The stencil with nonnegative
-    weights summing to 1 is non-expansive, so errors add over launches, each relative to the norm of
-    the field it came from: `growth` bounds ||x|| / ||y|| (1 / mean(x) for data in [0, 1)). The float64
-    reference adds gamma(terms launches, 2^-53)."""
-    from membound.model.precision import U64, fmt, gamma
-
-    f = fmt(precision)
-    u_a = (1 + f.u) * (1 + f.tc_operand_u) - 1
-    e = (1 + u_a) * (1 + f.tc_operand_u) * (1 + gamma(terms, f.tc_acc_u)) - 1
-    per = e * (1 + f.u) + f.u
-    return float(((1 + per) ** launches - 1) * growth + gamma(terms * launches, U64))
