@@ -93,7 +93,7 @@ def random_weights(rng: np.random.Generator, shape: str, dims: int, radius: int,
 def tolerance(impl: str, st: Stencil, precision: str, steps: int, w: np.ndarray, ref, abs_ref, x_max: float) -> float:
     """The check's bound for `steps` steps of `impl` at st.depth (precision.stencil_tolerance): step by
     step on CUDA cores (cc_naive, cc_tb), T/t launches of the fused stencil K^(t) (tc on tensor cores,
-    tc_twin on CUDA cores)."""
+    tc_twin on CUDA cores; tc_sparse is checked as tc)."""
     points = int(np.count_nonzero(w))
     fused = int(fused_support(w != 0, st.depth).sum()) if impl.startswith("tc") else 0
     unit = "tensor_core" if impl == "tc" else "cuda_core"

@@ -175,12 +175,12 @@ def cuda_runner(form: sparse24.SparseForm, dims: int, x0, launches: int, compile
 
 
 def prepare(st, w: np.ndarray, domain: tuple, steps: int, backend: str, rng: np.random.Generator, precision: str,
-            compiled=None, bound=None, whole_limit: int = 4_000_000, check_domain=None, samples: int = 256) -> Case:
+            compiled, bound, whole_limit: int = 4_000_000, check_domain=None, samples: int = 256) -> Case:
     """tc_sparse on a fresh random field of `domain` in `precision` (weights `w`, nonnegative): its timed
     call (`steps` steps, steps / depth launches) and its check against the float64 reference of the
     rounded inputs at `bound(ref, |ref|, x_max)` (stencil.tolerance of the dense tensor cores); above
     `whole_limit` points SAMPLES sampled points, after a whole check of the same kernel on
-    `check_domain`. `compiled`: stencil._compiled (CUDA)."""
+    `check_domain`. `compiled`: stencil_cuda.compiled (CUDA)."""
     w = quantize(w, precision).astype(np.float64)
     form = sparse24.transform(st.shape, st.dims, st.radius, st.depth, precision, w, LAYOUT)
     launches, points = steps // st.depth, math.prod(domain)
@@ -212,11 +212,11 @@ def prepare(st, w: np.ndarray, domain: tuple, steps: int, backend: str, rng: np.
         ref = sampled_reference(x.astype(xp.float64), w, steps, idx)
         checked = (f"whole output checked on {'x'.join(map(str, check_domain))} with the same kernel, "
                    f"{samples} sampled points of the timed domain checked")
-    gran = "1:2 (TF32: the PTX ISA's granularity)" if precision == "fp32" else "2:4"
-    return Case(run=run, output=output, reference=ref, tol=tol(ref), what=what, precision=precision,
+    gran, tol_ = "1:2 (TF32: the PTX ISA's granularity)" if precision == "fp32" else "2:4", tol(ref)
+    return Case(run=run, output=output, reference=ref, tol=tol_, what=what, precision=precision,
                 row={"problem": st.name, "n": points, "domain": "x".join(map(str, domain)), "depth": st.depth,
                      "steps": steps, "work_items": points * steps},
                 work=points * steps, metric="GStencil/s",
-                notes=[f"{note}{checked}; checked: rel_err <= {tol(ref):.3g}; periodic boundaries; {gran} structured weights, S {form.sparsity:.3f}, "
+                notes=[f"{note}{checked}; checked: rel_err <= {tol_:.3g}; periodic boundaries; {gran} structured weights, S {form.sparsity:.3f}, "
                        f"{len(form.a)} mma.sp per 16x8 tile, {form.padded} zero columns padded; "
                        f"one timed call = {steps} steps in {launches} launches"])

@@ -93,16 +93,20 @@ def dot_tolerance(precision: str, unit: str, terms: int, ref, abs_ref) -> float:
     tc = unit == "tensor_core"
     u_op, u_acc = (f.tc_operand_u, f.tc_acc_u) if tc else (0.0, f.acc_u)
     e = (1 + u_op) ** 2 * (1 + gamma(max(terms, 1), u_acc)) - 1
-    norm = _norm(ref)
-    r = _norm(abs_ref) / norm if norm > 0 else 1.0
+    _, r = _norm_and_ratio(ref, abs_ref)
     return float(e * (1 + f.u) * r + f.u + gamma(max(terms, 1), U64) * r)
 
 
-def _norm(a) -> float:
-    """The 2-norm of `a` in float64: a CuPy array's on its device (no copy), anything else with numpy."""
-    cupy = sys.modules.get("cupy")
-    xp = cupy if cupy is not None and isinstance(a, cupy.ndarray) else np
-    return float(xp.linalg.norm(xp.asarray(a, dtype=xp.float64).ravel()))
+def _norm_and_ratio(ref, abs_ref) -> tuple[float, float]:
+    """||ref|| and R = |||A||x||| / ||A x|| (1 where ref is 0), in float64: for CuPy arrays on their
+    device (no copy), else with numpy (model/ may not import run.measure's array_module)."""
+    def norm(a):
+        cupy = sys.modules.get("cupy")
+        xp = cupy if cupy is not None and isinstance(a, cupy.ndarray) else np
+        return float(xp.linalg.norm(xp.asarray(a, dtype=xp.float64).ravel()))
+
+    n = norm(ref)
+    return n, (norm(abs_ref) / n if n > 0 else 1.0)
 
 
 def tc_operand(values, precision: str) -> np.ndarray:
@@ -135,9 +139,7 @@ def stencil_tolerance(precision: str, unit: str, points: int, steps: int, ref, a
     weight (times the K^(t) inputs it multiplies) or an output, carried through the later steps by
     at most max(1, sum |w|) each. The float64 reference's own error ((1 + gamma_K(2^-53))^T - 1) R is added."""
     f = fmt(precision)
-    ref, abs_ref = np.asarray(ref, dtype=np.float64).ravel(), np.asarray(abs_ref, dtype=np.float64).ravel()
-    norm = np.linalg.norm(ref)
-    r = np.linalg.norm(abs_ref) / norm if norm > 0 else 1.0
+    norm, r = _norm_and_ratio(ref, abs_ref)
     grow = max(1.0, weight_sum) ** steps
     if fused:
         launches = steps // depth
@@ -152,5 +154,5 @@ def stencil_tolerance(precision: str, unit: str, points: int, steps: int, ref, a
         total = (1 + e) ** steps - 1
         absolute = steps * f.eta * grow * (1 + e) ** steps
     reference_error = (1 + gamma(points, U64)) ** steps - 1
-    scale = np.sqrt(ref.size) / norm if norm > 0 else 0.0
+    scale = np.sqrt(np.size(ref)) / norm if norm > 0 else 0.0
     return float(total * r + absolute * scale + reference_error * r)
