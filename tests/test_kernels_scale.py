@@ -108,8 +108,8 @@ def test_counter_runs_take_every_step_of_the_sizes(tmp_path):
 
     config = {"scale": {"log2_min": 14, "log2_max": 28}, "ncu": {"scale_log2_min": 20, "scale_log2_max": 28,
                                                                  "scale_log2_step": 4}}
-    assert families._scale_args(config, None, counters=True) == "--log2-min 20 --log2-max 28 --log2-step 4"
-    assert families._scale_args(config, None, counters=False) == "--log2-min 14 --log2-max 28"
+    assert families._scale_args(config, None, True, 0) == "--log2-min 20 --log2-max 28 --log2-step 4"
+    assert families._scale_args(config, None, False, 0) == "--log2-min 14 --log2-max 28"
     out = tmp_path / "s.csv"
     scale.main(["--backend", "cpu", "--log2-min", "8", "--log2-max", "12", "--log2-step", "3", "--warmup", "0",
                 "--reps", "1", "--out", str(out)])

@@ -179,6 +179,33 @@ def test_shared_bytes_are_what_the_launch_asks_for(monkeypatch, gpu, precision):
                                   (P.shared_bytes("tc", st, precision=precision), elem)]
 
 
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_compile_ahead_names_the_modules_the_runner_compiles(monkeypatch, precision):
+    """stencil_cuda.modules (the job's compile-ahead) from the structure alone: the very (source,
+    macros) that the kernels built from random weights compile, for every impl, stencil and depth."""
+    from membound.kernels import stencil_sp
+    from membound.model import sparse24
+
+    asked = []
+    monkeypatch.setattr(stencil_cuda, "compiled", lambda source, name, macros, smem: (asked.append((source, macros)),
+                                                                                     (None, smem))[1])
+    impls = [i.name for i in S.IMPLS if precision in i.precisions]
+    for name, (shape, dims, radius, _) in STENCILS.items():
+        w = S.random_weights(np.random.default_rng(5), shape, dims, radius, precision)
+        for depth in range(1, P.MAX_DEPTH[dims] + 1):
+            st = S.Stencil(name, shape, dims, radius, depth)
+            for impl in impls:
+                if impl == "tc_sparse":
+                    form = sparse24.transform(shape, dims, radius, depth, precision, w, stencil_sp.LAYOUT)
+                    asked.append(("stencil_sp.cu", stencil_sp.module(form, dims)[0]))
+                elif impl.startswith("tc"):
+                    rows, frags = stencil_cuda.b_operands(w, depth, precision)
+                    S._tc_kernel(st, frags, rows, impl == "tc_twin", precision)
+                else:
+                    S._cc_kernel(st, depth if impl == "cc_tb" else 1, "h100", precision=precision)
+                assert stencil_cuda.modules(impl, st, precision, "h100") == asked[-1:], (name, depth, impl)
+
+
 def test_the_gpus_tiles_are_what_runs_and_what_is_checked():
     """cc_tile: a GPU's TUNED entry, else the default rule; plan checks the tile that will run."""
     st = S.Stencil("2d49pt", "box", 2, 3, 1)
@@ -336,10 +363,22 @@ def test_counter_runs_take_the_sweep_only_when_asked():
     role), the benchmark jobs keep the whole sweep; true: the counters cover the sweep too."""
     from membound import families
 
-    config = {"stencil": {"domain_2d": [64, 64], "steps": 12,
+    config = {"stencil": {"domain_2d": [64, 64], "steps": 12, "sweep_repeats": 2,
                           "kernels": {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3, "depths": [1, 2, 3]}}},
               "ncu": {}}
-    assert "--depth 3 --depths 1 2 --domain 64x64 --steps 12" in families._stencil_args(config, "2d5pt", False)
-    assert families._stencil_args(config, "2d5pt", True).endswith("--depth 3 --domain 64x64 --steps 1")
+    assert "--depth 3 --depths 1 2 --domain 64x64 --steps 12" in families._stencil_args(config, "2d5pt", False, 0)
+    assert families._stencil_args(config, "2d5pt", True, 0).endswith("--depth 3 --domain 64x64 --steps 1")
     config["ncu"]["stencil_sweep"] = True
-    assert "--depth 3 --depths 1 2 --domain 64x64 --steps 1" in families._stencil_args(config, "2d5pt", True)
+    assert "--depth 3 --depths 1 2 --domain 64x64 --steps 1" in families._stencil_args(config, "2d5pt", True, 0)
+
+
+def test_the_sweep_runs_in_the_first_sweep_repeats_repetitions_only():
+    """stencil.sweep_repeats 2: repetitions 0 and 1 measure every depth, 2 on Table 3's depth alone."""
+    from membound import families
+
+    config = {"stencil": {"domain_2d": [64, 64], "steps": 12, "sweep_repeats": 2,
+                          "kernels": {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3, "depths": [1, 2, 3]}}},
+              "precisions": ["fp64"]}
+    args = [families.cli_args("stencil", config, "2d5pt", rep=r) for r in range(3)]
+    assert ["--depths 1 2" in a for a in args] == [True, True, False]
+    assert all("--depth 3 " in a for a in args)

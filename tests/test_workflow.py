@@ -332,7 +332,7 @@ def toy(row, gpu, stencils=None) -> dict:
     return {"W": n, "Q": 16 * n, "W_exec": n, "items": n}
 '''
 TOY_ENTRY = '''    Family("toy", "toy copy", "copy", "copy", analytical.toy, block(n={"type": "integer", "minimum": 1}),
-           args=lambda config, case, counters: f"--n {config['toy']['n']}"),
+           args=lambda config, case, counters, rep: f"--n {config['toy']['n']}"),
 )}
 '''
 

@@ -33,7 +33,7 @@ class Family:
     tc_role: str
     wq: Callable[[Mapping, dict, Mapping | None], dict]   # analytical W, Q, W_exec, items of one row
     schema: dict              # its config block (block()); the rules pass it to membound.run.config.assemble
-    args: Callable[[Mapping, str | None, bool], str] = lambda config, case, counters: ""   # the CLI's problem
+    args: Callable[[Mapping, str | None, bool, int], str] = lambda config, case, counters, rep: ""   # the CLI's problem
     cases: Callable[[Mapping, list], list] | None = None  # its cases, one CLI call each in its job; else one call
     case_file: str = ""       # the CLI option that takes the case's CSR matrix file (the matrices rules make it)
 
@@ -72,7 +72,7 @@ def rep_index(suffix: str) -> int:
     return int(suffix.removeprefix(".rep") or 0)
 
 
-def _scale_args(config: Mapping, case: None, counters: bool) -> str:
+def _scale_args(config: Mapping, case: None, counters: bool, rep: int) -> str:
     """Array sizes 2^log2_min..2^log2_max; counter runs config ncu.scale_log2_min..max every scale_log2_step."""
     if counters:
         ncu = config["ncu"]
@@ -81,14 +81,18 @@ def _scale_args(config: Mapping, case: None, counters: bool) -> str:
     return f"--log2-min {config['scale']['log2_min']} --log2-max {config['scale']['log2_max']}"
 
 
-def _stencil_args(config: Mapping, case: str, counters: bool) -> str:
-    """The stencil's shape, depths, domain and steps; counter runs time 1 step, which the CLI rounds up
-    to each depth: one launch per role and depth, as every launch of a call moves the same bytes
-    (docs/counters.md), at Table 3's depth only unless config ncu.stencil_sweep."""
+def _stencil_args(config: Mapping, case: str, counters: bool, rep: int) -> str:
+    """The stencil's shape, depths, domain and steps; the fusion sweep's depths in repetitions
+    0..stencil.sweep_repeats - 1 only (Table 3's depth in every one). Counter runs time 1 step, which
+    the CLI rounds up to each depth: one launch per role and depth, as every launch of a call moves
+    the same bytes (docs/counters.md), at Table 3's depth only unless config ncu.stencil_sweep."""
     stencil = config["stencil"]
     st = stencil["kernels"][case]
     domain = "x".join(map(str, stencil[f"domain_{st['dims']}d"]))
-    swept = not counters or config.get("ncu", {}).get("stencil_sweep", False)
+    if counters:
+        swept = config.get("ncu", {}).get("stencil_sweep", False)
+    else:
+        swept = rep < stencil["sweep_repeats"]
     sweep = "".join(f" {t}" for t in st.get("depths", []) if t != st["depth"] and swept)
     steps = 1 if counters else stencil["steps"]     # the CLI rounds it up to each depth: one launch per call
     return (f"--stencil {case} --shape {st['shape']} --dims {st['dims']} --radius {st['radius']}"
@@ -109,7 +113,8 @@ FAMILIES = {f.name: f for f in (   # in the order of the raw rows every table re
     Family("scale", "SCALE", "STREAM", "STREAM", analytical.scale, block(log2_min=_LOG2, log2_max=_LOG2),
            args=_scale_args),
     Family("stencil", "stencils", "EBISU", "ConvStencil", analytical.stencil,
-           block(steps={"type": "integer", "minimum": 1}, domain_2d={**_DOMAIN, "minItems": 2, "maxItems": 2},
+           block(steps={"type": "integer", "minimum": 1}, sweep_repeats={"type": "integer", "minimum": 1},
+                 domain_2d={**_DOMAIN, "minItems": 2, "maxItems": 2},
                  domain_3d={**_DOMAIN, "minItems": 3, "maxItems": 3},
                  kernels={"type": "object", "additionalProperties": _STENCIL}),
            args=_stencil_args, cases=lambda config, matrices: list(config["stencil"]["kernels"])),
@@ -119,7 +124,7 @@ FAMILIES = {f.name: f for f in (   # in the order of the raw rows every table re
     Family("gemv", "GEMV", "cuBLAS", "DMMA", analytical.gemv,
            block(sizes={"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1,
                         "description": "square sizes n of A"}),
-           args=lambda config, case, counters: "--sizes " + " ".join(map(str, config["gemv"]["sizes"]))),
+           args=lambda config, case, counters, rep: "--sizes " + " ".join(map(str, config["gemv"]["sizes"]))),
 )}
 
 
@@ -148,19 +153,19 @@ def cases(family: str, config: Mapping, matrices) -> list[str | None]:
     return [None] if found is None else found(config, matrices)
 
 
-def cli_args(family: str, config: Mapping, case: str | None = None, counters: bool = False) -> str:
-    """The benchmark CLI's problem arguments of `case` from the config, with its --precisions (a
-    `case_file` option such as SpMV's --matrix is the rule's input, not here)."""
-    problem = FAMILIES[family].args(config, case, counters)
+def cli_args(family: str, config: Mapping, case: str | None = None, counters: bool = False, rep: int = 0) -> str:
+    """The benchmark CLI's problem arguments of `case` in repetition `rep` from the config, with its
+    --precisions (a `case_file` option such as SpMV's --matrix is the rule's input, not here)."""
+    problem = FAMILIES[family].args(config, case, counters, rep)
     return f"{problem} --precisions {' '.join(config['precisions'])}".strip()
 
 
-def batch_args(family: str, config: Mapping, cases, case_files=(), counters: bool = False) -> str:
+def batch_args(family: str, config: Mapping, cases, case_files=(), counters: bool = False, rep: int = 0) -> str:
     """The case groups of one job that runs every case of `family` in one process
     (membound.kernels.batch): per case '-- <its problem arguments>', with its case file (SpMV: the
     matrix of `case_files`, in the order of `cases`) first."""
     option = FAMILIES[family].case_file
-    return " ".join(f"-- {f'{option} {case_files[i]} ' if option else ''}{cli_args(family, config, case, counters)}"
+    return " ".join(f"-- {f'{option} {case_files[i]} ' if option else ''}{cli_args(family, config, case, counters, rep)}"
                     for i, case in enumerate(cases))
 
 

@@ -80,7 +80,8 @@ def bench_args(wildcards, input, counters=False):
     """A family's job runs every case in one process (membound.kernels.batch): each case's problem
     arguments (and its case file)."""
     cases = families.cases(wildcards.family, config, MATRICES)
-    return families.batch_args(wildcards.family, config, cases, input.case_files, counters)
+    rep = 0 if counters else families.rep_index(wildcards.rep)
+    return families.batch_args(wildcards.family, config, cases, input.case_files, counters, rep)
 
 
 # What the logger plugin `membound` says is left after each job (membound.run.progress).

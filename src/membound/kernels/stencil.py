@@ -52,10 +52,10 @@ from functools import partial
 import numpy as np
 
 from membound.kernels import arg_parser, stencil_plan, stencil_sp
-from membound.kernels.harness import Case, Impl, run_jobs, select
+from membound.kernels.harness import Case, Impl, run_jobs, select, skip_reason
 from membound.kernels.stencil_cpu import CPU, reference, sampled_reference
 from membound.kernels.stencil_cuda import cc_kernel as _cc_kernel  # noqa: F401
-from membound.kernels.stencil_cuda import compiled, device_gpu, tc_groups, weights_arg  # noqa: F401
+from membound.kernels.stencil_cuda import compile_ahead, compiled, device_gpu, modules, tc_groups, weights_arg  # noqa: F401
 from membound.kernels.stencil_cuda import runner as _cuda_runner
 from membound.kernels.stencil_cuda import shared_limit as _shared_limit
 from membound.kernels.stencil_cuda import tc_kernel as _tc_kernel  # noqa: F401
@@ -212,17 +212,20 @@ def main(argv=None):
         raise SystemExit(f"error: --steps {args.steps} must be positive")
     chosen = select(IMPLS, args.backend, args.precisions)
     limit = _shared_limit(args.backend)
-    rng, jobs = np.random.default_rng(), []
+    rng, jobs, gpu = np.random.default_rng(), [], device_gpu() if limit else None
     for p in dict.fromkeys(p for _, p in chosen):
         impls = {impl.name: impl for impl, q in chosen if q == p}
         try:
-            planned, refused = plan(st, args.depths, list(impls), limit, device_gpu() if limit else None, p)
+            planned, refused = plan(st, args.depths, list(impls), limit, gpu, p)
         except ValueError as err:
             raise SystemExit(f"error: {err}") from None
         for why in refused:
             print(f"note: refused: {why}; no row", file=sys.stderr)
-        jobs += [(impls[name], partial(prepare, impls[name], at, domain, steps_at(args.steps, at.depth), args.backend,
-                                       rng, None, p)) for name, at in planned]
+        jobs += [(impls[name], at, p) for name, at in planned]
+    if args.backend == "cuda":   # every module of the case at once, in threads (docs/performance.md)
+        compile_ahead(s for impl, at, p in jobs if not skip_reason(impl, "cuda") for s in modules(impl.name, at, p, gpu))
+    jobs = [(impl, partial(prepare, impl, at, domain, steps_at(args.steps, at.depth), args.backend, rng, None, p))
+            for impl, at, p in jobs]
     run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:9.2f} GStencil/s")
 
 

@@ -7,14 +7,17 @@ conversions; stencil_mma.cuh: the precision's MMA and its twin), under the same 
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
 import numpy as np
 
-from membound.kernels import load_module
+from membound.kernels import load_module, stencil_sp
 from membound.kernels.stencil_cpu import b_operands
 from membound.kernels.stencil_plan import Stencil, cc_launch, occupancy, tc_config
-from membound.model.geometry import PACK, mma_shape
+from membound.model import sparse24
+from membound.model.geometry import PACK, mma_shape, support
 from membound.model.precision import fmt
 from membound.run import detect
 
@@ -75,9 +78,14 @@ def tc_groups(rows: np.ndarray, frags: np.ndarray, rf: int) -> tuple[str, np.nda
 
 
 def compiled(source: str, name: str, macros: dict, smem: int):
-    kernel = load_module(source, tuple(f"-D{k}={v}" for k, v in sorted(macros.items()))).get_function(name)
+    kernel = load_module(source, options(macros)).get_function(name)
     kernel.max_dynamic_shared_size_bytes = smem
     return kernel, smem
+
+
+def options(macros: dict) -> tuple[str, ...]:
+    """The NVRTC options of a module built with `macros` (its -D flags, in one order)."""
+    return tuple(f"-D{k}={v}" for k, v in sorted(macros.items()))
 
 
 def cc_kernel(st: Stencil, depth: int, gpu: str | None, tile: dict | None = None, precision: str = "fp64"):
@@ -87,15 +95,46 @@ def cc_kernel(st: Stencil, depth: int, gpu: str | None, tile: dict | None = None
     return compiled(launch.source, launch.name, launch.macros, launch.smem), launch
 
 
-def tc_kernel(st: Stencil, frags: np.ndarray, rows: np.ndarray, twin: bool, precision: str = "fp64"):
-    """((kernel, shared bytes), tile, threads, B fragments, rows or None) of the tensor-core kernel:
-    2D stencil_tc.cu, 3D stencil_tc3.cu (its TABLE from tc_groups); twin: built with TWIN=1."""
+def tc_module(st: Stencil, frags: np.ndarray, rows: np.ndarray, twin: bool, precision: str = "fp64"):
+    """(source, name, macros, shared bytes), tile, threads, B fragments, rows or None of the tensor-core
+    kernel: 2D stencil_tc.cu, 3D stencil_tc3.cu (its TABLE from tc_groups); twin: built with TWIN=1."""
     name, macros, smem, tile = tc_config(st, len(frags), twin, precision)
     bx, by, threads = 8 * tile["NT"] * tile["WX"], mma_shape(precision)[0] * tile["WY"], 32 * tile["WX"] * tile["WY"]
     if st.dims == 3:
         table, frags = tc_groups(rows, frags, st.radius * st.depth)
-        return compiled(f"{name}.cu", name, dict(macros, TABLE=table), smem), (bx, by, tile["BZ"]), threads, frags, None
-    return compiled(f"{name}.cu", name, macros, smem), (bx, by, 1), threads, frags, rows
+        return (f"{name}.cu", name, dict(macros, TABLE=table), smem), (bx, by, tile["BZ"]), threads, frags, None
+    return (f"{name}.cu", name, macros, smem), (bx, by, 1), threads, frags, rows
+
+
+def tc_kernel(st: Stencil, frags: np.ndarray, rows: np.ndarray, twin: bool, precision: str = "fp64"):
+    """tc_module with its module compiled: ((kernel, shared bytes), tile, threads, B fragments, rows or None)."""
+    spec, *rest = tc_module(st, frags, rows, twin, precision)
+    return compiled(*spec), *rest
+
+
+def modules(impl: str, st: Stencil, precision: str, gpu: str | None) -> list[tuple[str, dict]]:
+    """(source, macros) of the module `runner(impl, st, ...)` compiles in `precision` on `gpu` (this
+    GPU's tiles): they follow the stencil's structure, so any weights on its support give them."""
+    if impl == "tc_sparse":
+        form = sparse24.transform(st.shape, st.dims, st.radius, st.depth, precision, None, stencil_sp.LAYOUT)
+        return [("stencil_sp.cu", stencil_sp.module(form, st.dims)[0])]
+    if impl in ("tc", "tc_twin"):
+        mask = support(st.shape, st.dims, st.radius)
+        rows, frags = b_operands(mask / mask.sum(), st.depth, precision)   # fused sums of 1: in every format's range
+        (source, _, macros, _), *_ = tc_module(st, frags, rows, impl == "tc_twin", precision)
+        return [(source, macros)]
+    launch = cc_launch(st, st.depth if impl == "cc_tb" else 1, gpu, None, fmt(precision).bytes)
+    return [(launch.source, launch.macros)]
+
+
+def compile_ahead(specs, workers: int | None = None) -> int:
+    """Compile the modules `specs` ((source, macros) pairs) in a pool of threads, before the first case
+    runs: NVRTC releases the GIL, so a job's cold kernel cache costs its slowest module per core
+    rather than the sum (docs/performance.md). Returns how many distinct modules it compiled."""
+    unique = list(dict.fromkeys((source, options(macros)) for source, macros in specs))
+    with ThreadPoolExecutor(workers or os.cpu_count()) as pool:
+        list(pool.map(lambda spec: load_module(*spec).compile(), unique))
+    return len(unique)
 
 
 def runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int, tile: dict | None = None):

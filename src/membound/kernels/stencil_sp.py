@@ -130,26 +130,34 @@ def emulate(form: sparse24.SparseForm, x: np.ndarray, launches: int) -> np.ndarr
 # --------------------------------------------------------------------------------------- CUDA
 
 
+def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:
+    """(macros, dynamic shared bytes) of stencil_sp.cu for `form` in `dims` dimensions: they follow
+    the form's structure (its fragments, the lanes' B offsets), not its weights' values."""
+    p, runs, tile = form.precision, LAYOUT == "runs", tile_for(dims)
+    pitch = pitch_for(form.radius, p, dims=dims)
+    noff, nfrag = 1 if runs else b_slots(p).shape[1], len(form.a)
+    frag_bytes = nfrag * 32 * (20 + 4 * noff)
+    fsm = int(frag_bytes <= FRAG_SMEM)
+    macros = dict(DIMS=dims, RF=form.radius, PREC=32 if p == "fp32" else 16, PITCH=pitch, NOFF=noff, NFRAG=nfrag,
+                  FSM=fsm, RUNS=int(runs), **tile)
+    return macros, (8 * tile["WY"] + 2 * form.radius) * pitch * fmt(p).bytes + fsm * frag_bytes
+
+
 def cuda_runner(form: sparse24.SparseForm, dims: int, x0, launches: int, compiled):
     """A function running `launches` launches of stencil_sp.cu from device array x0 (storage dtype);
     `compiled(source, name, macros, smem)` -> (kernel, smem) is the stencil module's compile cache."""
     import cupy as cp
 
     p = form.precision
-    runs = LAYOUT == "runs"
-    tile = tile_for(dims)
-    pitch = pitch_for(form.radius, p, dims=dims)
+    macros, smem = module(form, dims)
     values, nibbles = sparse24.compress(operand(form.a, p), p)
     afrag, meta = pack_lanes(values, nibbles, p)
-    offs = b_offsets(form, pitch, runs)
+    offs = b_offsets(form, macros["PITCH"], bool(macros["RUNS"]))
     planes = plane_starts(form, dims)
-    noff, nfrag = offs.shape[-1], len(afrag)
-    frag_bytes = nfrag * 32 * (20 + 4 * noff)
-    fsm = int(frag_bytes <= FRAG_SMEM)
-    macros = dict(DIMS=dims, RF=form.radius, PREC=32 if p == "fp32" else 16, PITCH=pitch, NOFF=noff, NFRAG=nfrag,
-                  FSM=fsm, RUNS=int(runs), **tile)
+    if offs.shape[-1] != macros["NOFF"] or len(afrag) != macros["NFRAG"]:
+        raise AssertionError(f"stencil_sp operands {offs.shape}, {afrag.shape} disagree with its macros {macros}")
+    tile = tile_for(dims)
     bx, by = 16 * tile["NX"] * tile["WX"], 8 * tile["WY"]
-    smem = (by + 2 * form.radius) * pitch * fmt(p).bytes + fsm * frag_bytes
     kernel, smem = compiled("stencil_sp.cu", "stencil_sp", macros, smem)
     shape3 = (1,) * (3 - x0.ndim) + x0.shape
     nz, ny, nx = shape3
