@@ -75,7 +75,7 @@ OVERRIDES = ["counters=false", "matrix_source=real", "scale={log2_min: 12, log2_
 
 @pytest.mark.parametrize("profile", PROFILES)
 def test_every_profile_keeps_its_gpu_results_and_mode_whatever_config_adds(profile):
-    run = snakemake("--profile", f"profiles/{profile}", "all", "-n", "--config", *OVERRIDES)
+    run = snakemake("--profile", f"profiles/{profile}", "all", "-n", "--forceall", "--config", *OVERRIDES)  # as after `make run`
     out = run.stdout + run.stderr
     assert run.returncode == 0, run.stderr[-3000:]
     target = "results/reference/h100" if profile == "reference" else f"results/{profile}"

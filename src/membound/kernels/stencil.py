@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 import sys
+import time
 from dataclasses import replace
 from functools import partial
 
@@ -223,7 +224,9 @@ def main(argv=None):
             print(f"note: refused: {why}; no row", file=sys.stderr)
         jobs += [(impls[name], at, p) for name, at in planned]
     if args.backend == "cuda":   # every module of the case at once, in threads (docs/performance.md)
-        compile_ahead(s for impl, at, p in jobs if not skip_reason(impl, "cuda") for s in modules(impl.name, at, p, gpu))
+        start = time.perf_counter()
+        n = compile_ahead(s for impl, at, p in jobs if not skip_reason(impl, "cuda") for s in modules(impl.name, at, p, gpu))
+        print(f"note: {n} kernel modules compiled or loaded ahead in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     jobs = [(impl, partial(prepare, impl, at, domain, steps_at(args.steps, at.depth), args.backend, rng, None, p))
             for impl, at, p in jobs]
     run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:9.2f} GStencil/s")
