@@ -149,6 +149,18 @@ def test_permission_error_says_how_to_fix(tmp_path):
         ncu.profile(["true"], {}, ncu=str(fake))
 
 
+def test_the_profiled_run_echoes_ncus_lines_as_they_come_and_still_fails_clearly(tmp_path, capsys):
+    fake = tmp_path / "ncu"
+    fake.write_text("#!/bin/sh\necho '==PROF== Connected'\necho 'progress' >&2\necho '==PROF== Disconnected'\n"
+                    "exit ${FAIL:-0}\n")
+    fake.chmod(0o755)
+    run = ncu._ncu(str(fake), [], "profiling", echo=True)
+    assert capsys.readouterr().err == run.stdout == "==PROF== Connected\nprogress\n==PROF== Disconnected\n"
+    fake.write_text(fake.read_text().replace("${FAIL:-0}", "3"))
+    with pytest.raises(ncu.CounterError, match=r"ncu profiling failed \(exit 3\): .*Disconnected"):
+        ncu._ncu(str(fake), [], "profiling", echo=True)
+
+
 def test_profile_args_record_clock_and_cache_control():
     args = ncu.profile_args(list(ncu.METRICS), "r", "base", "all", 50)
     assert args[args.index("--clock-control") + 1] == "base" and args[args.index("--cache-control") + 1] == "all"

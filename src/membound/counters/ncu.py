@@ -94,8 +94,19 @@ def read_rows(paths) -> pd.DataFrame | None:
 # ------------------------------------------------------------------------------------ running
 
 
-def _ncu(ncu: str, args: list[str], what: str) -> subprocess.CompletedProcess:
-    proc = subprocess.run([ncu, *args], capture_output=True, text=True)
+def _ncu(ncu: str, args: list[str], what: str, echo: bool = False) -> subprocess.CompletedProcess:
+    """Run ncu with `args`; echo: each line of its output also to stderr as it comes (the profiled
+    run's progress, so that a long counter job's log shows where it is while it runs)."""
+    if echo:
+        with subprocess.Popen([ncu, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as pipe:
+            lines = []
+            for line in pipe.stdout:
+                sys.stderr.write(line)
+                sys.stderr.flush()
+                lines.append(line)
+        proc = subprocess.CompletedProcess(pipe.args, pipe.returncode, "".join(lines), "")
+    else:
+        proc = subprocess.run([ncu, *args], capture_output=True, text=True)
     text = proc.stdout + proc.stderr
     if "ERR_NVGPUCTRPERM" in text:
         raise CounterError(PERMISSION_FIX)
@@ -138,9 +149,8 @@ def profile(command: list[str], mma_shapes, clock_control="base", cache_control=
     metrics = metric_list(available_metrics(ncu))
     with tempfile.TemporaryDirectory() as tmp:
         report = str(Path(tmp) / "report")
-        run = _ncu(ncu, [*profile_args(metrics, report, clock_control, cache_control, launch_count), *command],
-                   "profiling " + " ".join(command[:4]))
-        sys.stderr.write(run.stdout + run.stderr)
+        _ncu(ncu, [*profile_args(metrics, report, clock_control, cache_control, launch_count), *command],
+                   "profiling " + " ".join(command[:4]), echo=True)
         if not Path(report + ".ncu-rep").exists():
             raise CounterError(f"ncu profiled no kernel inside a membound:* NVTX range while running {' '.join(command)}; "
                                "does the benchmark support --counters?")
