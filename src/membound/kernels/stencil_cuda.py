@@ -123,6 +123,8 @@ def modules(impl: str, st: Stencil, precision: str, gpu: str | None) -> list[tup
         rows, frags = b_operands(mask / mask.sum(), st.depth, precision)   # fused sums of 1: in every format's range
         (source, _, macros, _), *_ = tc_module(st, frags, rows, impl == "tc_twin", precision)
         return [(source, macros)]
+    if impl not in ("cc_naive", "cc_tb"):
+        raise ValueError(f"stencil_cuda.modules does not know impl '{impl}': name the modules its runner compiles")
     launch = cc_launch(st, st.depth if impl == "cc_tb" else 1, gpu, None, fmt(precision).bytes)
     return [(launch.source, launch.macros)]
 
