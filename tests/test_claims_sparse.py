@@ -57,6 +57,7 @@ def test_c5_holds_where_the_measured_side_matches_the_spec_prediction():
     assert (table["sparsity"] == "2:4").all() and set(table["held"]) == {"yes"}
     c = check(rows({"2d49pt": 1.5, "2d5pt": 1.0}))["C5"]
     assert c["verdict"] == "SUPPORTED" and c["estimate"] == 1.0 and c["estimate_text"] == "held on 2/2"
+    assert c["sources"] == ["synthetic"]           # claims.md's "Data:" line names what the stencil rows are
 
 
 @pytest.mark.parametrize("speedups, verdict, failed", [

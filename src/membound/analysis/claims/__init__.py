@@ -32,7 +32,7 @@ import pandas as pd
 from membound.analysis.claims import c1_bound, c2_scale, c3_spmv, c4_stencil, c5_scenarios, pairs
 from membound.analysis.claims.originals import on_originals
 from membound.analysis.claims.report import write
-from membound.analysis.claims.verdicts import LEVEL_95, NO_DATA, NOT_APPLICABLE, RESAMPLES, SEED
+from membound.analysis.claims.verdicts import LEVEL_95, NO_DATA, NOT_APPLICABLE, RESAMPLES, SEED, sources
 from membound.analysis.depths import role_rows
 from membound.model import peaks
 from membound.model.precision import PRECISIONS
@@ -68,7 +68,7 @@ def _in_precision(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_f
     claims = [c1_bound.speedup_bound(twins, gpu, margin, dram_fraction, pairs.missing_twins(ours), counters, precision),
               c2_scale.scale_l2(p, gpu, margin), c3_spmv.spmv_l2(p, gpu, margin),
               c4_stencil.stencils_generally(p, margin), c4_stencil.stencils_generally(sparse, margin, sparse=True),
-              c5_scenarios.scenarios_hold(table, margin)]
+              c5_scenarios.scenarios_hold(table, margin, sources(ours[ours["kernel"] == "stencil"]))]
     extra = on_originals(rows, gpu, stencils, margin)
     peak = peaks.at(gpu, precision)
     for c in claims + extra:

@@ -24,8 +24,9 @@ CASE_COLUMNS = ["problem", "depth", "sparsity", "scenario", "speedup_model", "pr
                 "ci_high", "reps", "held"]
 
 
-def scenarios_hold(table: pd.DataFrame, margin: float) -> dict:
-    """C5 on one precision's rows of the classification's verdict table (classification.verdicts)."""
+def scenarios_hold(table: pd.DataFrame, margin: float, sources: list[str]) -> dict:
+    """C5 on one precision's rows of the classification's verdict table (classification.verdicts),
+    measured on stencil rows of `sources` (their `source` labels, e.g. synthetic)."""
     decided = table[table["held"].isin(HELD_VERDICT)] if len(table) else table
     verdict = worst(HELD_VERDICT[h] for h in decided["held"]) if len(decided) else NO_DATA
     held = int((decided["held"] == "yes").sum()) if len(decided) else 0
@@ -41,7 +42,7 @@ def scenarios_hold(table: pd.DataFrame, margin: float) -> dict:
             "estimate_text": f"held on {held}/{len(decided)}" if len(decided) else "no data",
             "reference_text": "every prediction holds", "pairs": sorted(set(table.get("problem", []))),
             "title": "Paper 002's scenario prediction (tensor cores faster, slower or equal) holds for each measured "
-                     "configuration", "where": "paper 002 Sec. 4.1-4.3, eq. 13-20, Figure 10", "sources": [],
+                     "configuration", "where": "paper 002 Sec. 4.1-4.3, eq. 13-20, Figure 10", "sources": sources,
             "summary": summary, "cases": cases, "numbers": {"configurations": len(decided), "held": held,
                                                               "not_held": failed},
             "text": "Paper 002: the four scenarios of eq. 14-19 (and eq. 20 for sparse tensor cores) predict whether "
