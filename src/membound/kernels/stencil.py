@@ -213,7 +213,7 @@ def main(argv=None):
         raise SystemExit(f"error: --steps {args.steps} must be positive")
     chosen = select(IMPLS, args.backend, args.precisions)
     limit = _shared_limit(args.backend)
-    rng, jobs, gpu = np.random.default_rng(), [], device_gpu() if limit else None
+    rng, runs, gpu = np.random.default_rng(), [], device_gpu() if limit else None
     for p in dict.fromkeys(p for _, p in chosen):
         impls = {impl.name: impl for impl, q in chosen if q == p}
         try:
@@ -222,13 +222,13 @@ def main(argv=None):
             raise SystemExit(f"error: {err}") from None
         for why in refused:
             print(f"note: refused: {why}; no row", file=sys.stderr)
-        jobs += [(impls[name], at, p) for name, at in planned]
+        runs += [(impls[name], at, p) for name, at in planned]
     if args.backend == "cuda":   # every module of the case at once, in threads (docs/performance.md)
         start = time.perf_counter()
-        n = compile_ahead(s for impl, at, p in jobs if not skip_reason(impl, "cuda") for s in modules(impl.name, at, p, gpu))
+        n = compile_ahead(s for impl, at, p in runs if not skip_reason(impl, "cuda") for s in modules(impl.name, at, p, gpu))
         print(f"note: {n} kernel modules compiled or loaded ahead in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     jobs = [(impl, partial(prepare, impl, at, domain, steps_at(args.steps, at.depth), args.backend, rng, None, p))
-            for impl, at, p in jobs]
+            for impl, at, p in runs]
     run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:9.2f} GStencil/s")
 
 
