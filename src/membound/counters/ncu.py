@@ -150,7 +150,7 @@ def profile(command: list[str], mma_shapes, clock_control="base", cache_control=
     with tempfile.TemporaryDirectory() as tmp:
         report = str(Path(tmp) / "report")
         _ncu(ncu, [*profile_args(metrics, report, clock_control, cache_control, launch_count), *command],
-                   "profiling " + " ".join(command[:4]), echo=True)
+             "profiling " + " ".join(command[:4]), echo=True)
         if not Path(report + ".ncu-rep").exists():
             raise CounterError(f"ncu profiled no kernel inside a membound:* NVTX range while running {' '.join(command)}; "
                                "does the benchmark support --counters?")
