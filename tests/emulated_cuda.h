@@ -25,6 +25,9 @@
 #define __ldg(p) (*(p))
 using std::max;
 using std::min;
+struct uint4 {
+  unsigned x, y, z, w;
+};
 
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;
@@ -92,6 +95,8 @@ inline void __syncthreads() { swapcontext(&emu::threads[emu::current].ctx, &emu:
 
 template <class T>
 inline void copy_async(T* dst, const T* src) { emu::threads[emu::current].groups.back().push_back({dst, src, sizeof(T)}); }
+template <class T>
+inline void copy_async16(T* dst, const T* src) { emu::threads[emu::current].groups.back().push_back({dst, src, 16}); }
 inline void async_commit() { emu::threads[emu::current].groups.emplace_back(); }
 template <int N>
 inline void async_wait() {   // complete every committed group but the newest N

@@ -30,9 +30,15 @@ CASES = [  # (shape, dims, radius, depth, tile, field); fields ragged, several b
     ("box", 3, 1, 4, dict(SMALL_TB3, WSMEM=1), (21, 13, 19)),
     ("box", 3, 1, 1, dict(CC3, BX=8, BY=16, BZ=8, V=4, NTHREADS=32), (21, 13, 19)),
 ]
+CC = dict(kernel="stencil_cc", BX=16, BY=8, BZ=1, V=4, NTHREADS=32, TPB=1, MINB=0, WSMEM=0, VEC=1)
+VEC_CASES = [  # 16-byte copies (nx a multiple of every precision's vector), and the fallback (nx odd)
+    ("star", 2, 1, 1, CC, (37, 48)),
+    ("box", 2, 1, 3, dict(CC, TPB=2), (45, 72)),
+    ("star", 2, 3, 1, dict(CC, TPB=3), (45, 71)),
+]
 
 
-@pytest.mark.parametrize("shape, dims, radius, depth, tile, field", CASES)
+@pytest.mark.parametrize("shape, dims, radius, depth, tile, field", CASES + VEC_CASES)
 def test_emulated_kernel_matches_reference(shape, dims, radius, depth, tile, field):
     rng = np.random.default_rng(11)
     x = rng.random(field)
@@ -62,7 +68,7 @@ def test_emulation_catches_a_missing_wait(monkeypatch):
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
-@pytest.mark.parametrize("shape, dims, radius, depth, tile, field", CASES[::2] + [CASES[-1]])
+@pytest.mark.parametrize("shape, dims, radius, depth, tile, field", CASES[::2] + [CASES[-1]] + VEC_CASES)
 def test_emulated_kernel_in_fp32_and_fp16_within_the_bound(precision, shape, dims, radius, depth, tile, field):
     """The same sources built with ELEM 4 and 2 (stored in fp32 / fp16, summed in fp32): within the
     derived bound of the float64 reference of the same rounded input and weights, races and waits

@@ -140,7 +140,17 @@ def test_shared_memory_follows_the_element_size():
         st = S.Stencil(name, shape, dims, radius, depth)
         for impl in ("cc_naive", "cc_tb"):
             full = P.shared_bytes(impl, st, "h100")
-            assert [P.shared_bytes(impl, st, "h100", p) for p in LOW] == [full // 2, full // 4]
+            d = 1 if impl == "cc_naive" else depth
+            tile = P.cc_tile(st, d, "h100")
+            if not tile.get("VEC"):
+                assert [P.shared_bytes(impl, st, "h100", p) for p in LOW] == [full // 2, full // 4]
+                continue
+            # stencil_cc VEC: rows of whole 16-byte vectors, padded so the first column is a vector's first
+            pitch = {e: -(-((16 // e - d * radius % (16 // e)) % (16 // e) + tile["BX"] + 2 * d * radius) // (16 // e))
+                     * (16 // e) for e in (8, 4, 2)}
+            rows = full // (8 * pitch[8])
+            assert full == 8 * rows * pitch[8]
+            assert [P.shared_bytes(impl, st, "h100", p) for p in LOW] == [4 * rows * pitch[4], 2 * rows * pitch[2]]
         for p in PRECISIONS:
             name_, macros, smem, tile = P.tc_config(st, 10, False, p)
             m, _, k = geometry.mma_shape(p)

@@ -22,14 +22,24 @@ class Clock:
         return self.now
 
 
-def test_committed_timings_give_a_job_of_each_rule_every_case_of_one_repetition():
-    expected = progress.expected_from(REPO / "results/reference/h100/raw/benchmarks", ["scale", "spmv", "stencil"])
-    assert {"bench_scale", "bench_spmv", "bench_stencil", "counters_stencil", "counters_dgemm"} <= set(expected)
-    assert 30 < expected["bench_scale"] < 60 and 2 < expected["bench_spmv"] / 21 < 6   # 3.6 s per matrix
-    assert 200 < expected["counters_spmv"] < 230                                      # one repetition, 21 matrices
-    assert expected["bench"] == pytest.approx(sum(expected[f"bench_{f}"] for f in ("scale", "spmv", "stencil")) / 3)
-    assert "counters" in expected and "counters_gemv" in expected
+def test_timings_give_a_job_of_each_rule_every_case_of_one_repetition(tmp_path):
+    def tsv(stem, seconds):
+        (tmp_path / f"{stem}.tsv").write_text(f"s\th:m:s\n{seconds}\t0:00:01\n")
+
+    tsv("bench_scale", 40), tsv("bench_scale.rep1", 50)                       # one job per repetition
+    for rep, (a, b) in {"": (3, 4), ".rep1": (5, 6)}.items():                   # older runs: a job per case
+        tsv(f"bench_spmv-a{rep}", a), tsv(f"bench_spmv-b{rep}", b)
+    tsv("counters_stencil", 20)
+    expected = progress.expected_from(tmp_path, ["scale", "spmv"])
+    assert expected == pytest.approx({"bench_scale": 45, "bench_spmv": 9, "counters_stencil": 20, "bench": 27})
     assert progress.expected_from(REPO / "no/such/folder") == {}
+
+
+def test_the_committed_timings_cover_every_gpu_rule():
+    expected = progress.expected_from(REPO / "results/reference/h100/raw/benchmarks", ["scale", "spmv", "stencil"])
+    assert {"bench", "counters", "counters_dgemm", "counters_gemv"} <= set(expected)
+    assert {f"{kind}_{f}" for kind in ("bench", "counters") for f in ("scale", "spmv", "stencil", "gemv")} <= set(expected)
+    assert all(seconds > 0 for seconds in expected.values())
 
 
 def test_the_estimate_spreads_gpu_jobs_over_the_gpus_and_this_runs_times_replace_committed_ones():

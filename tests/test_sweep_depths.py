@@ -1,6 +1,7 @@
 """tools/sweep_depths.py: its tile variants launch, the TUNED lines it prints are stencil_tiles.py's own
 format, and its depth sweep runs checked rows (on the CPU)."""
 
+import contextlib
 import importlib.util
 from argparse import Namespace
 from pathlib import Path
@@ -64,7 +65,7 @@ def test_tile_sweep_keeps_the_best_checked_variant_and_prints_its_entry(monkeypa
 
         map = staticmethod(map)
 
-    def fake_measured(impl, at, steps, backend, warmup, reps, domain, rng, tile):
+    def fake_measured(impl, at, steps, backend, warmup, reps, domain, rng, tile, precision):
         if tile.get("PF") == 2:
             raise CheckError("2d5pt cc_tb: mismatch")
         return {"problem": at.name, "depth": at.depth, "value": tile.get("NT", 100) + 10 * tile.get("CH", 0) + at.depth}
@@ -81,3 +82,20 @@ def test_tile_sweep_keeps_the_best_checked_variant_and_prints_its_entry(monkeypa
     frame = pd.read_csv(tmp_path / "sweep_tiles.csv", keep_default_na=False)
     assert set(frame.failed) == {"", "needs 300 KiB", "FAILED 2d5pt cc_tb: mismatch"}
     assert '(2, "star", 1, 2): dict(TB2, CH=8),' in capsys.readouterr().out.splitlines()[-1]
+    assert {"CC2", "dict(CC2, VEC=1)"} <= set(frame.tile)   # stencil_cc with and without its 16-byte copies
+
+
+def test_tile_sweep_runs_each_precision_and_only_the_variants_named(monkeypatch, tmp_path):
+    seen = []
+    monkeypatch.setattr(sweep, "compile_launch", lambda job: seen.append(job[4]))
+    monkeypatch.setattr(sweep, "ProcessPoolExecutor", lambda *a, **k: contextlib.nullcontext(
+        type("Serial", (), {"map": staticmethod(lambda f, jobs: [f(j) for j in jobs])})))
+    monkeypatch.setattr(sweep, "measured", lambda *a: {"value": 100.0 + len(a[-1]) + 10 * a[-2].get("VEC", 0)})
+    monkeypatch.setattr(sweep.S, "device_gpu", lambda: "a100")   # no TUNED tiles: today's differ from the GPU's
+    monkeypatch.setattr(sweep.S, "_shared_limit", lambda backend: 227 * 1024)
+    monkeypatch.setenv("OUT", str(tmp_path))
+    assert sweep.main(["--tiles", "--stencils", "2d5pt", "--depths", "1", "--precisions", "fp16", "fp64",
+                       "--variants", "today", "today+vec"]) == 0
+    assert seen == [2, 2, 8, 8]    # element bytes per compiled variant
+    best = pd.read_csv(tmp_path / "best_tiles.csv")
+    assert list(zip(best.precision, best.variant)) == [("fp16", "today+vec"), ("fp64", "today+vec")]

@@ -4,7 +4,8 @@ case checked as the workflow checks it before it is timed (kernels/harness.py, s
 output on stencil.CHECK_DOMAIN, then 256 sampled points of the timed field).
 
     python tools/sweep_depths.py [--stencils 2d5pt 3d7pt] [--depths 1 3] [--reps 10] [--warmup 3] [--steps 12]
-    python tools/sweep_depths.py --tiles [--budget 480] [--stencils ...] [--depths ...]
+    python tools/sweep_depths.py --tiles [--budget 480] [--stencils ...] [--depths ...] [--precisions ...]
+                                 [--variants today tuned today+vec tuned+vec]
     python tools/sweep_depths.py --precisions fp32 fp16 --impls cc_naive cc_tb tc tc_twin --depths 1 3
 
 Default: cc_tb in this GPU's tiles (stencil_plan.cc_tile) and tc at every depth; writes
@@ -14,8 +15,9 @@ kernel and depth with the best depth last, so that the best depth of each kernel
 asked) choose what runs; the kernels are compiled first, in parallel. Every depth-1 CUDA-core row is
 then set against B/(2D) GStencil/s (B the spec's bandwidth, D the element size; issue 24's benchmark:
 >= 85% where I = K/D is below the CUDA-core balance of the precision that sums, fp32 for fp16).
---tiles: cc_tb alone, at every depth in a handful of tiles (`variants`; warm-up 1 and 5 timed calls
-unless given), so that the best tile per stencil and depth can be chosen; writes $OUT/sweep_tiles.csv
+--tiles: cc_tb alone, at every depth in a handful of tiles (`variants`; each stencil_cc tile also with
+its VEC switched, labelled +vec; --variants keeps the labels named; warm-up 1 and 5 timed calls unless
+given) in each precision, so that the best tile per stencil and depth can be chosen; writes $OUT/sweep_tiles.csv
 (every variant) and $OUT/best_tiles.csv, and prints this GPU's TUNED entries for
 src/membound/kernels/stencil_tiles.py. No new case starts after --budget seconds. A depth or tile whose
 shared memory does not fit this GPU is listed as refused, a failed check as FAILED (no time kept).
@@ -81,6 +83,9 @@ def variants(st: P.Stencil, depth: int, gpu: str | None) -> dict[str, dict]:
         base = out["today"] if out["today"]["kernel"] == "stencil_tb3" else TB3
         out.update(bz64=dict(base, BZ=64), bz256=dict(base, BZ=256), t256=dict(base, NTHREADS=256),
                    v8=dict(base, V=8, NTHREADS=256), **{"32x16": dict(base, BX=32, BY=16, NTHREADS=256, V=2)})
+    for label, tile in list(out.items()):   # stencil_cc: its 16-byte copies switched (stencil_cc.cu VEC)
+        if tile["kernel"] == "stencil_cc":
+            out[f"{label}+vec"] = dict(tile, VEC=1 - tile.get("VEC", 0))
     distinct = {}
     for label, tile in out.items():
         distinct.setdefault(tuple(sorted(tile.items())), (label, tile))
@@ -101,9 +106,9 @@ def entry_text(st: P.Stencil, depth: int, text: str) -> str:
 
 def compile_launch(job) -> str | None:
     """Compile one variant in a worker process (fills CuPy's kernel cache): None, or why it cannot run."""
-    st, depth, tile, limit = job
+    st, depth, tile, limit, elem = job
     try:
-        launch = P.cc_launch(st, depth, tile=tile)
+        launch = P.cc_launch(st, depth, tile=tile, elem=elem)
         if launch.smem > limit:
             return f"needs {launch.smem / 1024:.1f} KiB of shared memory per block, the device allows {limit // 1024}"
         load_module(launch.source, tuple(f"-D{k}={v}" for k, v in sorted(launch.macros.items()))).get_function(
@@ -201,39 +206,44 @@ def bandwidth_shares(rows: pd.DataFrame, gpu: dict) -> pd.DataFrame:
 
 
 def sweep_tiles(sts, depths, args, domains: dict) -> pd.DataFrame:
-    """Every variant of cc_tb at each depth of each stencil: a row each, its rate or why it failed."""
+    """Every variant of cc_tb at each depth of each stencil in each precision: a row each, its rate or
+    why it failed."""
     t0, gpu, limit = time.time(), S.device_gpu(), S._shared_limit("cuda")
-    jobs = [(st, t, label, tile) for st in sts for t in depths if t <= P.MAX_DEPTH[st.dims]
-            for label, tile in variants(st, t, gpu).items()]
+    jobs = [(st, t, label, tile, prec) for prec in args.precisions for st in sts for t in depths
+            if t <= P.MAX_DEPTH[st.dims] for label, tile in variants(st, t, gpu).items()
+            if not args.variants or label in args.variants]
     with ProcessPoolExecutor(os.cpu_count(), mp_context=multiprocessing.get_context("spawn")) as pool:
-        refused = list(pool.map(compile_launch, [(st, t, tile, limit) for st, t, _, tile in jobs]))  # NVRTC in parallel
+        refused = list(pool.map(compile_launch, [(st, t, tile, limit, fmt(prec).bytes)
+                                                 for st, t, _, tile, prec in jobs]))  # NVRTC in parallel
     print(f"{gpu}: {len(jobs)} variants compiled in {time.time() - t0:.0f} s", flush=True)
     rng, rows = np.random.default_rng(0), []
-    for (st, t, label, tile), why in zip(jobs, refused):
+    for (st, t, label, tile, prec), why in zip(jobs, refused):
         if time.time() - t0 > args.budget:
-            print(f"budget spent: {st.name} t={t} {label} and later variants not measured", flush=True)
+            print(f"budget spent: {st.name} t={t} {label} {prec} and later variants not measured", flush=True)
             break
-        row = dict(gpu=gpu, problem=st.name, depth=t, variant=label, cc_kernel=tile["kernel"], tile=tile_text(tile))
+        row = dict(gpu=gpu, problem=st.name, depth=t, precision=prec, variant=label, cc_kernel=tile["kernel"],
+                   tile=tile_text(tile))
         if why is None:
             try:
                 row = {**measured("cc_tb", replace(st, depth=t), args.steps, "cuda", args.warmup, args.reps,
-                                  domains[st.dims], rng, tile), **row}
+                                  domains[st.dims], rng, tile, prec), **row}
             except measure.CheckError as err:
                 why = f"FAILED {err}".splitlines()[0][:300]
             except Exception as err:  # noqa: BLE001 - a launch that cannot run is reported, the sweep goes on
                 why = f"{type(err).__name__}: {err}".splitlines()[0][:200]
         rows.append({**row, "failed": why or ""})
-        print(f"{st.name:7s} t={t} {label:10s} {row.get('value', float('nan')):8.1f} GStencil/s {why or ''}",
+        print(f"{st.name:7s} t={t} {prec} {label:13s} {row.get('value', float('nan')):8.1f} GStencil/s {why or ''}",
               flush=True)
     return pd.DataFrame(rows)
 
 
 def best_tiles(frame: pd.DataFrame) -> pd.DataFrame:
-    """The best checked variant per stencil and depth, with today's tile's rate beside it."""
+    """The best checked variant per stencil, depth and precision, with today's tile's rate beside it."""
     ok = frame[frame.failed == ""]
-    best = ok.loc[ok.groupby(["problem", "depth"], sort=False).value.idxmax()]
-    base = ok[ok.variant == "today"].set_index(["problem", "depth"]).value
-    return best.assign(today=[base.get(key, float("nan")) for key in zip(best.problem, best.depth)])
+    keys = ["problem", "depth", "precision"]
+    best = ok.loc[ok.groupby(keys, sort=False).value.idxmax()]
+    base = ok[ok.variant == "today"].set_index(keys).value
+    return best.assign(today=[base.get(key, float("nan")) for key in zip(best.problem, best.depth, best.precision)])
 
 
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
@@ -255,6 +265,7 @@ def main(argv=None):
     parser.add_argument("--budget", type=float, default=480, help="--tiles: seconds after which no variant starts")
     parser.add_argument("--precisions", nargs="+", default=["fp64"], choices=PRECISIONS)
     parser.add_argument("--impls", nargs="+", default=list(P.SWEPT), choices=list(IMPLS))
+    parser.add_argument("--variants", nargs="+", default=None, help="--tiles: only these labels (default: all)")
     args = parser.parse_args(argv)
     args.warmup = (1 if args.tiles else 3) if args.warmup is None else args.warmup
     args.reps = (5 if args.tiles else 10) if args.reps is None else args.reps
@@ -269,10 +280,12 @@ def main(argv=None):
         best = best_tiles(frame)
         best.to_csv(out / "best_tiles.csv", index=False)
         print("\nbest per stencil and depth (GStencil/s) beside today's tiles:")
-        print(best[["problem", "depth", "variant", "cc_kernel", "value", "today"]].round(1).to_string(index=False))
+        print(best[["problem", "depth", "precision", "variant", "cc_kernel", "value", "today"]].round(1)
+              .to_string(index=False))
         print(f"\nTUNED[{best.gpu.iloc[0]!r}] for src/membound/kernels/stencil_tiles.py:")
         for r in best.itertuples():
-            print("        " + entry_text(next(st for st in sts if st.name == r.problem), r.depth, r.tile))
+            print("        " + entry_text(next(st for st in sts if st.name == r.problem), r.depth, r.tile)
+                  + f"  # {r.precision}")
         return 1 if frame.failed.str.startswith("FAILED").any() else 0
     rows, notes = sweep_depths(sts, args.depths, args, "cuda", domains, args.impls, args.precisions)
     if rows:

@@ -1,7 +1,7 @@
 // Asynchronous global -> shared copies (cp.async, sm_80+) of one element (stencil_real.cuh): a copy does
 // not pass through registers, so a block can prefetch its next tile or plane while it computes.
 // cp.async copies 4, 8 or 16 bytes: an fp16 element (ELEM 2) is copied through a register instead,
-// at once (the kernel's later waits and barriers still order it).
+// at once (the kernel's later waits and barriers still order it); copy_async16 copies 16 bytes.
 // (tests/emulated_cuda.h defines them for the CPU emulation of the kernels.)
 #pragma once
 #ifndef MEMBOUND_EMULATE
@@ -14,6 +14,12 @@ __device__ __forceinline__ void copy_async(real* dst, const real* src) {
                "n"(ELEM)
                : "memory");
 #endif
+}
+
+// 16 bytes (a whole vector of elements; both addresses 16-byte aligned), bypassing L1.
+__device__ __forceinline__ void copy_async16(real* dst, const real* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
+               : "memory");
 }
 
 __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }

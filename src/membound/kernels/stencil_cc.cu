@@ -9,39 +9,80 @@
 // TPB = 1: the loads are staged in registers, all in flight before the first store (the small
 // stencils, many blocks per SM). The field is (ny, nx), x fastest. Each thread computes a strip of
 // V points along y, keeping the input column in registers (reuse along y).
+// VEC 1: the tiles are copied in 16-byte vectors (2, 4 or 8 elements) where the field's row length is
+// a multiple of a vector (else element by element): each shared row then starts XO pad columns left of
+// the tile, so that its first element's global column is a multiple of a vector; a vector never
+// straddles the periodic seam. VEC 0: element by element, no pad.
 // Compile-time macros (set by stencil.py): RAD, STAR (0 box | 1 star), DEPTH, BX, BY (output tile),
 // V (strip length, divides BY), NTHREADS, MINB (minimum blocks per SM, 0: the compiler's choice),
-// TPB, WSMEM (weights in shared memory: stencil_strip.cuh).
+// TPB, WSMEM (weights in shared memory: stencil_strip.cuh), VEC.
 // Weights: dense (2*RAD+1)^2 array (offset order y, x); off-star entries are never read.
 
 #define DIMS 2
 #define H (DEPTH * RAD)
-#define SX (BX + 2 * H)
+#define SXO (BX + 2 * H)                   // the columns a tile needs
+#ifndef VEC
+#define VEC 0
+#endif
+#if VEC
+#define VW (16 / ELEM)                     // elements per 16-byte vector
+#define XO ((VW - H % VW) % VW)            // pad columns left of the tile
+#define SX ((XO + SXO + VW - 1) / VW * VW) // row pitch: whole vectors
+#else
+#define VW 1
+#define XO 0
+#define SX SXO
+#endif
 #define LY (BY + 2 * H)
 #define SY (LY + (DEPTH > 1 ? V : 0))   // slack rows for partial strips of the inner steps
 #define TILE (SY * SX)
 #define NBUF (TPB > 1 ? 2 : 1)
-#define NLOAD ((LY * SX + NTHREADS - 1) / NTHREADS)
 
 #include "stencil_strip.cuh"
 #include "stencil_async.cuh"
 
-// Fill `buf` with the input tile whose output corner is (gy0, gx0): TPB > 1, one commit group of
-// cp.async copies; TPB = 1, loads staged in registers.
+// Fill `buf` (a shared tile, column 0 = global column gx0 - H - XO) with the input tile whose output
+// corner is (gy0, gx0): TPB > 1, one commit group of cp.async copies; TPB = 1, loads staged in
+// registers, all in flight before the first store.
 __device__ __forceinline__ void load_tile(real* buf, const real* __restrict__ in, int gy0, int gx0, int ny,
                                           int nx) {
+#if VEC
+  static_assert(BX % VW == 0, "VEC needs a tile width BX of whole 16-byte vectors");
+  if (nx % VW == 0) {
+    constexpr int NC = SX / VW, NV = (LY * NC + NTHREADS - 1) / NTHREADS;
+    const int x0 = gx0 - H - XO;
 #if TPB > 1
-  for (int i = threadIdx.x; i < LY * SX; i += NTHREADS)
-    copy_async(buf + i, in + (size_t)wrap(gy0 - H + i / SX, ny) * nx + wrap(gx0 - H + i % SX, nx));
+    for (int i = threadIdx.x; i < LY * NC; i += NTHREADS)
+      copy_async16(buf + i * VW, in + (size_t)wrap(gy0 - H + i / NC, ny) * nx + wrap(x0 + i % NC * VW, nx));
+    async_commit();
+#else
+    uint4 stage[NV];
+#pragma unroll
+    for (int j = 0, i = threadIdx.x; j < NV; ++j, i += NTHREADS)
+      if (i < LY * NC)
+        stage[j] = __ldg(reinterpret_cast<const uint4*>(in + (size_t)wrap(gy0 - H + i / NC, ny) * nx +
+                                                        wrap(x0 + i % NC * VW, nx)));
+#pragma unroll
+    for (int j = 0, i = threadIdx.x; j < NV; ++j, i += NTHREADS)
+      if (i < LY * NC) *reinterpret_cast<uint4*>(buf + i * VW) = stage[j];
+#endif
+    return;
+  }
+#endif
+  buf += XO;
+#if TPB > 1
+  for (int i = threadIdx.x; i < LY * SXO; i += NTHREADS)
+    copy_async(buf + i / SXO * SX + i % SXO, in + (size_t)wrap(gy0 - H + i / SXO, ny) * nx + wrap(gx0 - H + i % SXO, nx));
   async_commit();
 #else
+  constexpr int NLOAD = (LY * SXO + NTHREADS - 1) / NTHREADS;
   real stage[NLOAD];
 #pragma unroll
   for (int j = 0, i = threadIdx.x; j < NLOAD; ++j, i += NTHREADS)
-    if (i < LY * SX) stage[j] = __ldg(in + (size_t)wrap(gy0 - H + i / SX, ny) * nx + wrap(gx0 - H + i % SX, nx));
+    if (i < LY * SXO) stage[j] = __ldg(in + (size_t)wrap(gy0 - H + i / SXO, ny) * nx + wrap(gx0 - H + i % SXO, nx));
 #pragma unroll
   for (int j = 0, i = threadIdx.x; j < NLOAD; ++j, i += NTHREADS)
-    if (i < LY * SX) buf[i] = stage[j];
+    if (i < LY * SXO) buf[i / SXO * SX + i % SXO] = stage[j];
 #endif
 }
 
@@ -64,8 +105,8 @@ stencil_cc(const real* __restrict__ in, real* __restrict__ out, const Weights wt
       async_wait<0>();
     }
     __syncthreads();
-    real* src = smem + (k & 1) * TILE;
-    real* dst = smem + NBUF * TILE;
+    real* src = smem + (k & 1) * TILE + XO;   // column 0: global column gx0 - H
+    real* dst = smem + NBUF * TILE + XO;
 #pragma unroll 1
     for (int s = 1; s <= DEPTH; ++s) {
       const int h = (DEPTH - s) * RAD, lo = H - h, nxr = BX + 2 * h, nyr = BY + 2 * h;

@@ -112,6 +112,11 @@ def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None
     else:
         sx, sy = tile["BX"] + 2 * halo, tile["BY"] + 2 * halo
         threads = tile["NTHREADS"]
+        if tile.get("VEC"):   # stencil_cc: XO pad columns, rows of whole 16-byte vectors
+            vw = 16 // elem
+            if tile["BX"] % vw:
+                raise ValueError(f"stencil {st.name}: VEC needs BX={tile['BX']} to be a multiple of {vw}")
+            sx = -(-((vw - halo % vw) % vw + sx) // vw) * vw
         if name == "stencil_cc3":    # a ring of 2r+1 planes
             words = (2 * r + 1) * sy * sx
         elif name == "stencil_tb3":  # `depth` stages of 2r+2 planes, V rows of slack

@@ -3,7 +3,7 @@ each stencil shape and depth (data only; stencil_plan.py decides and checks, doc
 
 Tile keys are the kernels' compile-time macros (the .cu headers say what each means), and `kernel`, the
 .cu file: stencil_cc (2D, a tile plus halo per block: BX x BY output tile, V points per thread along y,
-TPB tiles per block along y), stencil_tb2 (2D, streaming along y: NT columns, chunks of CH rows, PF
+TPB tiles per block along y, VEC 16-byte copies), stencil_tb2 (2D, streaming along y: NT columns, chunks of CH rows, PF
 chunks in flight, OWNREG a thread's own column in registers, WAVES waves of blocks over the field),
 stencil_cc3 (3D at depth 1, a ring of planes), stencil_tb3 (3D, streaming along z: BX x BY x BZ per
 block); MINB minimum blocks per SM (0: the compiler's choice), WSMEM weights in shared memory.
@@ -12,32 +12,34 @@ TUNED[gpu][(dims, shape, radius, depth)], gpu a profile name (config/gpus/<gpu>.
 variant of `tools/sweep_depths.py --tiles` on that GPU at 10240^2 / 512^3, which prints these entries.
 """
 
-CC2 = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0)
+CC2 = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0, VEC=0)
 CC3 = dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0)
 TB2 = dict(kernel="stencil_tb2", NT=256, CH=4, PF=1, OWNREG=1, MINB=0, WSMEM=0, WAVES=1)
 TB3 = dict(kernel="stencil_tb3", BX=32, BY=32, BZ=128, V=4, NTHREADS=512, MINB=0, WSMEM=0)
 BASES = {"CC2": CC2, "CC3": CC3, "TB2": TB2, "TB3": TB3}
 
 TUNED = {
-    # H100 SXM, 2026-11-24 (tools/sweep_tb.py at tb-speed 9247e06, the same kernels; its best_tb.csv)
+    # H100 SXM, 2026-11-24 (tools/sweep_tb.py at tb-speed 9247e06, the same kernels; its best_tb.csv);
+    # stencil_cc's 16-byte copies (VEC=1) at 2D depths 1-2: H100 and H200, 2026-11-25 (sweep_depths.py
+    # --tiles in fp64, fp32 and fp16; docs/kernels_stencil.md)
     "h100": {
-        (2, "star", 1, 1): CC2,
-        (2, "star", 1, 2): CC2,
+        (2, "star", 1, 1): dict(CC2, VEC=1),
+        (2, "star", 1, 2): dict(CC2, VEC=1),
         (2, "star", 1, 3): dict(TB2, PF=2, MINB=2),
         (2, "star", 1, 4): dict(TB2, NT=128),
         (2, "star", 1, 5): dict(TB2, NT=128),
         (2, "star", 1, 6): dict(TB2, NT=128),
         (2, "star", 1, 7): dict(TB2, OWNREG=0),
         (2, "star", 1, 8): dict(TB2, OWNREG=0),
-        (2, "box", 1, 1): CC2,
-        (2, "box", 1, 2): dict(TB2, CH=8),
+        (2, "box", 1, 1): dict(CC2, VEC=1),
+        (2, "box", 1, 2): dict(CC2, VEC=1),
         (2, "box", 1, 3): dict(TB2, PF=2, MINB=2),
         (2, "box", 1, 4): dict(TB2, NT=128),
         (2, "box", 1, 5): dict(TB2, NT=128),
         (2, "box", 1, 6): dict(TB2, NT=128),
         (2, "box", 1, 7): dict(TB2, OWNREG=0),
         (2, "box", 1, 8): dict(TB2, OWNREG=0),
-        (2, "star", 3, 1): dict(CC2, BX=128, V=16, TPB=4),
+        (2, "star", 3, 1): dict(CC2, BX=128, V=16, TPB=4, VEC=1),
         (2, "star", 3, 2): dict(TB2, NT=128, CH=6),
         (2, "star", 3, 3): dict(TB2, NT=128, CH=6),
         (2, "star", 3, 4): dict(TB2, CH=6, WAVES=2),
@@ -45,7 +47,7 @@ TUNED = {
         (2, "star", 3, 6): dict(TB2, CH=6, OWNREG=0),
         (2, "star", 3, 7): dict(TB2, NT=128, CH=6, OWNREG=0),
         (2, "star", 3, 8): dict(TB2, NT=128, CH=6, OWNREG=0),
-        (2, "box", 3, 1): dict(TB2, NT=512, CH=6),
+        (2, "box", 3, 1): dict(CC2, V=16, NTHREADS=128, TPB=4, WSMEM=1, VEC=1),
         (2, "box", 3, 2): dict(TB2, CH=12),
         (2, "box", 3, 3): dict(TB2, CH=6, OWNREG=0),
         (2, "box", 3, 4): dict(TB2, CH=6, WAVES=2),
