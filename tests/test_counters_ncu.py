@@ -113,20 +113,36 @@ def test_helper_kernels_are_their_own_rows():
     assert tag.loc["scale_cuda_core", "launches"] == 1              # never summed into the main kernel
 
 
-def test_own_kernels_of_a_tag_are_summed_into_main_and_a_library_call_keeps_its_longest_kernel():
+def _tc_and_library_tags() -> pd.DataFrame:
     one = ncu.parse_launches(FIX / "scale_h100_raw.csv").iloc[[0]]
     tc = "membound:stencil:tc:m"
     lib = "membound:spmv:cusparse_csr:m"
     launches = pd.concat([one.assign(id=1, tag=tc, kernel_name="stencil_tc3", time_ns=10.0, dram_read=100.0),
                           one.assign(id=2, tag=tc, kernel_name="stencil_tc", time_ns=30.0, dram_read=50.0),
-                          one.assign(id=3, tag=lib, kernel_name="cusparse::csrmv_v3_kernel", time_ns=20.0),
-                          one.assign(id=4, tag=lib, kernel_name="cusparse::csr_partition_kernel", time_ns=5.0)])
-    rows = ncu.summarize(launches).set_index("kernel_name")
+                          # dc2 in fp32 on the H100: the partition kernel took longer than the SpMV itself
+                          one.assign(id=3, tag=lib, kernel_name="cusparse::csrmv_v3_kernel", time_ns=9.0,
+                                     dram_read=7.2e6, dram_write=0.0),
+                          one.assign(id=4, tag=lib, kernel_name="cusparse::csr_partition_kernel", time_ns=10.0,
+                                     dram_read=7.1e4, dram_write=0.0)])
+    return ncu.summarize(launches)
+
+
+def test_own_kernels_of_a_tag_are_summed_into_main_and_a_library_call_keeps_the_kernel_moving_most_bytes():
+    rows = _tc_and_library_tags().set_index("kernel_name")
     main = rows.loc["stencil_tc + stencil_tc3"]
     assert main["part"] == "main" and main["launches"] == 2 and main["time_s"] == pytest.approx(40e-9)
     assert main["dram_read"] == 150.0
     assert rows.loc["cusparse::csrmv_v3_kernel", "part"] == "main"
     assert rows.loc["cusparse::csr_partition_kernel", "part"] == "helper"
+
+
+def test_read_rows_takes_each_tags_main_kernel_by_todays_rule(tmp_path):
+    """Rows written by an older rule (the longest kernel main) read with the kernel moving most bytes."""
+    old = _tc_and_library_tags().assign(part=["main", "helper", "main"])   # partition main, as written 2026-11-24
+    old.to_csv(tmp_path / "spmv.csv", index=False)
+    got = ncu.read_rows([tmp_path / "spmv.csv"]).set_index("kernel_name")["part"]
+    assert got.to_dict() == {"stencil_tc + stencil_tc3": "main", "cusparse::csrmv_v3_kernel": "main",
+                             "cusparse::csr_partition_kernel": "helper"}
 
 
 def test_launch_outside_a_range_is_an_error():

@@ -1,6 +1,7 @@
 """The shared lifecycle (kernels/harness.py), the family registry and the one-way import structure."""
 
 import ast
+import contextlib
 import re
 from pathlib import Path
 
@@ -35,6 +36,14 @@ def test_measure_checks_times_and_shapes_the_row():
     assert row["rep"] == 3 and row["reps"] == 4 and row["rel_err"] == 0.0 and row["kernel"] == "scale"
     assert row["value"] == pytest.approx(1600 / row["t_median_s"] / 1e9)
     assert set(row) <= set(measure.ROW_COLUMNS)
+
+
+def test_a_counter_run_frees_cached_device_memory_before_its_one_profiled_launch(monkeypatch):
+    events = []
+    monkeypatch.setattr(harness, "free_device_memory", lambda: events.append("free"))
+    monkeypatch.setattr(harness, "nvtx_range", lambda tag: events.append(tag) or contextlib.nullcontext())
+    row = harness.measure(IMPL, case, "cpu", 3, 5, counters=True)
+    assert events == ["free", measure.launch_tag("scale", "numpy", "n=100", None, "fp64")] and row["reps"] == 1 and row["warmup"] == 0
 
 
 def test_wrong_output_raises_and_run_jobs_writes_nothing(tmp_path):

@@ -17,9 +17,9 @@ a bounded launch count. Achieved work and traffic per row:
 
 Launches of one kernel name inside one tag are summed (a stencil's timed call is steps/depth
 launches of one kernel). The "main" row of a tag sums every kernel of membound's own .cu sources in
-it (the tensor-core SpMV is two kernels); in a tag with none (a library call) the kernel name with
-the most time is "main". Any other kernel (a library's helper, e.g. cuSPARSE's partition kernel)
-keeps a row of its own with part "helper".
+it (the tensor-core SpMV is two kernels); in a tag with none (a library call) the kernel that moves
+the most DRAM bytes is "main" (main_parts). Any other kernel (a library's helper, e.g. cuSPARSE's
+partition kernel) keeps a row of its own with part "helper".
 """
 
 from __future__ import annotations
@@ -70,24 +70,37 @@ def summarize(launches: pd.DataFrame, mma_shapes=None, clock_control="base", cac
     grouped["flops"] = grouped["flops_cuda_core"] + grouped["flops_tensor"]
     grouped["dram_bytes"] = grouped["dram_read"] + grouped["dram_write"]
     grouped["time_s"] = grouped["time_ns"] / 1e9
-    mine = grouped["kernel_name"].isin(set(joined))
-    top = grouped.groupby("tag", sort=False)["time_ns"].transform("max")
-    has_own = grouped["tag"].isin(set(joined.index))
-    grouped["part"] = ["main" if m or (not h and t == mx) else "helper"
-                       for m, h, t, mx in zip(mine, has_own, grouped["time_ns"], top)]
-    dup = grouped[grouped["part"] == "main"].duplicated("tag")
-    grouped.loc[dup[dup].index, "part"] = "helper"      # a tie: the first kernel name stays main
+    grouped["part"] = main_parts(grouped)
     grouped["profiler"], grouped["clock_control"], grouped["cache_control"] = "ncu", clock_control, cache_control
     return grouped[COLUMNS]
 
 
+def main_parts(rows: pd.DataFrame) -> list[str]:
+    """Each row's part, main | helper, per tag: the row of membound's own kernels (their joined names)
+    where the tag has one, else the kernel that moves the most DRAM bytes (time where bytes are
+    missing; the first on a tie): a library's setup kernel can take as long as its compute kernel on a
+    small problem (cuSPARSE's csr_partition_kernel beside csrmv_v3_kernel on dc2)."""
+    own = rows["kernel_name"].map(lambda name: all(mma.base_name(k) in mma.own_kernels()
+                                                   for k in str(name).split(" + ")))
+    size = rows["dram_bytes"].where(rows["dram_bytes"].notna(), rows["time_s"])
+    parts = ["helper"] * len(rows)
+    for _, at in rows.assign(_own=own.to_numpy(), _size=size.to_numpy()).reset_index(drop=True).groupby(
+            "tag", sort=False):
+        mains = at.index[at["_own"]] if at["_own"].any() else [at["_size"].idxmax() if at["_size"].notna().any()
+                                                             else at.index[0]]
+        parts[mains[0]] = "main"
+    return parts
+
+
 def read_rows(paths) -> pd.DataFrame | None:
     """The counter rows (COLUMNS) of the CSVs `paths` that `main` wrote, one frame; None without paths.
-    Rows written before the precision axis get precision fp64 and no FP32/FP16 or HMMA counts (NaN)."""
+    Rows written before the precision axis get precision fp64 and no FP32/FP16 or HMMA counts (NaN);
+    each tag's main kernel is taken by today's rule (main_parts), whatever the run wrote."""
     if not paths:
         return None
     rows = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
     rows["precision"] = rows["precision"].fillna("fp64") if "precision" in rows else "fp64"
+    rows["part"] = main_parts(rows)
     return rows.reindex(columns=list(dict.fromkeys([*COLUMNS, *rows.columns])))
 
 

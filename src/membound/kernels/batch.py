@@ -18,6 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from membound.kernels.harness import free_device_memory
 from membound.run import outputs
 from membound.run.measure import guarded
 
@@ -33,14 +34,6 @@ def split(argv: list[str]) -> tuple[list[str], list[list[str]]]:
             current.append(arg)
     groups.append(current)
     return groups[0], [g for g in groups[1:] if g]
-
-
-def _free_device_memory() -> None:
-    cupy = sys.modules.get("cupy")
-    if cupy is not None:
-        cupy.cuda.Device().synchronize()
-        cupy.get_default_memory_pool().free_all_blocks()
-        cupy.get_default_pinned_memory_pool().free_all_blocks()
 
 
 def concatenate(parts: list[Path], out) -> None:
@@ -70,7 +63,7 @@ def main(argv=None) -> None:
             print(f"== {family} {' '.join(case)}", flush=True)
             parts.append(Path(tmp) / f"{i}.csv")
             module.main([*shared, *case, "--out", str(parts[-1])])
-            _free_device_memory()
+            free_device_memory()
         concatenate(parts, out)
 
 

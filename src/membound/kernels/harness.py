@@ -117,6 +117,7 @@ def measure(impl: Impl, prepare: Callable[[], Case], backend: str, warmup: int, 
         err = check(case.output(case.run()), case.reference, case.tol, case.what)
         notes = list(case.notes)
         if counters:
+            free_device_memory()   # the profiler saves and restores what the launch can reach: live arrays only
             with nvtx_range(launch_tag(impl.family, impl.name, case.row["problem"], case.row.get("depth"),
                                        case.precision)):
                 timing = time_kernel(case.run, backend, 0, 1, short=False)
@@ -131,6 +132,16 @@ def measure(impl: Impl, prepare: Callable[[], Case], backend: str, warmup: int, 
             "source": "synthetic", **case.row, "warmup": warmup, **st, "t_launch_median_s": timing.launch_median,
             "metric": case.metric, "value": case.work / st["t_median_s"] / 1e9, "rel_err": err,
             "note": "; ".join(notes + ([timing.note] if timing.note else [])), "rep": rep}
+
+
+def free_device_memory() -> None:
+    """Hand CuPy's cached blocks back to the driver (where CuPy is loaded): between a batch's cases, and
+    before a profiled launch, whose replay passes save and restore the device memory it can reach."""
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        cupy.cuda.Device().synchronize()
+        cupy.get_default_memory_pool().free_all_blocks()
+        cupy.get_default_pinned_memory_pool().free_all_blocks()
 
 
 def _stream(backend: str):
