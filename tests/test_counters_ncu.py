@@ -145,6 +145,22 @@ def test_read_rows_takes_each_tags_main_kernel_by_todays_rule(tmp_path):
                              "cusparse::csr_partition_kernel": "helper"}
 
 
+def test_hfma2_mma_moves_are_not_cuda_core_flops(tmp_path):
+    """ncu counts an HFMA2.MMA warp instruction (a register move on the tensor pipe) as 32 thread HFMAs:
+    they leave the CUDA-core FLOPs, a real HFMA stays two; read_rows recomputes rows written before."""
+    def launch(hfma, moves):
+        return _one(ffma=100.0, hfma=float(hfma), hfma2_mma_inst=float(moves))
+
+    def flops(hfma, moves):
+        return ncu.summarize(launch(hfma, moves))["flops_cuda_core"].iloc[0]
+
+    assert flops(320, 10) == flops(0, 10) == flops(0, 0) == 200 and flops(330, 10) == 220
+    old = ncu.summarize(launch(320, 10)).assign(flops_cuda_core=840.0, flops=840.0)   # as written before
+    old.to_csv(tmp_path / "scale.csv", index=False)
+    got = ncu.read_rows([tmp_path / "scale.csv"]).iloc[0]
+    assert got["flops_cuda_core"] == 200 and got["flops"] == pytest.approx(200 + got["flops_tensor"], nan_ok=True)
+
+
 def test_launch_outside_a_range_is_an_error():
     text = (FIX / "scale_h100_raw.csv").read_text().replace("membound:scale", "other:scale")
     with pytest.raises(ncu.CounterError, match="outside any membound"):

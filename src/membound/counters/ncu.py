@@ -65,14 +65,25 @@ def summarize(launches: pd.DataFrame, mma_shapes=None, clock_control="base", cac
     grouped = (launches.groupby(["tag", "kernel", "impl", "problem", "precision", "kernel_name"], sort=False)
                .agg(launches=("id", "size"), **{c: (c, lambda s: s.sum(min_count=1)) for c in sums},
                     tensor_flops_from=("tensor_flops_from", lambda s: "; ".join(dict.fromkeys(s)))).reset_index())
-    per_type = pd.concat([grouped[a] + grouped[m] + 2 * grouped[f] for a, m, f in CUDA_CORE_OPS.values()], axis=1)
-    grouped["flops_cuda_core"] = per_type.sum(axis=1, min_count=1)    # a precision not collected counts nothing
+    grouped["flops_cuda_core"] = cuda_core_flops(grouped)
     grouped["flops"] = grouped["flops_cuda_core"] + grouped["flops_tensor"]
     grouped["dram_bytes"] = grouped["dram_read"] + grouped["dram_write"]
     grouped["time_s"] = grouped["time_ns"] / 1e9
     grouped["part"] = main_parts(grouped)
     grouped["profiler"], grouped["clock_control"], grouped["cache_control"] = "ncu", clock_control, cache_control
     return grouped[COLUMNS]
+
+
+def cuda_core_flops(rows: pd.DataFrame) -> pd.Series:
+    """CUDA-core FLOPs per row: add + mul + 2 fma thread instructions of every precision (a precision
+    not collected counts nothing), the HFMA thread instructions less 32 per HFMA2.MMA warp
+    instruction: register moves and constants the compiler issues on the tensor pipe, which ncu also
+    counts as half FMAs (every HFMA of the tensor-core SpMV's CUDA-core twin, which has no half
+    arithmetic, is one of them)."""
+    moves = 32 * rows["hfma2_mma_inst"].fillna(0) if "hfma2_mma_inst" in rows else 0
+    ops = rows.assign(hfma=(rows["hfma"] - moves).clip(lower=0))
+    per_type = pd.concat([ops[a] + ops[m] + 2 * ops[f] for a, m, f in CUDA_CORE_OPS.values()], axis=1)
+    return per_type.sum(axis=1, min_count=1)
 
 
 def main_parts(rows: pd.DataFrame) -> list[str]:
@@ -95,13 +106,17 @@ def main_parts(rows: pd.DataFrame) -> list[str]:
 def read_rows(paths) -> pd.DataFrame | None:
     """The counter rows (COLUMNS) of the CSVs `paths` that `main` wrote, one frame; None without paths.
     Rows written before the precision axis get precision fp64 and no FP32/FP16 or HMMA counts (NaN);
-    each tag's main kernel is taken by today's rule (main_parts), whatever the run wrote."""
+    each tag's main kernel and its CUDA-core FLOPs are taken by today's rules (main_parts,
+    cuda_core_flops) from the counts, whatever the run wrote."""
     if not paths:
         return None
     rows = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
     rows["precision"] = rows["precision"].fillna("fp64") if "precision" in rows else "fp64"
+    rows = rows.reindex(columns=list(dict.fromkeys([*COLUMNS, *rows.columns])))
     rows["part"] = main_parts(rows)
-    return rows.reindex(columns=list(dict.fromkeys([*COLUMNS, *rows.columns])))
+    rows["flops_cuda_core"] = cuda_core_flops(rows)
+    rows["flops"] = rows["flops_cuda_core"] + rows["flops_tensor"]
+    return rows
 
 
 # ------------------------------------------------------------------------------------ running
