@@ -80,8 +80,7 @@ def cuda_core_flops(rows: pd.DataFrame) -> pd.Series:
     instruction: register moves and constants the compiler issues on the tensor pipe, which ncu also
     counts as half FMAs (every HFMA of the tensor-core SpMV's CUDA-core twin, which has no half
     arithmetic, is one of them)."""
-    moves = 32 * rows["hfma2_mma_inst"].fillna(0) if "hfma2_mma_inst" in rows else 0
-    ops = rows.assign(hfma=(rows["hfma"] - moves).clip(lower=0))
+    ops = rows.assign(hfma=(rows["hfma"] - 32 * rows["hfma2_mma_inst"].fillna(0)).clip(lower=0))
     per_type = pd.concat([ops[a] + ops[m] + 2 * ops[f] for a, m, f in CUDA_CORE_OPS.values()], axis=1)
     return per_type.sum(axis=1, min_count=1)
 
@@ -93,14 +92,10 @@ def main_parts(rows: pd.DataFrame) -> list[str]:
     small problem (cuSPARSE's csr_partition_kernel beside csrmv_v3_kernel on dc2)."""
     own = rows["kernel_name"].map(lambda name: all(mma.base_name(k) in mma.own_kernels()
                                                    for k in str(name).split(" + ")))
-    size = rows["dram_bytes"].where(rows["dram_bytes"].notna(), rows["time_s"])
-    parts = ["helper"] * len(rows)
-    for _, at in rows.assign(_own=own.to_numpy(), _size=size.to_numpy()).reset_index(drop=True).groupby(
-            "tag", sort=False):
-        mains = at.index[at["_own"]] if at["_own"].any() else [at["_size"].idxmax() if at["_size"].notna().any()
-                                                             else at.index[0]]
-        parts[mains[0]] = "main"
-    return parts
+    size = rows["dram_bytes"].fillna(rows["time_s"]).fillna(-1.0)
+    rank = pd.DataFrame({"tag": rows["tag"].to_numpy(), "own": own.to_numpy(), "size": size.to_numpy()})
+    main = set(rank.sort_values(["own", "size"], ascending=False, kind="stable").drop_duplicates("tag").index)
+    return ["main" if i in main else "helper" for i in range(len(rows))]
 
 
 def read_rows(paths) -> pd.DataFrame | None:

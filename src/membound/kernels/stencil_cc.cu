@@ -29,7 +29,6 @@
 #define XO ((VW - H % VW) % VW)            // pad columns left of the tile
 #define SX ((XO + SXO + VW - 1) / VW * VW) // row pitch: whole vectors
 #else
-#define VW 1
 #define XO 0
 #define SX SXO
 #endif
