@@ -48,13 +48,14 @@ __device__ __forceinline__ void load_tile(real* buf, const real* __restrict__ in
 #if VEC
   static_assert(BX % VW == 0, "VEC needs a tile width BX of whole 16-byte vectors");
   if (nx % VW == 0) {
-    constexpr int NC = SX / VW, NV = (LY * NC + NTHREADS - 1) / NTHREADS;
+    constexpr int NC = SX / VW;
     const int x0 = gx0 - H - XO;
 #if TPB > 1
     for (int i = threadIdx.x; i < LY * NC; i += NTHREADS)
       copy_async16(buf + i * VW, in + (size_t)wrap(gy0 - H + i / NC, ny) * nx + wrap(x0 + i % NC * VW, nx));
     async_commit();
 #else
+    constexpr int NV = (LY * NC + NTHREADS - 1) / NTHREADS;
     uint4 stage[NV];
 #pragma unroll
     for (int j = 0, i = threadIdx.x; j < NV; ++j, i += NTHREADS)
