@@ -35,6 +35,8 @@ VEC_CASES = [  # 16-byte copies (nx a multiple of every precision's vector), and
     ("star", 2, 1, 1, CC, (37, 48)),
     ("box", 2, 1, 3, dict(CC, TPB=2), (45, 72)),
     ("star", 2, 3, 1, dict(CC, TPB=3), (45, 71)),
+    ("box", 3, 1, 1, dict(CC3, BX=8, BY=16, BZ=8, V=4, NTHREADS=32, VEC=1), (21, 13, 24)),
+    ("box", 3, 1, 1, dict(CC3, BX=8, BY=16, BZ=8, V=4, NTHREADS=32, VEC=1), (21, 13, 19)),
 ]
 
 

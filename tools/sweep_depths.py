@@ -15,7 +15,7 @@ kernel and depth with the best depth last, so that the best depth of each kernel
 asked) choose what runs; the kernels are compiled first, in parallel. Every depth-1 CUDA-core row is
 then set against B/(2D) GStencil/s (B the spec's bandwidth, D the element size; issue 24's benchmark:
 >= 85% where I = K/D is below the CUDA-core balance of the precision that sums, fp32 for fp16).
---tiles: cc_tb alone, at every depth in a handful of tiles (`variants`; each stencil_cc tile also with
+--tiles: cc_tb alone, at every depth in a handful of tiles (`variants`; each stencil_cc(3) tile also with
 its VEC switched, labelled +vec; --variants keeps the labels named; warm-up 1 and 5 timed calls unless
 given) in each precision, so that the best tile per stencil and depth can be chosen; writes $OUT/sweep_tiles.csv
 (every variant) and $OUT/best_tiles.csv, and prints this GPU's TUNED entries for
@@ -83,8 +83,8 @@ def variants(st: P.Stencil, depth: int, gpu: str | None) -> dict[str, dict]:
         base = out["today"] if out["today"]["kernel"] == "stencil_tb3" else TB3
         out.update(bz64=dict(base, BZ=64), bz256=dict(base, BZ=256), t256=dict(base, NTHREADS=256),
                    v8=dict(base, V=8, NTHREADS=256), **{"32x16": dict(base, BX=32, BY=16, NTHREADS=256, V=2)})
-    for label, tile in list(out.items()):   # stencil_cc: its 16-byte copies switched (stencil_cc.cu VEC)
-        if tile["kernel"] == "stencil_cc":
+    for label, tile in list(out.items()):   # stencil_cc(3): its 16-byte copies switched (VEC)
+        if tile["kernel"] in ("stencil_cc", "stencil_cc3"):
             out[f"{label}+vec"] = dict(tile, VEC=1 - tile.get("VEC", 0))
     distinct = {}
     for label, tile in out.items():

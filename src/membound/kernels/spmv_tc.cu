@@ -145,16 +145,14 @@ __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict
             if (t0 + u >= nt) break;
             product(d, tl[u], 0);
             if (++k < c) continue;
-            for (int j = 0; j < J; ++j) {  // the group's last tile: its segments
-                acc_t v;
-                if (j == 0) {
-                    v = row_sum(d, lane);
-                } else {
-                    acc_t e[NC] = {};
-                    product(e, tl[u], j);
-                    v = row_sum(e, lane);
-                }
-                v = __shfl_sync(FULL, v, src);
+            // the group's last tile: segment 0 is the accumulator's sum, segments 1..J-1 one MMA each (no
+            // MMA under a j == 0 branch: ptxas would predicate it, and a predicated-off MMA still issues)
+            acc_t v = __shfl_sync(FULL, row_sum(d, lane), src);
+            if ((lane >> 3) == out++) res = v;
+            for (int j = 1; j < J; ++j) {
+                acc_t e[NC] = {};
+                product(e, tl[u], j);
+                v = __shfl_sync(FULL, row_sum(e, lane), src);
                 if ((lane >> 3) == out++) res = v;
             }
 #pragma unroll
@@ -175,14 +173,18 @@ __device__ __forceinline__ void piece(int4 w, int lane, const val_t* __restrict_
     const val_t* __restrict__ pv = pval + base;
     const int* __restrict__ pc = pcol + base;
     acc_t d[NC] = {};
-    for (int t0 = 0; t0 < nt; t0 += TC_UNROLL, pv += TC_UNROLL * TILE, pc += TC_UNROLL * TILE) {
+    int t0 = 0;
+    for (; t0 + TC_UNROLL <= nt; t0 += TC_UNROLL, pv += TC_UNROLL * TILE, pc += TC_UNROLL * TILE) {  // whole chunks
         Tile tl[TC_UNROLL];
 #pragma unroll
-        for (int u = 0; u < TC_UNROLL; ++u)
-            if (t0 + u < nt) load_tile(tl[u], pv + u * TILE, pc + u * TILE, x);
+        for (int u = 0; u < TC_UNROLL; ++u) load_tile(tl[u], pv + u * TILE, pc + u * TILE, x);
 #pragma unroll
-        for (int u = 0; u < TC_UNROLL; ++u)
-            if (t0 + u < nt) product(d, tl[u], 0);
+        for (int u = 0; u < TC_UNROLL; ++u) product(d, tl[u], 0);
+    }
+    for (; t0 < nt; ++t0, pv += TILE, pc += TILE) {  // the rest one by one: no MMA under a bound's predicate
+        Tile tl;
+        load_tile(tl, pv, pc, x);
+        product(d, tl, 0);
     }
     const acc_t s = tile_sum(d, lane);
     if (lane == 0) {

@@ -6,10 +6,23 @@
 // so a point costs (1 + 2 RAD / BX)(1 + 2 RAD / BY) reads from the L2 instead of the whole-tile
 // kernel's (stencil_cc.cu) 3D halo. Each thread computes a strip of V points along y.
 // Compile-time macros (set by stencil.py): RAD, STAR (0 box | 1 star), BX, BY, BZ, V, NTHREADS
-// with BY = V * NTHREADS / BX, MINB (minimum blocks per SM, 0: the compiler's choice), WSMEM. Weights: dense (2*RAD+1)^3 array (offset order z, y, x).
+// with BY = V * NTHREADS / BX, MINB (minimum blocks per SM, 0: the compiler's choice), WSMEM, VEC (as
+// stencil_cc.cu's: planes copied in 16-byte vectors, each shared row XO pad columns left of the tile).
+// Weights: dense (2*RAD+1)^3 array (offset order z, y, x).
 
 #define DIMS 3
+#ifndef VEC
+#define VEC 0
+#endif
+#if VEC
+#define VW (16 / ELEM)                           // elements per 16-byte vector
+#define XO ((VW - RAD % VW) % VW)                // pad columns left of the tile
+#define SX ((XO + BX + 2 * RAD + VW - 1) / VW * VW)
+#define PLANE_VEC 1
+#else
+#define XO 0
 #define SX (BX + 2 * RAD)
+#endif
 #define SY (BY + 2 * RAD)
 #define PLANE (SX * SY)
 #define TILE_W SX
@@ -30,7 +43,7 @@ stencil_cc3(const real* __restrict__ in, real* __restrict__ out, const Weights w
   const int tx = threadIdx.x % BX, ty = threadIdx.x / BX * V;
   const int gx = gx0 + tx;
 
-  real r[NLOAD];
+  stage_t r[NSTAGE];
 #pragma unroll 1
   for (int p = 0; p < 2 * RAD; ++p) {            // planes z0 - RAD .. z0 + RAD - 1
     fetch(r, in, wrap(z0 - RAD + p, nz), gy0, gx0, ny, nx);
@@ -46,7 +59,7 @@ stencil_cc3(const real* __restrict__ in, real* __restrict__ out, const Weights w
     if (z + 1 < z1) fetch(r, in, wrap(z + 1 + RAD, nz), gy0, gx0, ny, nx);   // in flight meanwhile
 
     acc_t acc[V];
-    sums(acc, w, [&](int dz, int dx) { return rows(ring + (k + RAD + dz) % KW * PLANE + (ty + RAD) * SX + tx + RAD + dx); });
+    sums(acc, w, [&](int dz, int dx) { return rows(ring + (k + RAD + dz) % KW * PLANE + (ty + RAD) * SX + XO + tx + RAD + dx); });
     write_strip(out + (size_t)z * ny * nx, acc, gy0 + ty, gx, ny, nx);
     __syncthreads();                               // the oldest slot is overwritten next
   }

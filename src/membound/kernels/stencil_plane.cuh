@@ -3,6 +3,9 @@
 // in flight while the current one is computed. Set TILE_W x TILE_H (the tile with halo), TILE_PITCH
 // (its row pitch in shared memory), HALO and NTHREADS, and define wrap() and `real` (stencil_real.cuh),
 // before including it; TILE_VALUE(v), what the tile holds of an input value v (default: v itself).
+// PLANE_VEC 1 (TILE_VALUE itself, TILE_PITCH = TILE_W a multiple of VW elements, the tile's first
+// column gx0 - HALO - XO a multiple of VW): whole 16-byte vectors, each wrapped as one where nx is a
+// multiple of VW (else assembled element by element). A kernel keeps `stage_t r[NSTAGE]` in flight.
 #pragma once
 
 #ifndef TILE_VALUE
@@ -10,6 +13,45 @@
 #endif
 
 #define NLOAD ((TILE_W * TILE_H + NTHREADS - 1) / NTHREADS)
+
+#if PLANE_VEC
+typedef uint4 stage_t;
+#define NVEC (TILE_W / VW * TILE_H)
+#define NSTAGE ((NVEC + NTHREADS - 1) / NTHREADS)
+static_assert(TILE_PITCH == TILE_W && TILE_W % VW == 0, "PLANE_VEC: rows of whole vectors, no gap");
+
+__device__ __forceinline__ void fetch(stage_t (&r)[NSTAGE], const real* __restrict__ in, int gz, int gy0,
+                                      int gx0, int ny, int nx) {
+  const real* plane = in + (size_t)gz * ny * nx;
+  const int x0 = gx0 - HALO - XO;
+#pragma unroll
+  for (int j = 0; j < NSTAGE; ++j) {
+    const int i = threadIdx.x + j * NTHREADS;
+    if (i < NVEC) {
+      const real* row = plane + (size_t)wrap(gy0 - HALO + i / (TILE_W / VW), ny) * nx;
+      const int x = x0 + i % (TILE_W / VW) * VW;
+      if (nx % VW == 0) {
+        r[j] = __ldg(reinterpret_cast<const uint4*>(row + wrap(x, nx)));
+      } else {
+        union { uint4 v; real e[VW]; } u;
+#pragma unroll
+        for (int v = 0; v < VW; ++v) u.e[v] = __ldg(row + wrap(x + v, nx));
+        r[j] = u.v;
+      }
+    }
+  }
+}
+
+__device__ __forceinline__ void put(const stage_t (&r)[NSTAGE], real* tile) {
+#pragma unroll
+  for (int j = 0; j < NSTAGE; ++j) {
+    const int i = threadIdx.x + j * NTHREADS;
+    if (i < NVEC) *reinterpret_cast<uint4*>(tile + i * VW) = r[j];
+  }
+}
+#else
+typedef real stage_t;
+#define NSTAGE NLOAD
 
 // Issue the loads of input plane gz's tile (with halo) into registers.
 __device__ __forceinline__ void fetch(real (&r)[NLOAD], const real* __restrict__ in, int gz, int gy0,
@@ -36,3 +78,4 @@ __device__ __forceinline__ void put(const real (&r)[NLOAD], real* tile) {
 #endif
   }
 }
+#endif

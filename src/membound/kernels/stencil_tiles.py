@@ -5,7 +5,7 @@ Tile keys are the kernels' compile-time macros (the .cu headers say what each me
 .cu file: stencil_cc (2D, a tile plus halo per block: BX x BY output tile, V points per thread along y,
 TPB tiles per block along y, VEC 16-byte copies), stencil_tb2 (2D, streaming along y: NT columns, chunks of CH rows, PF
 chunks in flight, OWNREG a thread's own column in registers, WAVES waves of blocks over the field),
-stencil_cc3 (3D at depth 1, a ring of planes), stencil_tb3 (3D, streaming along z: BX x BY x BZ per
+stencil_cc3 (3D at depth 1, a ring of planes; VEC as stencil_cc), stencil_tb3 (3D, streaming along z: BX x BY x BZ per
 block); MINB minimum blocks per SM (0: the compiler's choice), WSMEM weights in shared memory.
 
 TUNED[gpu][(dims, shape, radius, depth)], gpu a profile name (config/gpus/<gpu>.yaml): the best checked
@@ -13,7 +13,7 @@ variant of `tools/sweep_depths.py --tiles` on that GPU at 10240^2 / 512^3, which
 """
 
 CC2 = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0, VEC=0)
-CC3 = dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0)
+CC3 = dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0, VEC=0)
 TB2 = dict(kernel="stencil_tb2", NT=256, CH=4, PF=1, OWNREG=1, MINB=0, WSMEM=0, WAVES=1)
 TB3 = dict(kernel="stencil_tb3", BX=32, BY=32, BZ=128, V=4, NTHREADS=512, MINB=0, WSMEM=0)
 BASES = {"CC2": CC2, "CC3": CC3, "TB2": TB2, "TB3": TB3}
