@@ -1,6 +1,7 @@
 """The six stencils in three roles: CPU paths and (marker gpu) CUDA kernels against the reference (fp64 here;
 the other precisions: tests/test_kernels_stencil_precision.py)."""
 
+import itertools
 from unittest.mock import patch
 
 import numpy as np
@@ -211,6 +212,9 @@ def test_the_gpus_tiles_are_what_runs_and_what_is_checked():
     st = S.Stencil("2d49pt", "box", 2, 3, 1)
     assert P.cc_tile(st, 1, "h100") == TUNED["h100"][2, "box", 3, 1] != P.cc_tile(st, 1, "a100")
     assert P.cc_tile(st, 1, "a100") == P.cc_tile(st, 1) == P.default_tile(2, "box", 3, 1)
+    box3 = S.Stencil("3d27pt", "box", 3, 1, 1)     # a precision's own entry before the shape's
+    assert P.cc_tile(box3, 1, "h100", 8) == TUNED["h100"][3, "box", 1, 1, 8] != P.cc_tile(box3, 1, "h100", 2)
+    assert P.cc_tile(box3, 1, "h100", 2) == P.cc_tile(box3, 1, "h100", 4) == TUNED["h100"][3, "box", 1, 1]
     with pytest.raises(ValueError, match="depths 1..4"):
         P.cc_tile(S.Stencil("3d7pt", "star", 3, 1, 1), 5)
     huge = dict(TB2, NT=1024, CH=16, PF=2)
@@ -228,11 +232,11 @@ def test_every_tile_passes_the_checks_on_its_gpu(gpu):
     memory fits its GPU (the default: sm_90), at every depth of every stencil shape."""
     limit = P.SHARED_KIB[config.load_gpu(gpu)["arch"] if gpu else "sm_90"] * 1024
     keys = {(d, sh, r, t) for sh, d, r, _ in STENCILS.values() for t in range(1, P.MAX_DEPTH[d] + 1)}
-    assert set(TUNED.get(gpu, {})) <= keys
-    for dims, shape, radius, depth in sorted(keys):
+    assert {key[:4] for key in TUNED.get(gpu, {})} <= keys and {key[4:] for key in TUNED.get(gpu, {})} <= {(), (8,), (4,), (2,)}
+    for (dims, shape, radius, depth), elem in itertools.product(sorted(keys), (8, 4, 2)):
         st = S.Stencil("x", shape, dims, radius, depth)
-        assert P.cc_launch(st, depth, gpu).smem <= limit
-        assert P.cc_tile(st, depth, gpu)["kernel"] in {b["kernel"] for b in BASES.values()}
+        assert P.cc_launch(st, depth, gpu, elem=elem).smem <= limit
+        assert P.cc_tile(st, depth, gpu, elem)["kernel"] in {b["kernel"] for b in BASES.values()}
 
 
 def test_plan_refuses_what_does_not_fit_and_keeps_the_role_depth():

@@ -34,8 +34,8 @@ def test_the_printed_entries_are_stencil_tiles_lines():
     """Each H100 entry, printed as the sweep prints it, is a line of stencil_tiles.py (paste-able)."""
     lines = {line.strip() for line in (REPO / "src/membound/kernels/stencil_tiles.py").read_text().splitlines()}
     names = {(st.dims, st.shape, st.radius): st for st in sweep.stencils()}
-    for (dims, shape, radius, depth), tile in TUNED["h100"].items():
-        assert sweep.entry_text(names[dims, shape, radius], depth, sweep.tile_text(tile)) in lines
+    for (dims, shape, radius, depth, *elem), tile in TUNED["h100"].items():
+        assert sweep.entry_text(names[dims, shape, radius], depth, sweep.tile_text(tile), *elem) in lines
 
 
 def test_depth_sweep_on_the_cpu_checks_every_depth():

@@ -65,10 +65,11 @@ def today(st: P.Stencil, depth: int) -> dict:
     return dict(TB3, BX=64, BY=16) if st.shape == "box" else TB3
 
 
-def variants(st: P.Stencil, depth: int, gpu: str | None) -> dict[str, dict]:
-    """Today's tile, the default rule's, this GPU's and a handful of others, each distinct tile once."""
+def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[str, dict]:
+    """Today's tile, the default rule's, this GPU's for elements of `elem` bytes and a handful of
+    others, each distinct tile once."""
     out = {"today": today(st, depth), "default": P.default_tile(st.dims, st.shape, st.radius, depth),
-           "tuned": P.cc_tile(st, depth, gpu)}
+           "tuned": P.cc_tile(st, depth, gpu, elem)}
     if st.dims == 2:
         ch = max(4, 2 * st.radius)
         own = int(2 * ch * (depth - 1) <= 48)
@@ -81,6 +82,8 @@ def variants(st: P.Stencil, depth: int, gpu: str | None) -> dict[str, dict]:
         out["no_ownreg"] = dict(TB2, CH=ch, OWNREG=0)
     else:
         base = out["today"] if out["today"]["kernel"] == "stencil_tb3" else TB3
+        if depth == 1:
+            out["cc3"] = CC3
         out.update(bz64=dict(base, BZ=64), bz256=dict(base, BZ=256), t256=dict(base, NTHREADS=256),
                    v8=dict(base, V=8, NTHREADS=256), **{"32x16": dict(base, BX=32, BY=16, NTHREADS=256, V=2)})
     for label, tile in list(out.items()):   # stencil_cc(3): its 16-byte copies switched (VEC)
@@ -99,9 +102,11 @@ def tile_text(tile: dict) -> str:
     return f"dict({name}, {diff})" if diff else name
 
 
-def entry_text(st: P.Stencil, depth: int, text: str) -> str:
-    """One line of a TUNED table: the key of `st` at `depth` and its tile's text (tile_text)."""
-    return f'({st.dims}, "{st.shape}", {st.radius}, {depth}): {text},'
+def entry_text(st: P.Stencil, depth: int, text: str, elem: int | None = None) -> str:
+    """One line of a TUNED table: the key of `st` at `depth` (and element size `elem`, where given) and
+    its tile's text (tile_text)."""
+    key = f'{st.dims}, "{st.shape}", {st.radius}, {depth}' + (f", {elem}" if elem else "")
+    return f"({key}): {text},"
 
 
 def compile_launch(job) -> str | None:
@@ -210,7 +215,7 @@ def sweep_tiles(sts, depths, args, domains: dict) -> pd.DataFrame:
     why it failed."""
     t0, gpu, limit = time.time(), S.device_gpu(), S._shared_limit("cuda")
     jobs = [(st, t, label, tile, prec) for prec in args.precisions for st in sts for t in depths
-            if t <= P.MAX_DEPTH[st.dims] for label, tile in variants(st, t, gpu).items()
+            if t <= P.MAX_DEPTH[st.dims] for label, tile in variants(st, t, gpu, fmt(prec).bytes).items()
             if not args.variants or label in args.variants]
     with ProcessPoolExecutor(os.cpu_count(), mp_context=multiprocessing.get_context("spawn")) as pool:
         refused = list(pool.map(compile_launch, [(st, t, tile, limit, fmt(prec).bytes)
@@ -283,9 +288,13 @@ def main(argv=None):
         print(best[["problem", "depth", "precision", "variant", "cc_kernel", "value", "today"]].round(1)
               .to_string(index=False))
         print(f"\nTUNED[{best.gpu.iloc[0]!r}] for src/membound/kernels/stencil_tiles.py:")
-        for r in best.itertuples():
-            print("        " + entry_text(next(st for st in sts if st.name == r.problem), r.depth, r.tile)
-                  + f"  # {r.precision}")
+        for (name, depth), group in best.groupby(["problem", "depth"], sort=False):
+            st = next(st for st in sts if st.name == name)
+            if group.tile.nunique() == 1:     # one tile for every precision swept: one line
+                print(f"        {entry_text(st, depth, group.tile.iloc[0])}  # {', '.join(group.precision)}")
+            else:                             # else a line per precision, keyed by its element size
+                for r in group.itertuples():
+                    print(f"        {entry_text(st, depth, r.tile, fmt(r.precision).bytes)}  # {r.precision}")
         return 1 if frame.failed.str.startswith("FAILED").any() else 0
     rows, notes = sweep_depths(sts, args.depths, args, "cuda", domains, args.impls, args.precisions)
     if rows:

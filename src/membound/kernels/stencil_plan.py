@@ -52,13 +52,14 @@ def default_tile(dims: int, shape: str, radius: int, depth: int) -> dict:
     return dict(TB3, BX=64, BY=16) if shape == "box" else dict(TB3)
 
 
-def cc_tile(st: Stencil, depth: int, gpu: str | None = None) -> dict:
+def cc_tile(st: Stencil, depth: int, gpu: str | None = None, elem: int = 8) -> dict:
     """The CUDA-core kernel and tile of `st` at `depth` (1: the unblocked role) on `gpu` (a profile
-    name): its TUNED entry, else default_tile."""
+    name) with elements of `elem` bytes: its TUNED entry for that element size, else its TUNED entry,
+    else default_tile."""
     if not 1 <= depth <= MAX_DEPTH[st.dims]:
         raise ValueError(f"depth {depth}: CUDA-core {st.dims}D stencils run depths 1..{MAX_DEPTH[st.dims]}")
-    key = (st.dims, st.shape, st.radius, depth)
-    return dict(TUNED.get(gpu or "", {}).get(key) or default_tile(*key))
+    key, tuned = (st.dims, st.shape, st.radius, depth), TUNED.get(gpu or "", {})
+    return dict(tuned.get((*key, elem)) or tuned.get(key) or default_tile(*key))
 
 
 def occupancy(threads: int, regs: int, smem: int) -> int:
@@ -97,7 +98,7 @@ def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None
     """The launch of the CUDA-core kernel of `st` at `depth` on `gpu` with elements of `elem` bytes
     (8, 4, 2: fp64, fp32, fp16): cc_tile's tile, or `tile` (a sweep's variant). ValueError where the
     tile is no wider than its halo (stencil_tb2)."""
-    tile, r, halo = tile or cc_tile(st, depth, gpu), st.radius, depth * st.radius
+    tile, r, halo = tile or cc_tile(st, depth, gpu, elem), st.radius, depth * st.radius
     name = tile["kernel"]
     macros = dict(RAD=r, STAR=int(st.shape == "star"), DEPTH=depth, ELEM=elem,
                   **{k: v for k, v in tile.items() if k not in ("kernel", "WAVES")})

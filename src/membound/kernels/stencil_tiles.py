@@ -9,7 +9,9 @@ stencil_cc3 (3D at depth 1, a ring of planes; VEC as stencil_cc), stencil_tb3 (3
 block); MINB minimum blocks per SM (0: the compiler's choice), WSMEM weights in shared memory.
 
 TUNED[gpu][(dims, shape, radius, depth)], gpu a profile name (config/gpus/<gpu>.yaml): the best checked
-variant of `tools/sweep_depths.py --tiles` on that GPU at 10240^2 / 512^3, which prints these entries.
+variant of `tools/sweep_depths.py --tiles` on that GPU at 10240^2 / 512^3, which prints these entries;
+a key with a fifth item, the element size in bytes (8, 4, 2: fp64, fp32, fp16), holds the tile of
+that precision where the precisions' best tiles differ.
 """
 
 CC2 = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0, VEC=0)
@@ -21,7 +23,8 @@ BASES = {"CC2": CC2, "CC3": CC3, "TB2": TB2, "TB3": TB3}
 TUNED = {
     # H100 SXM, 2026-11-24 (tools/sweep_tb.py at tb-speed 9247e06, the same kernels; its best_tb.csv);
     # stencil_cc's 16-byte copies (VEC=1) at 2D depths 1-2: H100 and H200, 2026-11-25 (sweep_depths.py
-    # --tiles in fp64, fp32 and fp16; docs/kernels_stencil.md)
+    # --tiles in fp64, fp32 and fp16; docs/kernels_stencil.md); stencil_cc3's (3D depth 1) in fp32 and
+    # fp16 but not fp64: H100, 2026-11-25
     "h100": {
         (2, "star", 1, 1): dict(CC2, VEC=1),
         (2, "star", 1, 2): dict(CC2, VEC=1),
@@ -59,7 +62,8 @@ TUNED = {
         (3, "star", 1, 2): dict(TB3, BZ=64),
         (3, "star", 1, 3): dict(TB3, BZ=256),
         (3, "star", 1, 4): dict(TB3, BZ=256),
-        (3, "box", 1, 1): CC3,
+        (3, "box", 1, 1): dict(CC3, VEC=1),
+        (3, "box", 1, 1, 8): CC3,
         (3, "box", 1, 2): dict(TB3, BX=64, BY=16),
         (3, "box", 1, 3): dict(TB3, BX=64, BY=16, BZ=256),
         (3, "box", 1, 4): dict(TB3, BX=64, BY=16, BZ=256),
