@@ -23,8 +23,8 @@ BASES = {"CC2": CC2, "CC3": CC3, "TB2": TB2, "TB3": TB3}
 TUNED = {
     # H100 SXM, 2026-11-24 (tools/sweep_tb.py at tb-speed 9247e06, the same kernels; its best_tb.csv);
     # stencil_cc's 16-byte copies (VEC=1) at 2D depths 1-2: H100 and H200, 2026-11-25 (sweep_depths.py
-    # --tiles in fp64, fp32 and fp16; docs/kernels_stencil.md); stencil_cc3's (3D depth 1) in fp32 and
-    # fp16 but not fp64: H100, 2026-11-25
+    # --tiles in fp64, fp32 and fp16; docs/kernels_stencil.md); stencil_cc3's (3D depth 1, 3d7pt too) in
+    # fp32 and fp16 but not fp64: H100, 2026-11-25
     "h100": {
         (2, "star", 1, 1): dict(CC2, VEC=1),
         (2, "star", 1, 2): dict(CC2, VEC=1),
@@ -58,7 +58,8 @@ TUNED = {
         (2, "box", 3, 6): dict(TB2, CH=6, OWNREG=0),
         (2, "box", 3, 7): dict(CC2, V=16, NTHREADS=128, TPB=4, WSMEM=1),
         (2, "box", 3, 8): dict(TB2, NT=128, CH=6, OWNREG=0),
-        (3, "star", 1, 1): dict(TB3, BX=64, BY=16, BZ=32, V=8, NTHREADS=256),
+        (3, "star", 1, 1): dict(CC3, VEC=1),
+        (3, "star", 1, 1, 8): dict(TB3, BX=64, BY=16, BZ=32, V=8, NTHREADS=256),
         (3, "star", 1, 2): dict(TB3, BZ=64),
         (3, "star", 1, 3): dict(TB3, BZ=256),
         (3, "star", 1, 4): dict(TB3, BZ=256),
