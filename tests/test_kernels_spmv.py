@@ -2,6 +2,8 @@
 reference of the rounded inputs within the precision's bound (explicit zeros, empty, short and long
 rows), a wrong output fails without writing, fp16's range is checked, and the CSV schema."""
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -224,6 +226,30 @@ def test_fp16_out_of_range_is_skipped_with_a_note(tmp_path, capsys):
                "--reps", "1", "--out", str(out), "--precisions", "fp32", "fp16"])
     assert "spmv big not run in fp16: values up to 1e+06 exceed fp16" in capsys.readouterr().err
     assert set(pd.read_csv(out).precision) == {"fp32"}
+
+
+def test_plans_made_once_are_the_plans_and_belong_to_their_matrix(tmp_path, capsys):
+    """Rule spmv_plans' file (spmv_plan CLI) holds plan() of every S; the CLI uses it, and refuses the
+    plans of another matrix or a missing file in one line, writing nothing."""
+    matrix, other = ragged(8, 500), ragged(9, 500)
+    mfile, plans = write_matrix(tmp_path / "m.npz", matrix), tmp_path / "plans" / "m.npz"
+    spmv_plan.main(["--matrix", str(mfile), "--out", str(plans)])
+    for s, loaded in spmv_plan.load(plans, matrix.indptr).items():
+        made = spmv_plan.plan(matrix.indptr, s)
+        for field in dataclasses.fields(spmv_plan.Plan):
+            a, b = getattr(made, field.name), getattr(loaded, field.name)
+            assert type(a) is type(b) and np.array_equal(a, b) and np.asarray(a).dtype == np.asarray(b).dtype
+    out = tmp_path / "x.csv"
+    args = ["--backend", "cpu", "--warmup", "0", "--reps", "1", "--out", str(out), "--precisions", "fp64", "fp16"]
+    spmv.main(["--matrix", str(mfile), "--plans", str(plans), *args])
+    tc = pd.read_csv(out).query("impl == 'numpy_mma'").set_index("precision")
+    assert (tc.rel_err < 1e-2).all() and tc.mma["fp16"] == spmv_plan.plan(matrix.indptr, 4).mma
+    out.unlink()
+    for wrong, said in [(write_matrix(tmp_path / "o.npz", other), "made from another matrix's row pointers"),
+                        (mfile, "no such SpMV plans file")]:
+        with pytest.raises(SystemExit):
+            spmv.main(["--matrix", str(wrong), "--plans", str(plans if said.startswith("made") else tmp_path / "none"), *args])
+        assert said in capsys.readouterr().err and not out.exists()
 
 
 def test_missing_matrix_is_a_one_line_error(tmp_path, capsys):

@@ -90,6 +90,7 @@ def test_every_profile_keeps_its_gpu_results_and_mode_whatever_config_adds(profi
         assert {"bench", "download_matrix"} <= benchmarks and not any("counters" in b for b in benchmarks)
         assert f"results/{profile}/raw/spmv.csv" in out and f"results/{profile}/raw/scale.csv" in out
         assert "/dc2.npz" in out and "/mip1.npz" in out and "/cant.npz" not in out   # the chosen matrices
+        assert re.search(r"--matrix data/csr/(\S+)/dc2.npz --plans data/plans/\1/dc2.npz ", out)  # made once
         assert "--log2-min 12 --log2-max 14" in out  # the command line above the spec's workload
 
 

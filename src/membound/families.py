@@ -36,6 +36,7 @@ class Family:
     args: Callable[[Mapping, str | None, bool, int], str] = lambda config, case, counters, rep: ""   # the CLI's problem
     cases: Callable[[Mapping, list], list] | None = None  # its cases, one CLI call each in its job; else one call
     case_file: str = ""       # the CLI option that takes the case's CSR matrix file (the matrices rules make it)
+    plan_file: str = ""       # the CLI option that takes the case's plans (SpMV: rule spmv_plans makes them)
 
     @property
     def sources(self) -> str:
@@ -120,7 +121,7 @@ FAMILIES = {f.name: f for f in (   # in the order of the raw rows every table re
            args=_stencil_args, cases=lambda config, matrices: list(config["stencil"]["kernels"])),
     Family("spmv", "SpMV", "cuSPARSE", "DASP", analytical.spmv,
            block(surrogate_scale={"type": "number", "exclusiveMinimum": 0, "maximum": 1}),
-           cases=lambda config, matrices: [m["name"] for m in matrices], case_file="--matrix"),
+           cases=lambda config, matrices: [m["name"] for m in matrices], case_file="--matrix", plan_file="--plans"),
     Family("gemv", "GEMV", "cuBLAS", "DMMA", analytical.gemv,
            block(sizes={"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 1,
                         "description": "square sizes n of A"}),
@@ -160,13 +161,15 @@ def cli_args(family: str, config: Mapping, case: str | None = None, counters: bo
     return f"{problem} --precisions {' '.join(config['precisions'])}".strip()
 
 
-def batch_args(family: str, config: Mapping, cases, case_files=(), counters: bool = False, rep: int = 0) -> str:
+def batch_args(family: str, config: Mapping, cases, case_files=(), counters: bool = False, rep: int = 0,
+               plan_files=()) -> str:
     """The case groups of one job that runs every case of `family` in one process
-    (membound.kernels.batch): per case '-- <its problem arguments>', with its case file (SpMV: the
-    matrix of `case_files`, in the order of `cases`) first."""
-    option = FAMILIES[family].case_file
-    return " ".join(f"-- {f'{option} {case_files[i]} ' if option else ''}{cli_args(family, config, case, counters, rep)}"
-                    for i, case in enumerate(cases))
+    (membound.kernels.batch): per case '-- <its problem arguments>', with its case file and its plans
+    (SpMV: the matrix of `case_files` and its plans of `plan_files`, in the order of `cases`) first."""
+    f = FAMILIES[family]
+    files = [(f.case_file, case_files), (f.plan_file, plan_files)]
+    return " ".join("-- " + "".join(f"{option} {paths[i]} " for option, paths in files if option)
+                    + cli_args(family, config, case, counters, rep) for i, case in enumerate(cases))
 
 
 def raw_paths(results: str, config: Mapping, matrices, prefix: str = "", repeats: int = 1,

@@ -1,5 +1,6 @@
-# The 21 SpMV matrices (paper 000 Table 2): download, conversion to binary CSR, surrogates, and the
-# statistics of the matrices a run used (raw/matrices.csv, rendered as Table 2 by tables.smk).
+# The 21 SpMV matrices (paper 000 Table 2): download, conversion to binary CSR, surrogates, the
+# tensor-core SpMV's plans of each (made once, read by every SpMV job), and the statistics of the
+# matrices a run used (raw/matrices.csv, rendered as Table 2 by tables.smk).
 
 import functools
 
@@ -11,6 +12,7 @@ NAMES = "|".join(MATRIX)
 
 
 csr_file = functools.partial(matrix_paths.csr_path, config)  # csr_file(name): the CSR file to use
+plan_file = functools.partial(matrix_paths.plans_path, config)  # plan_file(name): its SpMV plans
 
 
 localrules:
@@ -69,6 +71,25 @@ rule surrogate_matrix:
         scale=lambda wc: float(wc.scale),
     script:
         "../../scripts/surrogate_matrix.py"
+
+
+rule spmv_plans:
+    input:
+        csr=f"{DATA}/csr/{{source}}/{{name}}.npz",
+        code=code("membound.kernels.spmv_plan"),
+    output:
+        f"{DATA}/plans/{{source}}/{{name}}.npz",
+    log:
+        f"{DATA}/logs/spmv_plans/{{source}}-{{name}}.log",
+    wildcard_constraints:
+        name=NAMES,
+        source=r"real|surrogate-[0-9.]+(e-?[0-9]+)?",
+    conda:
+        "../../envs/membound.yaml"
+    resources:
+        mem_mb=lambda wc: 1024 + MATRIX[wc.name]["rows"] * 400 // 2**20,
+    shell:
+        "python -m membound.kernels.spmv_plan --matrix {input.csr:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule matrix_stats:

@@ -69,11 +69,16 @@ def originals_raw(kernel=None, ext="csv"):
 
 def bench_inputs(wildcards, counters=False):
     """Inputs of a family's job (`counters`: its counter job): its benchmark code (with ncu's runner)
-    and, for a family with a `case_file` option, every case's CSR file (matrices.smk)."""
+    and, for a family with a `case_file` option, every case's CSR file, and with a `plan_file` option
+    its plans (matrices.smk)."""
     family = FAMILY[wildcards.family]
     files = {*bench_code(family.name), *(code("membound.counters.ncu") if counters else [])}
     cases = families.cases(family.name, config, MATRICES) if family.case_file else []
-    return {"code": sorted(files), "case_files": [csr_file(case) for case in cases]}
+    return {
+        "code": sorted(files),
+        "case_files": [csr_file(case) for case in cases],
+        "plan_files": [plan_file(case) for case in cases] if family.plan_file else [],
+    }
 
 
 def bench_args(wildcards, input, counters=False):
@@ -81,7 +86,7 @@ def bench_args(wildcards, input, counters=False):
     arguments (and its case file)."""
     cases = families.cases(wildcards.family, config, MATRICES)
     rep = 0 if counters else families.rep_index(wildcards.rep)
-    return families.batch_args(wildcards.family, config, cases, input.case_files, counters, rep)
+    return families.batch_args(wildcards.family, config, cases, input.case_files, counters, rep, input.plan_files)
 
 
 # What the logger plugin `membound` says is left after each job (membound.run.progress).

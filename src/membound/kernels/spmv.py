@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from membound.kernels import arg_parser, load_module
+from membound.kernels import arg_parser, load_module, spmv_plan
 from membound.kernels.harness import Case, Impl, run_jobs, select
 from membound.kernels.spmv_emulate import accumulator, emulator
 from membound.kernels.spmv_plan import SEG_SHIFT, Plan, plan, slots_per_lane
@@ -219,10 +219,10 @@ def rounded(matrix: sp.csr_matrix, name: str, precision: str, row_sums=None) -> 
 
 
 def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generator,
-         precisions=("fp64",)) -> list[tuple]:
+         precisions=("fp64",), plans: dict | None = None) -> list[tuple]:
     """(impl, prepare) of every impl and precision on one matrix, for harness.measure; per precision the
-    rounded matrix, its plan and its device CSR are made once, shared by the impls (one precision held
-    at a time)."""
+    rounded matrix, its plan (from `plans`, by S, where given: spmv_plan.load) and its device CSR are
+    made once, shared by the impls (one precision held at a time)."""
     name = meta["name"]
     rows, cols = matrix.shape
     longest = int(np.diff(matrix.indptr).max(initial=0))
@@ -235,7 +235,8 @@ def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generat
         if p not in held:
             held.clear()
             q = matrices[p]
-            held[p] = (q, plan(q.indptr, slots_per_lane(p)), _device_csr(q, name) if backend == "cuda" else None)
+            s = slots_per_lane(p)
+            held[p] = (q, plans[s] if plans else plan(q.indptr, s), _device_csr(q, name) if backend == "cuda" else None)
         return held[p]
 
     def prepare(impl: Impl, p: str) -> Case:
@@ -284,14 +285,17 @@ def load_matrix(path) -> tuple[sp.csr_matrix, dict]:
 def main(argv=None):
     parser = arg_parser("SpMV (y = A x) with cuSPARSE CSR and a DASP-style tensor-core kernel, per precision.")
     parser.add_argument("--matrix", required=True, help="CSR file (membound.matrices.csr format)")
+    parser.add_argument("--plans", help="the tensor-core kernel's plans of the matrix (rule spmv_plans); "
+                                        "default: made here")
     args = parser.parse_args(argv)
     if args.warmup < 0 or args.reps < 1:
         parser.error(f"--warmup {args.warmup} / --reps {args.reps}: need warmup >= 0 and reps >= 1")
     try:
         matrix, meta = load_matrix(args.matrix)
+        plans = spmv_plan.load(args.plans, matrix.indptr) if args.plans else None
     except ValueError as err:
         parser.error(str(err))
-    run_jobs(args.backend, jobs(args.backend, matrix, meta, np.random.default_rng(), args.precisions), args.out, args.warmup,
+    run_jobs(args.backend, jobs(args.backend, matrix, meta, np.random.default_rng(), args.precisions, plans), args.out, args.warmup,
              args.reps, args.counters, args.rep, "{value:9.2f} GFLOP/s  err {rel_err:.1e}")
 
 
