@@ -7,6 +7,7 @@ the matrices beyond the L2 (the FP64 size, paper 000 eq. 10, against this GPU's 
     python tools/bench_spmv.py                            # all 21, fp64 fp32 fp16, cuSPARSE, dasp_tc, twin
     python tools/bench_spmv.py --precisions fp64 --matrices FullChip dc2
     python tools/bench_spmv.py --variants                 # fp64 dasp_tc per plan/kernel variant, DASP's matrices
+    python tools/bench_spmv.py --variants minb5_unroll2   # the default beside the variants named
 
 Matrices: data/csr/surrogate-1.0/<name>.npz where the workflow made them, else generated here
 (membound.matrices.surrogate, several processes) into $MATS (default /tmp/membound-surrogates).
@@ -44,7 +45,9 @@ VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", 2)], "unroll8": [(spm
             "minb1": [(spmv, "TC_MINB", 1)], "minb5": [(spmv, "TC_MINB", 5)], "piece4": [(spmv_plan, "PIECE_TILES", 4)],
             "piece32": [(spmv_plan, "PIECE_TILES", 32)], "target2": [(spmv_plan, "TARGET", 2)],
             "window512": [(spmv_plan, "WINDOW", 512)], "window65536": [(spmv_plan, "WINDOW", 65536)],
-            "seg2": [(spmv_plan, "MAX_SEG", 2)], "unpacked": [(spmv_plan, "MAX_SEG", 1)]}
+            "seg2": [(spmv_plan, "MAX_SEG", 2)], "unpacked": [(spmv_plan, "MAX_SEG", 1)],
+            **{f"minb{b}_unroll2": [(spmv, "TC_MINB", b), (spmv, "TC_UNROLL", 2)] for b in (5, 6, 8)},
+            "minb6": [(spmv, "TC_MINB", 6)]}
 
 
 def entries(names):
@@ -136,7 +139,8 @@ def main():
     parser.add_argument("--precisions", nargs="+", default=list(spmv.PRECISIONS), choices=spmv.PRECISIONS)
     parser.add_argument("--matrices", nargs="+", help="names from config/matrices.yaml (default: all 21)")
     parser.add_argument("--impls", nargs="+", default=list(IMPLS), choices=IMPLS)
-    parser.add_argument("--variants", action="store_true", help="dasp_tc per VARIANTS (fp64 unless --precisions)")
+    parser.add_argument("--variants", nargs="*", choices=list(VARIANTS), default=None,
+                        help="dasp_tc per VARIANTS, or those named (fp64 unless --precisions)")
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--reps", type=int, default=200)
     args = parser.parse_args()
@@ -144,9 +148,10 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     gpu = detect.profile_for(detect.device_names())
     l2_mb = float(config.load_gpu(gpu)["l2_MB"]) if gpu != "cpu" else 50.0
-    variants = list(VARIANTS) if args.variants else ["default"]
+    swept = args.variants is not None
+    variants = ["default", *[v for v in args.variants or VARIANTS if v != "default"]] if swept else ["default"]
     spmv.plan = cached_plan
-    if args.variants:
+    if swept:
         names = args.matrices or sorted(set(DASP_ISSUE21["h100"]) | set(DASP_ISSUE21["h200"]))
         precisions = args.precisions if "--precisions" in sys.argv else ["fp64"]
         impls = ["dasp_tc"]
@@ -160,8 +165,8 @@ def main():
                 rows += measure(matrix, meta, precisions, impls, args.warmup, args.reps, v)
             print(f"{meta['name']}: {time.time() - t0:.0f} s", flush=True)
     frame = pd.DataFrame(rows)
-    frame.to_csv(out / ("bench_spmv_variants.csv" if args.variants else "bench_spmv.csv"), index=False)
-    if args.variants:
+    frame.to_csv(out / ("bench_spmv_variants.csv" if swept else "bench_spmv.csv"), index=False)
+    if swept:
         table = frame.pivot_table(index="problem", columns="variant", values="value", sort=False)[variants]
         print(f"\nfp64 dasp_tc GFLOP/s per variant on {gpu}; geomean over the matrices beyond the L2 last")
         big = beyond_l2(frame, l2_mb)
