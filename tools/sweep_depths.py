@@ -65,6 +65,12 @@ def today(st: P.Stencil, depth: int) -> dict:
     return dict(TB3, BX=64, BY=16) if st.shape == "box" else TB3
 
 
+# Depth-1 tile shapes tried for stencil_cc and stencil_cc3: BX, BY, V, NTHREADS (= BX * BY / V)
+CC_SHAPES = {"64x32v8": (64, 32, 8, 256), "64x64v16": (64, 64, 16, 256), "128x16v8": (128, 16, 8, 256),
+             "64x16v4": (64, 16, 4, 256), "64x64v8": (64, 64, 8, 512), "32x32v8": (32, 32, 8, 128),
+             "128x32v16": (128, 32, 16, 256)}
+
+
 def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[str, dict]:
     """Today's tile, the default rule's, this GPU's for elements of `elem` bytes and a handful of
     others, each distinct tile once."""
@@ -89,6 +95,12 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
     for label, tile in list(out.items()):   # stencil_cc(3): its 16-byte copies switched (VEC)
         if tile["kernel"] in ("stencil_cc", "stencil_cc3"):
             out[f"{label}+vec"] = dict(tile, VEC=1 - tile.get("VEC", 0))
+    if depth == 1:   # the unblocked kernel in other shapes, with 16-byte copies (NTHREADS = BX * BY / V)
+        cc, prefix = (CC2, "cc") if st.dims == 2 else (CC3, "cc3")
+        for label, (bx, by, v, nt) in CC_SHAPES.items():
+            out[f"{prefix}_{label}"] = dict(cc, BX=bx, BY=by, V=v, NTHREADS=nt, VEC=1)
+        if st.dims == 3:
+            out.update(cc3_bz16=dict(CC3, BZ=16, VEC=1), cc3_bz64=dict(CC3, BZ=64, VEC=1))
     distinct = {}
     for label, tile in out.items():
         distinct.setdefault(tuple(sorted(tile.items())), (label, tile))
