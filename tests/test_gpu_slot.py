@@ -137,7 +137,7 @@ def test_a_dry_run_on_two_gpus_sends_every_gpu_job_through_a_slot_one_job_per_re
                           "-p", "--resources", "gpu=2"], cwd=repo, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     commands = re.findall(r"^Shell command: (.*)$", run.stdout, re.MULTILINE)
-    gpu_jobs = [c for c in commands if "membound.kernels" in c or "membound.counters" in c]
+    gpu_jobs = [c for c in commands if "membound.kernels.batch" in c or "membound.counters" in c]
     assert gpu_jobs and all(c.startswith("python -m membound.run.gpu_slot -- ") for c in gpu_jobs)
     stats = dict(re.findall(r"^(bench|counters\w*)\s+(\d+)$", run.stdout, re.MULTILINE))
     assert stats == {"bench": "20", "counters": "4", "counters_dgemm": "1"}    # 4 families x 5 repetitions
