@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from membound.kernels import harness, spmv, spmv_emulate, spmv_plan
+from membound.kernels import harness, spmv, spmv_emulate, spmv_plan, spmv_plans
 from membound.matrices import csr
 from membound.model.precision import dot_tolerance, quantize
 from membound.run import measure
@@ -229,12 +229,12 @@ def test_fp16_out_of_range_is_skipped_with_a_note(tmp_path, capsys):
 
 
 def test_plans_made_once_are_the_plans_and_belong_to_their_matrix(tmp_path, capsys):
-    """Rule spmv_plans' file (spmv_plan CLI) holds plan() of every S; the CLI uses it, and refuses the
+    """Rule spmv_plans' file (spmv_plans CLI) holds plan() of every S; the CLI uses it, and refuses the
     plans of another matrix or a missing file in one line, writing nothing."""
     matrix, other = ragged(8, 500), ragged(9, 500)
     mfile, plans = write_matrix(tmp_path / "m.npz", matrix), tmp_path / "plans" / "m.npz"
-    spmv_plan.main(["--matrix", str(mfile), "--out", str(plans)])
-    for s, loaded in spmv_plan.load(plans, matrix.indptr).items():
+    spmv_plans.main(["--matrix", str(mfile), "--out", str(plans)])
+    for s, loaded in spmv_plans.load(plans, matrix.indptr).items():
         made = spmv_plan.plan(matrix.indptr, s)
         for field in dataclasses.fields(spmv_plan.Plan):
             a, b = getattr(made, field.name), getattr(loaded, field.name)

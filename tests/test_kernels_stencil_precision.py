@@ -2,6 +2,8 @@
 the bound itself against hand-computed values, the tensor-core layouts per MMA shape, shared memory per
 element size, and (marker gpu) every CUDA kernel in every precision against the float64 reference."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -138,19 +140,16 @@ def test_b_operands_are_rounded_as_the_tensor_cores_see_them():
 def test_shared_memory_follows_the_element_size():
     for name, (shape, dims, radius, depth) in STENCILS.items():
         st = S.Stencil(name, shape, dims, radius, depth)
-        for impl in ("cc_naive", "cc_tb"):
-            full = P.shared_bytes(impl, st, "h100")
-            d = 1 if impl == "cc_naive" else depth
-            tile = P.cc_tile(st, d, "h100")
-            if not tile.get("VEC"):
-                assert [P.shared_bytes(impl, st, "h100", p) for p in LOW] == [full // 2, full // 4]
-                continue
-            # stencil_cc VEC: rows of whole 16-byte vectors, padded so the first column is a vector's first
-            pitch = {e: -(-((16 // e - d * radius % (16 // e)) % (16 // e) + tile["BX"] + 2 * d * radius) // (16 // e))
-                     * (16 // e) for e in (8, 4, 2)}
-            rows = full // (8 * pitch[8])
-            assert full == 8 * rows * pitch[8]
-            assert [P.shared_bytes(impl, st, "h100", p) for p in LOW] == [4 * rows * pitch[4], 2 * rows * pitch[2]]
+        for impl, p in itertools.product(("cc_naive", "cc_tb"), PRECISIONS):
+            d, e = (1 if impl == "cc_naive" else depth), fmt(p).bytes
+            tile = P.cc_tile(st, d, "h100", e)            # the precision's tile (TUNED may key it by e)
+            words = P.cc_launch(st, d, tile=tile, elem=8).smem // 8
+            if tile.get("VEC"):   # rows of whole 16-byte vectors, padded so the first column is a vector's first
+                pitch = {b: -(-((16 // b - d * radius % (16 // b)) % (16 // b) + tile["BX"] + 2 * d * radius)
+                             // (16 // b)) * (16 // b) for b in (8, e)}
+                assert words % pitch[8] == 0
+                words = words // pitch[8] * pitch[e]
+            assert P.shared_bytes(impl, st, "h100", p) == e * words
         for p in PRECISIONS:
             name_, macros, smem, tile = P.tc_config(st, 10, False, p)
             m, _, k = geometry.mma_shape(p)

@@ -8,7 +8,8 @@ Implementations (impl: unit, role):
   DASP's baseline does: the timed region holds ONE cusparseSpMV call (CUSPARSE_SPMV_CSR_ALG1).
   dasp_tc (tensor_core, DASP): spmv_tc.cu built for the precision (DMMA m8n8k4, TF32 m16n8k8, f16
   m16n8k16 with f32 accumulation) on the plan of spmv_plan.py (DASP's row classes and short-row
-  packing), made and packed once outside the timed region, as DASP's preprocessing is; one launch.
+  packing; made once per matrix, spmv_plans.py), packed once outside the timed region, as DASP's
+  preprocessing is; one launch.
   dasp_tc_twin (cuda_core, DASP twin): the same source built with -DTWIN=1: the same plan, loads,
   stores and launch, FMAs of the lane's own products where dasp_tc issues an MMA (issue 15).
 - cpu: scipy_csr (cuda_core, cuSPARSE) in the precision's dtype (fp16 values with fp32 accumulation),
@@ -19,10 +20,8 @@ Checks (membound.precision): the values and x are rounded to the precision (a ma
 row sums of |A|, exceed fp16's range is not run in fp16: a note on stderr names it and the largest
 value); the reference is A x in float64 from the rounded values, the tolerance the a-priori bound
 `dot_tolerance` over the longest row. Every impl runs once on a fresh x with y poisoned (NaN) and is
-checked by the harness before it is timed. A tensor-core row's note names its MMA, accumulator and plan.
-
-Outside the timed region on CUDA, the O(nnz) work runs on the device (docs/kernels_spmv.md, "Where the
-host time goes"): the nonzeros' placement (Plan.placement), the references (`device_reference`), the check.
+checked by the harness before it is timed (on the device on CUDA). A tensor-core row's note names its
+MMA, accumulator and plan.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from membound.kernels import arg_parser, load_module, spmv_plan
+from membound.kernels import arg_parser, load_module, spmv_plans
 from membound.kernels.harness import Case, Impl, run_jobs, select
 from membound.kernels.spmv_emulate import accumulator, emulator
 from membound.kernels.spmv_plan import SEG_SHIFT, Plan, plan, slots_per_lane
@@ -220,9 +219,8 @@ def rounded(matrix: sp.csr_matrix, name: str, precision: str, row_sums=None) -> 
 
 def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generator,
          precisions=("fp64",), plans: dict | None = None) -> list[tuple]:
-    """(impl, prepare) of every impl and precision on one matrix, for harness.measure; per precision the
-    rounded matrix, its plan (from `plans`, by S, where given: spmv_plan.load) and its device CSR are
-    made once, shared by the impls (one precision held at a time)."""
+    """(impl, prepare) of every impl and precision on one matrix, for harness.measure; per precision the rounded
+    matrix, its plan (`plans` by S, else made) and device CSR once, shared by the impls (one precision held)."""
     name = meta["name"]
     rows, cols = matrix.shape
     longest = int(np.diff(matrix.indptr).max(initial=0))
@@ -235,8 +233,8 @@ def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generat
         if p not in held:
             held.clear()
             q = matrices[p]
-            s = slots_per_lane(p)
-            held[p] = (q, plans[s] if plans else plan(q.indptr, s), _device_csr(q, name) if backend == "cuda" else None)
+            pl = plans[slots_per_lane(p)] if plans else plan(q.indptr, slots_per_lane(p))
+            held[p] = (q, pl, _device_csr(q, name) if backend == "cuda" else None)
         return held[p]
 
     def prepare(impl: Impl, p: str) -> Case:
@@ -285,14 +283,13 @@ def load_matrix(path) -> tuple[sp.csr_matrix, dict]:
 def main(argv=None):
     parser = arg_parser("SpMV (y = A x) with cuSPARSE CSR and a DASP-style tensor-core kernel, per precision.")
     parser.add_argument("--matrix", required=True, help="CSR file (membound.matrices.csr format)")
-    parser.add_argument("--plans", help="the tensor-core kernel's plans of the matrix (rule spmv_plans); "
-                                        "default: made here")
+    parser.add_argument("--plans", help="its tensor-core plans (rule spmv_plans); default: made here")
     args = parser.parse_args(argv)
     if args.warmup < 0 or args.reps < 1:
         parser.error(f"--warmup {args.warmup} / --reps {args.reps}: need warmup >= 0 and reps >= 1")
     try:
         matrix, meta = load_matrix(args.matrix)
-        plans = spmv_plan.load(args.plans, matrix.indptr) if args.plans else None
+        plans = spmv_plans.load(args.plans, matrix.indptr) if args.plans else None
     except ValueError as err:
         parser.error(str(err))
     run_jobs(args.backend, jobs(args.backend, matrix, meta, np.random.default_rng(), args.precisions, plans), args.out, args.warmup,
