@@ -10,7 +10,8 @@ the matrices beyond the L2 (the FP64 size, paper 000 eq. 10, against this GPU's 
     python tools/bench_spmv.py --variants minb5_unroll2   # the default beside the variants named
 
 Matrices: data/csr/surrogate-1.0/<name>.npz where the workflow made them, else generated here
-(membound.matrices.surrogate, several processes) into $MATS (default /tmp/membound-surrogates).
+(membound.matrices.surrogate, several processes, all before the first timed launch) into $MATS
+(default /tmp/membound-surrogates); then loaded one at a time in this process.
 """
 import argparse
 import os
@@ -58,16 +59,17 @@ def entries(names):
     return [e for e in listed if not names or e["name"] in names]
 
 
-def load(entry):
-    """The surrogate of `entry`: the workflow's file, else a cached or fresh one."""
-    for path in (Path("data/csr/surrogate-1.0") / f"{entry['name']}.npz",
-                 Path(os.environ.get("MATS", "/tmp/membound-surrogates")) / f"{entry['name']}.npz"):
-        if path.is_file():
-            return csr.load(path)
-    matrix, meta = surrogate.generate(entry)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    csr.save(path, matrix, meta)
-    return matrix, meta
+def surrogate_file(entry) -> Path:
+    """The surrogate of `entry`: the workflow's file, else a cached one, made here (several processes)
+    where neither exists."""
+    paths = [Path("data/csr/surrogate-1.0") / f"{entry['name']}.npz",
+             Path(os.environ.get("MATS", "/tmp/membound-surrogates")) / f"{entry['name']}.npz"]
+    found = next((path for path in paths if path.is_file()), None)
+    if found is None:
+        found = paths[-1]
+        found.parent.mkdir(parents=True, exist_ok=True)
+        csr.save(found, *surrogate.generate(entry))
+    return found
 
 
 PLAN_KNOBS = ("LONG", "MAX_SEG", "PIECE_TILES", "TARGET", "WINDOW")
@@ -158,12 +160,17 @@ def main():
     else:
         names, precisions, impls = args.matrices, args.precisions, args.impls
     rows, t0 = [], time.time()
+    # every file made before the first timed launch: no process (nor the transfer of a matrix between
+    # processes) competes with the timing (the suspected cause of the first matrices' rows 2-10x slow
+    # in 4 of 7 runs on 2026-11-25, while a pool of 8 handed the matrices over; not re-measured)
     with Pool(min(8, os.cpu_count() or 1)) as pool:
-        for matrix, meta in pool.imap(load, entries(names)):
-            PLANS.clear()
-            for v in variants:
-                rows += measure(matrix, meta, precisions, impls, args.warmup, args.reps, v)
-            print(f"{meta['name']}: {time.time() - t0:.0f} s", flush=True)
+        files = pool.map(surrogate_file, entries(names))
+    for path in files:
+        matrix, meta = csr.load(path)
+        PLANS.clear()
+        for v in variants:
+            rows += measure(matrix, meta, precisions, impls, args.warmup, args.reps, v)
+        print(f"{meta['name']}: {time.time() - t0:.0f} s", flush=True)
     frame = pd.DataFrame(rows)
     frame.to_csv(out / ("bench_spmv_variants.csv" if swept else "bench_spmv.csv"), index=False)
     if swept:
