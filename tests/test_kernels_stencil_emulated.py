@@ -33,6 +33,8 @@ CASES = [  # (shape, dims, radius, depth, tile, field); fields ragged, several b
 CC = dict(kernel="stencil_cc", BX=16, BY=8, BZ=1, V=4, NTHREADS=32, TPB=1, MINB=0, WSMEM=0, VEC=1)
 VEC_CASES = [  # 16-byte copies (nx a multiple of every precision's vector), and the fallback (nx odd)
     ("star", 2, 1, 1, CC, (37, 48)),
+    ("box", 2, 1, 1, CC, (37, 45)),                  # TPB = 1: staged vectors, and the fallback
+    ("star", 2, 3, 1, dict(CC, VEC=0), (37, 45)),    # TPB = 1, element by element
     ("box", 2, 1, 3, dict(CC, TPB=2), (45, 72)),
     ("star", 2, 3, 1, dict(CC, TPB=3), (45, 71)),
     ("box", 3, 1, 1, dict(CC3, BX=8, BY=16, BZ=8, V=4, NTHREADS=32, VEC=1), (21, 13, 24)),
