@@ -40,9 +40,6 @@ WINDOW = 4096       # rows are packed and sorted only within windows, so x's and
 GROUPS, PIECE, ZEROS = 0, 1, 2
 
 
-SLOTS = (1, 2, 4)   # S of fp64, fp32 and fp16
-
-
 def slots_per_lane(precision: str) -> int:
     """S: the slots of one lane per MMA, 8 bytes of values in every precision (fp64 1, fp32 2, fp16 4)."""
     return 8 // fmt(precision).bytes
@@ -265,4 +262,3 @@ def _warps(items, group, g_lane, c, j, g_warp, group_base, long_row, long_base, 
     rows = np.concatenate([rows, empty.astype(np.int32)])
     desc = np.concatenate([piece_desc, group_desc, zero_desc]).reshape(-1, 4).astype(np.int32)
     return desc, rows, int(long_tiles.sum() + (c - 1 + j).sum())
-

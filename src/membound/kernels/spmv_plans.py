@@ -11,9 +11,12 @@ from pathlib import Path
 
 import numpy as np
 
-from membound.kernels.spmv_plan import SLOTS, Plan, plan
+from membound.kernels.spmv_plan import Plan, plan, slots_per_lane
 from membound.matrices import csr
+from membound.model.precision import PRECISIONS
 from membound.run.outputs import atomic
+
+SLOTS = tuple(dict.fromkeys(slots_per_lane(p) for p in PRECISIONS))   # the S of every precision
 
 
 def digest(indptr) -> str:
