@@ -49,6 +49,17 @@ def test_dgemm_check_fails_on_a_wrong_counter():
     assert not check["ok"].any()
 
 
+def test_dgemm_rows_name_the_gpu_and_time_that_measured_them(tmp_path, monkeypatch):
+    """As every benchmark row: a 2-GPU run's check (issue 25) must say which GPU measured it, and when."""
+    monkeypatch.setattr(dgemm, "run_shape", lambda m, n, k, rng: {"kernel": "dgemm", "problem": f"{m}x{n}x{k}"})
+    info = {"device_uuid": "GPU-5e1c", "device_index": 1, "date": "2026-11-26T11:38:00Z", "commit": "f49c858"}
+    monkeypatch.setattr(dgemm.runinfo, "describe", lambda backend: info)
+    dgemm.main(["--out", str(tmp_path / "rows.csv"), "--shapes", "8x8x8", "16x8x4"])
+    rows = pd.read_csv(tmp_path / "rows.csv")
+    assert list(rows["problem"]) == ["8x8x8", "16x8x4"]
+    assert (rows[list(info)].astype(str) == pd.Series(info).astype(str)).all().all()
+
+
 def test_without_the_ops_counter_each_kernels_own_dmma_shape_counts():
     launches = ncu.parse_launches(FIX / "scale_h100_raw.csv")
     launches["tensor_fp64_ops"] = float("nan")                     # as on a GPU without the counter

@@ -13,7 +13,7 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from membound.run import measure
+from membound.run import measure, runinfo
 from membound.counters import mma
 from membound.run.measure import guarded, write_result
 
@@ -82,7 +82,8 @@ def main(argv=None):
     parser.add_argument("--shapes", nargs="+", default=list(SHAPES), help="MxNxK shapes")
     args = parser.parse_args(argv)
     rng = np.random.default_rng()
-    rows = [run_shape(*parse_shape(s), rng) for s in args.shapes]
+    info = runinfo.describe("cuda")   # which GPU, when, which code: as every benchmark row
+    rows = [{**run_shape(*parse_shape(s), rng), **info} for s in args.shapes]
     write_result(rows, args.out)
 
 
