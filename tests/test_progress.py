@@ -42,6 +42,18 @@ def test_the_committed_timings_cover_every_gpu_rule():
     assert all(seconds > 0 for seconds in expected.values())
 
 
+def test_a_run_of_fewer_precisions_expects_their_share_of_the_committed_rows(tmp_path):
+    (tmp_path / "benchmarks").mkdir()
+    for stem in ("bench_spmv", "counters_spmv", "bench_scale"):
+        (tmp_path / "benchmarks" / f"{stem}.tsv").write_text("s\th:m:s\n60\t0:01:00\n")
+    (tmp_path / "spmv.csv").write_text("precision,value\nfp64,1\nfp64,1\nfp32,1\nfp16,1\n")
+    (tmp_path / "scale.csv").write_text("value\n1\n")                  # no precision column: all of it
+    expected = progress.expected_from(tmp_path / "benchmarks", ["spmv", "scale"], ["fp64"])
+    assert expected["bench_spmv"] == expected["counters_spmv"] == 30 and expected["bench_scale"] == 60
+    assert progress.expected_from(tmp_path / "benchmarks", ["spmv"], ["fp64", "fp16"])["bench_spmv"] == 45
+    assert progress.expected_from(tmp_path / "benchmarks", ["spmv"])["bench_spmv"] == 60
+
+
 def test_the_estimate_spreads_gpu_jobs_over_the_gpus_and_this_runs_times_replace_committed_ones():
     clock = Clock()
     settings = {"expected": {"bench": 60.0}, "gpu_rules": lambda: ["bench"], "gpus": 2, "cores": 4}

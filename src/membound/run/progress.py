@@ -33,12 +33,24 @@ def configure(expected: dict[str, float], gpu_rules, gpus: int, cores: int, on_g
                     cores=max(int(cores or 1), 1), on_gpus=on_gpus, families=tuple(families))
 
 
-def expected_from(benchmarks: Path, families=()) -> dict[str, float]:
+def precision_share(raw: Path, family: str, precisions) -> float:
+    """The share of the committed run's rows of `family` (raw/<family>.csv, repetition 0) in
+    `precisions` (1 where the file or its precision column is missing)."""
+    path = Path(raw) / f"{family}.csv"
+    rows = list(csv.DictReader(path.open())) if precisions is not None and path.is_file() else []
+    if not rows or "precision" not in rows[0]:
+        return 1.0
+    return sum(r["precision"] in precisions for r in rows) / len(rows)
+
+
+def expected_from(benchmarks: Path, families=(), precisions=None) -> dict[str, float]:
     """Per rule, the seconds one of its jobs takes by committed timings (Snakemake benchmark files
     <rule>[-<case>][<.rep r>].tsv under `benchmarks`): a job runs every case of one repetition
     (membound.kernels.batch), so the cases' files of one repetition add up (older runs had a job
-    per case), and repetitions average. The generic rules `bench` and `counters` (their files
-    bench_<family>..., counters_<family>...) get the mean of `families`' jobs."""
+    per case), and repetitions average. A family's jobs count the share of its committed rows in
+    this run's `precisions` (a row count, not a time: a first estimate that this run's own jobs
+    replace). The generic rules `bench` and `counters` (their files bench_<family>...,
+    counters_<family>...) get the mean of `families`' jobs."""
     per_rep = defaultdict(float)
     for tsv in sorted(Path(benchmarks).glob("*.tsv")) if Path(benchmarks).is_dir() else []:
         rows = list(csv.DictReader(tsv.open(), delimiter="\t"))
@@ -48,6 +60,11 @@ def expected_from(benchmarks: Path, families=()) -> dict[str, float]:
     for (rule, _), seconds in per_rep.items():
         reps[rule].append(seconds)
     expected = {rule: sum(s) / len(s) for rule, s in reps.items()}
+    for family in families:
+        share = precision_share(Path(benchmarks).parent, family, precisions)
+        for kind in (f"bench_{family}", f"counters_{family}"):
+            if kind in expected:
+                expected[kind] *= share
     for generic in ("bench", "counters"):
         jobs = [expected[f"{generic}_{f}"] for f in families if f"{generic}_{f}" in expected]
         if jobs:
