@@ -53,3 +53,4 @@ def test_claims_are_matched_per_precision(tmp_path):
     assert both.loc[("C1", "fp64"), "overlap"] == False    # noqa: E712
     assert both.loc[("C1", "fp16"), "overlap"] == True     # noqa: E712
     assert both.loc[("C5", "fp64"), "overlap"] == ""       # no interval: neither
+    assert list(both["disjoint"]) == [False, True, False]

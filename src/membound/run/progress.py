@@ -37,7 +37,10 @@ def precision_share(raw: Path, family: str, precisions) -> float:
     """The share of the committed run's rows of `family` (raw/<family>.csv, repetition 0) in
     `precisions` (1 where the file or its precision column is missing)."""
     path = Path(raw) / f"{family}.csv"
-    rows = list(csv.DictReader(path.open())) if precisions is not None and path.is_file() else []
+    if precisions is None or not path.is_file():
+        return 1.0
+    with path.open() as f:
+        rows = list(csv.DictReader(f))
     if not rows or "precision" not in rows[0]:
         return 1.0
     return sum(r["precision"] in precisions for r in rows) / len(rows)
