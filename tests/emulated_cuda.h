@@ -97,6 +97,8 @@ template <class T>
 inline void copy_async(T* dst, const T* src) { emu::threads[emu::current].groups.back().push_back({dst, src, sizeof(T)}); }
 template <class T>
 inline void copy_async16(T* dst, const T* src) { emu::threads[emu::current].groups.back().push_back({dst, src, 16}); }
+template <class T>
+inline void copy_async16_l1(T* dst, const T* src) { copy_async16(dst, src); }
 inline void async_commit() { emu::threads[emu::current].groups.emplace_back(); }
 template <int N>
 inline void async_wait() {   // complete every committed group but the newest N

@@ -212,9 +212,9 @@ def test_the_gpus_tiles_are_what_runs_and_what_is_checked():
     st = S.Stencil("2d49pt", "box", 2, 3, 1)
     assert P.cc_tile(st, 1, "h100") == TUNED["h100"][2, "box", 3, 1] != P.cc_tile(st, 1, "a100")
     assert P.cc_tile(st, 1, "a100") == P.cc_tile(st, 1) == P.default_tile(2, "box", 3, 1)
-    box3 = S.Stencil("3d27pt", "box", 3, 1, 1)     # a precision's own entry before the shape's
-    assert P.cc_tile(box3, 1, "h100", 8) == TUNED["h100"][3, "box", 1, 1, 8] != P.cc_tile(box3, 1, "h100", 2)
-    assert P.cc_tile(box3, 1, "h100", 2) == TUNED["h100"][3, "box", 1, 1]
+    star = S.Stencil("2d5pt", "star", 2, 1, 1)     # a precision's own entry before the shape's
+    assert P.cc_tile(star, 1, "h100", 2) == TUNED["h100"][2, "star", 1, 1, 2] != P.cc_tile(star, 1, "h100", 4)
+    assert P.cc_tile(star, 1, "h100", 4) == TUNED["h100"][2, "star", 1, 1]
     with pytest.raises(ValueError, match="depths 1..4"):
         P.cc_tile(S.Stencil("3d7pt", "star", 3, 1, 1), 5)
     huge = dict(TB2, NT=1024, CH=16, PF=2)

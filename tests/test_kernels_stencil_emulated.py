@@ -9,7 +9,7 @@ import pytest
 import emulated
 from membound.kernels import stencil as S
 from membound.kernels import stencil_plan as P
-from membound.kernels.stencil_tiles import CC3, TB2, TB3
+from membound.kernels.stencil_tiles import CC3, ST, TB2, TB3
 from membound.model.precision import fmt, quantize
 from membound.run import measure
 
@@ -37,12 +37,30 @@ VEC_CASES = [  # 16-byte copies (nx a multiple of every precision's vector), and
     ("star", 2, 3, 1, dict(CC, VEC=0), (37, 45)),    # TPB = 1, element by element
     ("box", 2, 1, 3, dict(CC, TPB=2), (45, 72)),
     ("star", 2, 3, 1, dict(CC, TPB=3), (45, 71)),
+    ("star", 2, 1, 1, dict(CC, BX=32, V=8, VS=1), (37, 48)),           # vector strips
+    ("box", 2, 3, 1, dict(CC, BX=32, V=4, TPB=2, VS=1), (45, 71)),
+    ("star", 2, 3, 1, dict(CC, BX=16, V=8, NTHREADS=8, VS=1), (45, 72)),
     ("box", 3, 1, 1, dict(CC3, BX=8, BY=16, BZ=8, V=4, NTHREADS=32, VEC=1), (21, 13, 24)),
+    ("star", 3, 1, 1, dict(CC3, BX=16, BY=8, BZ=8, V=4, NTHREADS=8, VEC=1, VS=1), (21, 13, 24)),
+    ("box", 3, 1, 1, dict(CC3, BX=16, BY=8, BZ=8, V=2, NTHREADS=4, VEC=1, VS=1), (21, 13, 19)),
     ("box", 3, 1, 1, dict(CC3, BX=8, BY=16, BZ=8, V=4, NTHREADS=32, VEC=1), (21, 13, 19)),
 ]
 
+STREAM_CASES = [  # stencil_stream: several column blocks and segments (WAVES); nx a multiple of a vector or not
+    ("star", 2, 1, 1, dict(ST, NTX=4, CH=3, PF=1, WAVES=8), (45, 48)),
+    ("box", 2, 1, 1, dict(ST, NTX=2, UV=2, CH=6, PF=2, WAVES=12), (37, 45)),
+    ("box", 2, 1, 1, dict(ST, NTX=4, CH=3, CPY=2, WAVES=12), (37, 48)),
+    ("star", 2, 3, 1, dict(ST, NTX=4, CH=7, CPY=2, WAVES=8), (37, 45)),
+    ("box", 3, 1, 1, dict(ST, NTX=2, BY=4, CH=3, CPY=2, WAVES=16), (21, 13, 24)),
+    ("star", 3, 1, 1, dict(ST, NTX=2, BY=3, CH=3, CPY=1, WAVES=16), (21, 13, 24)),
+    ("star", 2, 3, 1, dict(ST, NTX=4, CH=7, PF=2, WAVES=12), (45, 72)),
+    ("box", 2, 3, 1, dict(ST, NTX=3, CH=7, PF=1, WAVES=16), (37, 71)),
+    ("star", 3, 1, 1, dict(ST, NTX=2, BY=4, CH=3, PF=2, WAVES=16), (21, 13, 24)),
+    ("box", 3, 1, 1, dict(ST, NTX=2, UV=2, BY=3, CH=3, PF=1, WAVES=16), (21, 13, 19)),
+]
 
-@pytest.mark.parametrize("shape, dims, radius, depth, tile, field", CASES + VEC_CASES)
+
+@pytest.mark.parametrize("shape, dims, radius, depth, tile, field", CASES + VEC_CASES + STREAM_CASES)
 def test_emulated_kernel_matches_reference(shape, dims, radius, depth, tile, field):
     rng = np.random.default_rng(11)
     x = rng.random(field)
@@ -72,7 +90,8 @@ def test_emulation_catches_a_missing_wait(monkeypatch):
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
-@pytest.mark.parametrize("shape, dims, radius, depth, tile, field", CASES[::2] + [CASES[-1]] + VEC_CASES)
+@pytest.mark.parametrize("shape, dims, radius, depth, tile, field",
+                         CASES[::2] + [CASES[-1]] + VEC_CASES + STREAM_CASES)
 def test_emulated_kernel_in_fp32_and_fp16_within_the_bound(precision, shape, dims, radius, depth, tile, field):
     """The same sources built with ELEM 4 and 2 (stored in fp32 / fp16, summed in fp32): within the
     derived bound of the float64 reference of the same rounded input and weights, races and waits

@@ -143,6 +143,12 @@ def test_shared_memory_follows_the_element_size():
         for impl, p in itertools.product(("cc_naive", "cc_tb"), PRECISIONS):
             d, e = (1 if impl == "cc_naive" else depth), fmt(p).bytes
             tile = P.cc_tile(st, d, "h100", e)            # the precision's tile (TUNED may key it by e)
+            if tile["kernel"] == "stencil_stream":        # chunks of slices of rows of whole vectors, per precision
+                vw, slots = 16 // e, 2 if tile["CPY"] == 2 else tile["PF"] + 1
+                rows = tile["BY"] + 2 * radius if dims == 3 else 1
+                sx = (tile["NTX"] * tile["UV"] + 2 * -(-radius // vw)) * vw
+                assert P.shared_bytes(impl, st, "h100", p) == e * slots * tile["CH"] * rows * sx
+                continue
             words = P.cc_launch(st, d, tile=tile, elem=8).smem // 8
             if tile.get("VEC"):   # rows of whole 16-byte vectors, padded so the first column is a vector's first
                 pitch = {b: -(-((16 // b - d * radius % (16 // b)) % (16 // b) + tile["BX"] + 2 * d * radius)

@@ -39,7 +39,7 @@ import yaml
 from membound.kernels import harness, load_module, stencil_plan as P
 from membound.kernels import stencil as S
 from membound.kernels.stencil_cpu import b_operands
-from membound.kernels.stencil_tiles import BASES, CC2, CC3, TB2, TB3
+from membound.kernels.stencil_tiles import BASES, CC2, CC3, ST, TB2, TB3
 from membound.model import equations, peaks
 from membound.model.precision import PRECISIONS, fmt
 from membound.run import config, measure, runinfo
@@ -101,10 +101,48 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
             out[f"{prefix}_{label}"] = dict(cc, BX=bx, BY=by, V=v, NTHREADS=nt, VEC=1)
         if st.dims == 3:
             out.update(cc3_bz16=dict(CC3, BZ=16, VEC=1), cc3_bz64=dict(CC3, BZ=64, VEC=1))
+        out.update(stream_variants(st))
+        out.update(vs_variants(st.dims, elem))
     distinct = {}
     for label, tile in out.items():
         distinct.setdefault(tuple(sorted(tile.items())), (label, tile))
     return dict(distinct.values())
+
+
+def stream_variants(st: P.Stencil) -> dict[str, dict]:
+    """stencil_stream at depth 1: threads along x (and rows, 3D), vectors per thread, each with cp.async
+    (CPY 0) and with register-staged copies (_c2), and for the first shape the chunk, the copies through L1,
+    the prefetch and the waves."""
+    kw = 2 * st.radius + 1
+    shapes = ({"st_x128": dict(NTX=128), "st_x64": dict(NTX=64), "st_x256": dict(NTX=256),
+               "st_x64_u2": dict(NTX=64, UV=2)} if st.dims == 2 else
+              {"st_x32y16": dict(NTX=32, BY=16), "st_x16y16": dict(NTX=16, BY=16), "st_x32y8": dict(NTX=32, BY=8),
+               "st_x64y4": dict(NTX=64, BY=4), "st_x32y8_u2": dict(NTX=32, BY=8, UV=2)})
+    out = {label: dict(ST, CH=kw, **shape) for label, shape in shapes.items()}
+    out.update({f"{label}_c2": dict(ST, CH=kw, CPY=2, **shape) for label, shape in shapes.items()})
+    first = dict(ST, CH=kw, **next(iter(shapes.values())))
+    out.update(st_c2_ch2=dict(first, CPY=2, CH=2 * kw), st_c1=dict(first, CPY=1), st_pf1=dict(first, PF=1),
+               **{f"st_waves{n}": dict(first, WAVES=n) for n in (2, 4, 8)})
+    return out
+
+
+# stencil_cc and stencil_cc3 in vector strips (VS, depth 1): (tile width in 16-byte vectors, BY, V rows
+# per strip, TPB (2D) or BZ (3D), MINB); one strip per thread: NTHREADS = width * BY / V
+VS_SHAPES = {2: {"vs_32x32v4": (32, 32, 4, 1, 0), "vs_32x32v8": (32, 32, 8, 1, 0), "vs_16x64v8": (16, 64, 8, 1, 0),
+                 "vs_64x16v4": (64, 16, 4, 1, 0), "vs_32x32v4t2": (32, 32, 4, 2, 0), "vs_32x16v4": (32, 16, 4, 1, 0),
+                 "vs_32x16v8": (32, 16, 8, 1, 0), "vs_64x32v8": (64, 32, 8, 1, 0), "vs_32x32v8m6": (32, 32, 8, 1, 6),
+                 "vs_32x32v4m3": (32, 32, 4, 1, 3), "vs_64x16v4m3": (64, 16, 4, 1, 3)},
+             3: {"vs3_16x32v4": (16, 32, 4, 32, 0), "vs3_16x16v2": (16, 16, 2, 32, 0), "vs3_32x16v4": (32, 16, 4, 32, 0),
+                 "vs3_16x64v8": (16, 64, 8, 32, 0), "vs3_32x32v4": (32, 32, 4, 32, 0), "vs3_16x32v2": (16, 32, 2, 32, 0),
+                 "vs3_16x32v4z64": (16, 32, 4, 64, 0), "vs3_16x32v4z16": (16, 32, 4, 16, 0),
+                 "vs3_8x32v2": (8, 32, 2, 32, 0)}}
+
+
+def vs_variants(dims: int, elem: int) -> dict[str, dict]:
+    """stencil_cc (2D) and stencil_cc3 (3D) with their sums in vector strips (VS), elements of `elem` bytes."""
+    vw, base, third = 16 // elem, (CC2 if dims == 2 else CC3), ("TPB" if dims == 2 else "BZ")
+    return {label: dict(base, BX=w * vw, BY=by, V=v, NTHREADS=w * by // v, MINB=minb, VEC=1, VS=1, **{third: t})
+            for label, (w, by, v, t, minb) in VS_SHAPES[dims].items()}
 
 
 def tile_text(tile: dict) -> str:

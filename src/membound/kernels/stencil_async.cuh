@@ -22,6 +22,12 @@ __device__ __forceinline__ void copy_async16(real* dst, const real* src) {
                : "memory");
 }
 
+// The same through L1 (cp.async.ca: a warp's copies of one sector may merge there).
+__device__ __forceinline__ void copy_async16_l1(real* dst, const real* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
+               : "memory");
+}
+
 __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 
 // Wait until at most N committed groups of this thread are still in flight.

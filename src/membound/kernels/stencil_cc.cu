@@ -15,7 +15,8 @@
 // straddles the periodic seam. VEC 0: element by element, no pad.
 // Compile-time macros (set by stencil.py): RAD, STAR (0 box | 1 star), DEPTH, BX, BY (output tile),
 // V (strip length, divides BY), NTHREADS, MINB (minimum blocks per SM, 0: the compiler's choice),
-// TPB, WSMEM (weights in shared memory: stencil_strip.cuh), VEC.
+// TPB, WSMEM (weights in shared memory: stencil_strip.cuh), VEC, VS (depth 1: the sums in vector strips,
+// below; V is then the rows of a strip, VW = 16 / ELEM its columns).
 // Weights: dense (2*RAD+1)^2 array (offset order y, x); off-star entries are never read.
 
 #define DIMS 2
@@ -25,7 +26,6 @@
 #define VEC 0
 #endif
 #if VEC
-#define VW (16 / ELEM)                     // elements per 16-byte vector
 #define XO ((VW - H % VW) % VW)            // pad columns left of the tile
 #define SX ((XO + SXO + VW - 1) / VW * VW) // row pitch: whole vectors
 #else
@@ -39,6 +39,28 @@
 
 #include "stencil_strip.cuh"
 #include "stencil_async.cuh"
+#ifndef VS
+#define VS 0
+#endif
+#if VS
+#include "stencil_vec.cuh"
+static_assert(DEPTH == 1 && VEC && BX % VW == 0, "VS: depth 1, 16-byte copies, whole vectors per tile row");
+
+// VS 1 (depth 1): the tile's sums in vector strips (stencil_vec.cuh), one per work item of V rows and
+// VW columns, each output row a 16-byte store. `src`: the tile, column 0 = global column gx0 - H.
+template <typename W>
+__device__ __forceinline__ void vector_strips(const real* src, real* out, const W& w, int gy0, int gx0, int ny,
+                                              int nx) {
+  constexpr int NVC = BX / VW;
+  for (int i = threadIdx.x; i < BY / V * NVC; i += NTHREADS) {
+    const int y = i / NVC * V, gx = gx0 + i % NVC * VW;
+    const real* p = src + y * SX + H + i % NVC * VW;   // tile row y: global row gy0 + y - H
+    vector_strip(w, [&](int) { return p; }, [&](int o, const acc_t (&sums)[VW]) {
+      if (gy0 + y + o < ny && gx < nx) store_vec(out + (size_t)(gy0 + y + o) * nx, sums, gx, nx);
+    });
+  }
+}
+#endif
 
 // Fill `buf` (a shared tile, column 0 = global column gx0 - H - XO) with the input tile whose output
 // corner is (gy0, gx0): TPB > 1, one commit group of cp.async copies; TPB = 1, loads staged in
@@ -107,6 +129,11 @@ stencil_cc(const real* __restrict__ in, real* __restrict__ out, const Weights wt
     __syncthreads();
     real* src = smem + (k & 1) * TILE + XO;   // column 0: global column gx0 - H
     real* dst = smem + NBUF * TILE + XO;
+#if VS
+    vector_strips(src, out, w, gy0, gx0, ny, nx);
+    __syncthreads();   // the next tile's copies may overwrite this tile's input buffer
+    continue;
+#endif
 #pragma unroll 1
     for (int s = 1; s <= DEPTH; ++s) {
       const int h = (DEPTH - s) * RAD, lo = H - h, nxr = BX + 2 * h, nyr = BY + 2 * h;

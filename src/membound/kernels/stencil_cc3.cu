@@ -7,7 +7,9 @@
 // kernel's (stencil_cc.cu) 3D halo. Each thread computes a strip of V points along y.
 // Compile-time macros (set by stencil.py): RAD, STAR (0 box | 1 star), BX, BY, BZ, V, NTHREADS
 // with BY = V * NTHREADS / BX, MINB (minimum blocks per SM, 0: the compiler's choice), WSMEM, VEC (as
-// stencil_cc.cu's: planes copied in 16-byte vectors, each shared row XO pad columns left of the tile).
+// stencil_cc.cu's: planes copied in 16-byte vectors, each shared row XO pad columns left of the tile),
+// VS (the sums in vector strips of V rows and VW = 16 / ELEM columns, as stencil_cc.cu's; then
+// NTHREADS need not match BY).
 // Weights: dense (2*RAD+1)^3 array (offset order z, y, x).
 
 #define DIMS 3
@@ -15,7 +17,6 @@
 #define VEC 0
 #endif
 #if VEC
-#define VW (16 / ELEM)                           // elements per 16-byte vector
 #define XO ((VW - RAD % VW) % VW)                // pad columns left of the tile
 #define SX ((XO + BX + 2 * RAD + VW - 1) / VW * VW)
 #define PLANE_VEC 1
@@ -32,6 +33,13 @@
 
 #include "stencil_strip.cuh"
 #include "stencil_plane.cuh"
+#ifndef VS
+#define VS 0
+#endif
+#if VS
+#include "stencil_vec.cuh"
+static_assert(VEC && BX % VW == 0, "VS: 16-byte copies, whole vectors per tile row");
+#endif
 
 extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
 stencil_cc3(const real* __restrict__ in, real* __restrict__ out, const Weights wts,
@@ -58,9 +66,20 @@ stencil_cc3(const real* __restrict__ in, real* __restrict__ out, const Weights w
     __syncthreads();
     if (z + 1 < z1) fetch(r, in, wrap(z + 1 + RAD, nz), gy0, gx0, ny, nx);   // in flight meanwhile
 
+#if VS   // vector strips of V rows and VW columns (stencil_vec.cuh)
+    for (int i = threadIdx.x; i < BY / V * (BX / VW); i += NTHREADS) {
+      const int y = i / (BX / VW) * V, x = i % (BX / VW) * VW;   // tile row y: global row gy0 + y - RAD
+      vector_strip(w, [&](int dz) { return ring + (k + RAD + dz) % KW * PLANE + y * SX + XO + RAD + x; },
+                   [&](int o, const acc_t (&sums)[VW]) {
+                     if (gy0 + y + o < ny && gx0 + x < nx)
+                       store_vec(out + ((size_t)z * ny + gy0 + y + o) * nx, sums, gx0 + x, nx);
+                   });
+    }
+#else
     acc_t acc[V];
     sums(acc, w, [&](int dz, int dx) { return rows(ring + (k + RAD + dz) % KW * PLANE + (ty + RAD) * SX + XO + tx + RAD + dx); });
     write_strip(out + (size_t)z * ny * nx, acc, gy0 + ty, gx, ny, nx);
+#endif
     __syncthreads();                               // the oldest slot is overwritten next
   }
 }

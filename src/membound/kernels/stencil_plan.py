@@ -85,6 +85,11 @@ class Launch:
         make about `waves` waves of sms * blocks_per_sm."""
         nz, ny, nx = shape3
         m = self.macros
+        if self.name == "stencil_stream":   # columns x (3D) row blocks x segments along the stream axis
+            columns = math.ceil(nx / (m["NTX"] * m["UV"] * 16 // m["ELEM"]))
+            rows, ns = (math.ceil(ny / m["BY"]), nz) if m["DIMS"] == 3 else (1, ny)
+            seg = math.ceil(ns / max(1, self.waves * sms * blocks_per_sm // (columns * rows)))
+            return ((columns, rows, math.ceil(ns / seg)) if m["DIMS"] == 3 else (columns, math.ceil(ns / seg), 1)), (seg,)
         if self.name != "stencil_tb2":
             return (math.ceil(nx / m["BX"]), math.ceil(ny / (m["BY"] * m.get("TPB", 1))), math.ceil(nz / m["BZ"])), ()
         if ny < m["CH"]:
@@ -102,7 +107,17 @@ def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None
     name = tile["kernel"]
     macros = dict(RAD=r, STAR=int(st.shape == "star"), DEPTH=depth, ELEM=elem,
                   **{k: v for k, v in tile.items() if k not in ("kernel", "WAVES")})
-    if name == "stencil_tb2":   # an input ring of PF + 1 + HC chunks, then depth - 1 stage rings
+    if name == "stencil_stream":   # a ring of chunks of CH slices of BY (+ 2r in 3D) rows of whole vectors
+        if depth != 1 or tile["CH"] % (2 * r + 1):
+            raise ValueError(f"stencil {st.name}: stencil_stream runs depth 1 with CH a multiple of {2 * r + 1} "
+                             f"(depth {depth}, CH={tile['CH']}); choose another tile in stencil_tiles")
+        vw = 16 // elem
+        sx = (tile["NTX"] * tile["UV"] + 2 * -(-r // vw)) * vw
+        rows = tile["BY"] + 2 * r if st.dims == 3 else 1
+        macros["DIMS"], macros["BY"] = st.dims, tile["BY"] if st.dims == 3 else 1
+        slots = 2 if tile.get("CPY") == 2 else tile["PF"] + 1
+        words, threads = slots * tile["CH"] * rows * sx, tile["NTX"] * macros["BY"]
+    elif name == "stencil_tb2":   # an input ring of PF + 1 + HC chunks, then depth - 1 stage rings
         ch, hc = tile["CH"], -(-2 * r // tile["CH"])
         p_in, p_st = tile["PF"] + 1 + hc, 2 + hc
         p_st = p_st if p_in % p_st == 0 else p_in

@@ -46,6 +46,9 @@ __device__ __forceinline__ real to_real(acc_t v) {
 #error "ELEM must be 8, 4 or 2 (the bytes of an fp64, fp32 or fp16 element)"
 #endif
 
+#define VW (16 / ELEM)                // elements per 16-byte vector
+#define HV ((RAD + VW - 1) / VW)      // vectors holding a radius of halo columns
+
 // The periodic index: i wrapped into [0, n).
 __device__ __forceinline__ int wrap(int i, int n) {
   if (i < 0 || i >= n) { i %= n; if (i < 0) i += n; }

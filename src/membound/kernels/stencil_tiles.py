@@ -3,10 +3,12 @@ each stencil shape and depth (data only; stencil_plan.py decides and checks, doc
 
 Tile keys are the kernels' compile-time macros (the .cu headers say what each means), and `kernel`, the
 .cu file: stencil_cc (2D, a tile plus halo per block: BX x BY output tile, V points per thread along y,
-TPB tiles per block along y, VEC 16-byte copies), stencil_tb2 (2D, streaming along y: NT columns, chunks of CH rows, PF
+TPB tiles per block along y, VEC 16-byte copies, VS the sums in vector strips), stencil_tb2 (2D, streaming along y: NT columns, chunks of CH rows, PF
 chunks in flight, OWNREG a thread's own column in registers, WAVES waves of blocks over the field),
 stencil_cc3 (3D at depth 1, a ring of planes; VEC as stencil_cc), stencil_tb3 (3D, streaming along z: BX x BY x BZ per
-block); MINB minimum blocks per SM (0: the compiler's choice), WSMEM weights in shared memory.
+block), stencil_stream (2D and 3D at depth 1, streaming with the sums in registers: NTX threads along x of UV 16-byte
+vectors each, BY rows in 3D, chunks of CH slices, CPY the copies (0 cp.async, 1 the same through L1, 2 staged in
+registers), PF chunks in flight, WAVES waves of blocks); MINB minimum blocks per SM (0: the compiler's choice), WSMEM weights in shared memory.
 
 TUNED[gpu][(dims, shape, radius, depth)], gpu a profile name (config/gpus/<gpu>.yaml): the best checked
 variant of `tools/sweep_depths.py --tiles` on that GPU at 10240^2 / 512^3, which prints these entries;
@@ -14,21 +16,23 @@ a key with a fifth item, the element size in bytes (8, 4, 2: fp64, fp32, fp16), 
 that precision where the precisions' best tiles differ.
 """
 
-CC2 = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0, VEC=0)
-CC3 = dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0, VEC=0)
+CC2 = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0, VEC=0, VS=0)
+CC3 = dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0, VEC=0, VS=0)
 TB2 = dict(kernel="stencil_tb2", NT=256, CH=4, PF=1, OWNREG=1, MINB=0, WSMEM=0, WAVES=1)
 TB3 = dict(kernel="stencil_tb3", BX=32, BY=32, BZ=128, V=4, NTHREADS=512, MINB=0, WSMEM=0)
-BASES = {"CC2": CC2, "CC3": CC3, "TB2": TB2, "TB3": TB3}
+ST = dict(kernel="stencil_stream", NTX=64, UV=1, BY=1, CH=3, PF=2, CPY=0, MINB=0, WAVES=1)
+BASES = {"CC2": CC2, "CC3": CC3, "TB2": TB2, "TB3": TB3, "ST": ST}
 
 TUNED = {
     # H100 SXM, 2026-11-24 (tools/sweep_tb.py at tb-speed 9247e06, the same kernels; its best_tb.csv);
     # stencil_cc's 16-byte copies (VEC=1) at 2D depths 1-2: H100 and H200, 2026-11-25 (sweep_depths.py
     # --tiles in fp64, fp32 and fp16; docs/kernels_stencil.md); stencil_cc3's (3D depth 1, 3d7pt too) in
     # fp32 and fp16 but not fp64: H100, 2026-11-25; the depth-1 shapes (sweep_depths.py CC_SHAPES), H100,
-    # 2026-11-25, where the best beat the entry before by >= 3%
+    # 2026-11-25, where the best beat the entry before by >= 3%; the vector kernels at depth 1 (stencil_cc and
+    # stencil_cc3 with VS, stencil_stream), H100, 2026-11-26, where the best beat the entry before by >= 3%
     "h100": {
         (2, "star", 1, 1): dict(CC2, VEC=1),
-        (2, "star", 1, 1, 2): dict(CC2, BX=128, V=16, VEC=1),
+        (2, "star", 1, 1, 2): dict(CC2, BX=256, BY=16, V=4, NTHREADS=128, VEC=1, VS=1),
         (2, "star", 1, 2): dict(CC2, VEC=1),
         (2, "star", 1, 3): dict(TB2, PF=2, MINB=2),
         (2, "star", 1, 4): dict(TB2, NT=128),
@@ -37,7 +41,7 @@ TUNED = {
         (2, "star", 1, 7): dict(TB2, OWNREG=0),
         (2, "star", 1, 8): dict(TB2, OWNREG=0),
         (2, "box", 1, 1): dict(CC2, VEC=1),
-        (2, "box", 1, 1, 2): dict(CC2, BX=128, V=16, VEC=1),
+        (2, "box", 1, 1, 2): dict(CC2, BX=256, BY=16, V=4, NTHREADS=128, VEC=1, VS=1),
         (2, "box", 1, 2): dict(CC2, VEC=1),
         (2, "box", 1, 3): dict(TB2, PF=2, MINB=2),
         (2, "box", 1, 4): dict(TB2, NT=128),
@@ -46,7 +50,8 @@ TUNED = {
         (2, "box", 1, 7): dict(TB2, OWNREG=0),
         (2, "box", 1, 8): dict(TB2, OWNREG=0),
         (2, "star", 3, 1): dict(CC2, BX=128, V=16, TPB=4, VEC=1),
-        (2, "star", 3, 1, 4): dict(CC2, BX=128, V=16, VEC=1),
+        (2, "star", 3, 1, 2): dict(CC2, BX=256, NTHREADS=128, MINB=6, VEC=1, VS=1),
+        (2, "star", 3, 1, 4): dict(CC2, BX=256, BY=16, V=4, VEC=1, VS=1),
         (2, "star", 3, 1, 8): dict(CC2, BX=128, BY=16, VEC=1),
         (2, "star", 3, 2): dict(TB2, NT=128, CH=6),
         (2, "star", 3, 3): dict(TB2, NT=128, CH=6),
@@ -56,6 +61,8 @@ TUNED = {
         (2, "star", 3, 7): dict(TB2, NT=128, CH=6, OWNREG=0),
         (2, "star", 3, 8): dict(TB2, NT=128, CH=6, OWNREG=0),
         (2, "box", 3, 1): dict(CC2, BX=128, V=16, VEC=1),
+        (2, "box", 3, 1, 2): dict(CC2, BX=256, V=4, MINB=3, VEC=1, VS=1),
+        (2, "box", 3, 1, 4): dict(CC2, BX=128, BY=16, V=4, NTHREADS=128, VEC=1, VS=1),
         (2, "box", 3, 2): dict(TB2, CH=12),
         (2, "box", 3, 3): dict(TB2, CH=6, OWNREG=0),
         (2, "box", 3, 4): dict(TB2, CH=6, WAVES=2),
@@ -64,13 +71,14 @@ TUNED = {
         (2, "box", 3, 7): dict(CC2, V=16, NTHREADS=128, TPB=4, WSMEM=1),
         (2, "box", 3, 8): dict(TB2, NT=128, CH=6, OWNREG=0),
         (3, "star", 1, 1): dict(CC3, BX=128, BY=16, VEC=1),
-        (3, "star", 1, 1, 2): dict(CC3, BX=64, V=16, VEC=1),
+        (3, "star", 1, 1, 2): dict(ST, NTX=32, UV=2, BY=8, CPY=2),
         (3, "star", 1, 1, 8): dict(TB3, BX=64, BY=16, BZ=32, V=8, NTHREADS=256),
         (3, "star", 1, 2): dict(TB3, BZ=64),
         (3, "star", 1, 3): dict(TB3, BZ=256),
         (3, "star", 1, 4): dict(TB3, BZ=256),
         (3, "box", 1, 1): dict(CC3, VEC=1),
-        (3, "box", 1, 1, 4): dict(CC3, BY=32, NTHREADS=128, VEC=1),
+        (3, "box", 1, 1, 2): dict(ST, NTX=32, BY=16, PF=1),
+        (3, "box", 1, 1, 4): dict(CC3, BX=128, BY=16, V=4, NTHREADS=128, VEC=1, VS=1),
         (3, "box", 1, 1, 8): dict(CC3, BX=64, BY=16, V=4, VEC=1),
         (3, "box", 1, 2): dict(TB3, BX=64, BY=16),
         (3, "box", 1, 3): dict(TB3, BX=64, BY=16, BZ=256),

@@ -1,0 +1,180 @@
+// 2D and 3D stencils at depth 1 on CUDA cores in every precision (ELEM: stencil_real.cuh), streaming
+// with the sums in registers. A block owns NTX * UV vectors of VW = 16 / ELEM columns (3D: and BY rows)
+// and walks a segment of `seg` slices along the stream axis (2D: y, a slice is a row; 3D: z, a slice
+// is BY rows of a plane plus RAD halo rows each side). Input slices land in a shared ring in 16-byte
+// vectors, chunks of CH slices, with one barrier per chunk: CPY 0, cp.async PF chunks ahead (CPY 1:
+// the same through L1); CPY 2, the next chunk in flight in registers (16-byte loads) while this one
+// is summed, then stored to shared memory (a ring of two chunks). A thread owns UV vectors of one
+// row (vector g * NTX + tx of the block's row): it reads each input slice once from shared memory
+// (its vectors and the neighbours its halo needs, 16-byte loads), widens each value once and adds it
+// into the 2 * RAD + 1 output slices it is a term of, a ring of accumulators in registers. An output
+// slice is complete RAD slices after its own and leaves by 16-byte stores, rounded to storage.
+// A point so costs its K FMAs, about one widening, and a share of a shared load, a copy and a store,
+// where the tile kernels (stencil_cc, stencil_cc3) load and widen every term from shared memory.
+// Rows whose length is not a multiple of VW are copied and stored element by element (same sums).
+// Compile-time macros (set by stencil_plan.cc_launch): DIMS, RAD, STAR (0 box | 1 star), NTX (threads
+// along x), UV (vectors per thread), BY (3D: rows per block; 2D: 1), CH (slices per chunk, a multiple
+// of 2 * RAD + 1, so that every accumulator index is a compile-time constant), CPY (0, 1, 2 above), PF
+// (CPY 0 and 1: chunks in flight, >= 1), MINB (minimum blocks per SM, 0: the compiler's choice). Weights: dense (2*RAD+1)^DIMS array
+// (stream offset first), by value (stencil_strip.cuh).
+
+#define NV (NTX * UV + 2 * HV)               // vectors per row of a slice
+#define SX (NV * VW)                         // row pitch, elements
+#define HY (DIMS == 3 ? RAD : 0)             // halo rows of a slice
+#define SROWS (BY + 2 * HY)
+#define SLICE (SROWS * SX)
+#define NTHREADS (NTX * BY)
+#define V 1                                  // (stencil_strip.cuh's strip length; unused here)
+#ifndef CPY
+#define CPY 0
+#endif
+#define NSLOT (CPY == 2 ? 2 : PF + 1)        // chunks of the shared ring
+
+#include "stencil_strip.cuh"
+#include "stencil_async.cuh"
+#include "stencil_vec.cuh"
+
+static_assert(DIMS == 3 || BY == 1, "a 2D slice is one row: BY = 1");
+static_assert(CH % KW == 0, "CH must be a multiple of 2 * RAD + 1");
+static_assert(PF >= 1, "PF: at least one chunk in flight");
+
+extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
+stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weights wts, int nz, int ny, int nx,
+               int seg) {
+  extern __shared__ real smem[];   // a ring of NSLOT chunks of CH slices
+  WEIGHTS(w, wts);
+  const int tx = threadIdx.x % NTX, ty = threadIdx.x / NTX;
+  const int gx0 = blockIdx.x * (NTX * UV * VW);
+  const int gy0 = DIMS == 3 ? blockIdx.y * BY : 0;
+  const int ns = DIMS == 3 ? nz : ny;                       // slices along the stream axis
+  const size_t pitch = DIMS == 3 ? (size_t)ny * nx : nx;    // elements from one slice to the next
+  const int s_lo = (DIMS == 3 ? blockIdx.z : blockIdx.y) * seg, s_hi = min(s_lo + seg, ns);
+  const int s0 = s_lo - RAD, n_in = s_hi - s_lo + 2 * RAD;  // input slices of this block, from s0
+  const bool vec = nx % VW == 0;
+
+  const int x0 = gx0 - HV * VW;
+  // the first row of slice i of chunk k, and row r of it
+  auto plane = [&](int k, int i) { return in + wrap(s0 + k * CH + i, ns) * pitch; };
+  auto row = [&](const real* p, int r) { return DIMS == 3 ? p + (size_t)wrap(gy0 - HY + r, ny) * nx : p; };
+  auto slot = [&](int k) { return smem + k % NSLOT * CH * SLICE; };
+  auto copy_elements = [&](int k) {   // rows of any length: element by element (cp.async or, fp16, at once)
+#pragma unroll
+    for (int i = 0; i < CH; ++i) {
+      if (k * CH + i >= n_in) break;
+      const real* p = plane(k, i);
+      for (int j = threadIdx.x; j < SLICE; j += NTHREADS)
+        copy_async(slot(k) + i * SLICE + j, row(p, j / SX) + wrap(x0 + j % SX, nx));
+    }
+  };
+#if CPY == 2   // chunk k + 1 in flight in registers while chunk k is summed, then stored to shared memory
+  constexpr int NJ = (SROWS * NV + NTHREADS - 1) / NTHREADS;
+  uint4 stage[CH][NJ];
+  auto fetch = [&](int k) {
+    if (!vec) return;
+#pragma unroll
+    for (int i = 0; i < CH; ++i) {
+      if (k * CH + i >= n_in) break;
+      const real* p = plane(k, i);
+#pragma unroll
+      for (int jj = 0, j = threadIdx.x; jj < NJ; ++jj, j += NTHREADS)
+        if (j < SROWS * NV) stage[i][jj] = __ldg(reinterpret_cast<const uint4*>(row(p, j / NV) + wrap(x0 + j % NV * VW, nx)));
+    }
+  };
+  auto put = [&](int k) {
+    if (!vec) {
+      copy_elements(k);
+      async_commit();
+      async_wait<0>();
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < CH; ++i) {
+      if (k * CH + i >= n_in) break;
+#pragma unroll
+      for (int jj = 0, j = threadIdx.x; jj < NJ; ++jj, j += NTHREADS)
+        if (j < SROWS * NV) *reinterpret_cast<uint4*>(slot(k) + i * SLICE + j * VW) = stage[i][jj];
+    }
+  };
+  fetch(0);
+  put(0);
+#else          // PF chunks in flight by cp.async, one commit group each
+  auto load = [&](int k) {
+    if (vec) {
+#pragma unroll
+      for (int i = 0; i < CH; ++i) {
+        if (k * CH + i >= n_in) break;
+        const real* p = plane(k, i);
+        for (int j = threadIdx.x; j < SROWS * NV; j += NTHREADS) {
+          real* dst = slot(k) + i * SLICE + j * VW;
+          const real* src = row(p, j / NV) + wrap(x0 + j % NV * VW, nx);
+          if (CPY == 1) copy_async16_l1(dst, src); else copy_async16(dst, src);
+        }
+      }
+    } else {
+      copy_elements(k);
+    }
+    async_commit();
+  };
+#pragma unroll
+  for (int k = 0; k < PF; ++k) load(k);
+#endif
+
+  acc_t acc[KW][UV][VW];   // acc[(o - s0) % KW]: the sums of output slice o
+#pragma unroll
+  for (int a = 0; a < KW; ++a)
+#pragma unroll
+    for (int g = 0; g < UV; ++g)
+#pragma unroll
+      for (int u = 0; u < VW; ++u) acc[a][g][u] = 0;
+
+  const int iters = (n_in + CH - 1) / CH;
+#pragma unroll 1
+  for (int k = 0; k < iters; ++k) {
+#if CPY == 2
+    fetch(k + 1);
+    __syncthreads();        // chunk k is in shared memory, and every read of the slot stored next is done
+#else
+    async_wait<PF - 1>();   // chunk k has landed (this thread's copies) ...
+    __syncthreads();        // ... everyone's, and every read of the slot reloaded next is done
+    load(k + PF);
+#endif
+    const real* chunk = slot(k) + (ty + HY) * SX + HV * VW;
+#pragma unroll
+    for (int i = 0; i < CH; ++i) {   // slice s0 + k * CH + i: a term of outputs s0 + k * CH + i - ds
+#pragma unroll
+      for (int g = 0; g < UV; ++g) {
+        const real* p = chunk + i * SLICE + (g * NTX + tx) * VW;
+#pragma unroll
+        for (int dy = -HY; dy <= HY; ++dy) {
+          acc_t v[VW + 2 * RAD];
+          row_values(v, p + dy * SX, STAR && dy != 0);
+#pragma unroll
+          for (int ds = -RAD; ds <= RAD; ++ds)
+#pragma unroll
+            for (int dx = -RAD; dx <= RAD; ++dx) {
+              if (!term(ds, dy, dx)) continue;
+              const acc_t wt = w[DIMS == 3 ? widx(ds, dy, dx) : widx(0, ds, dx)];
+              const int a = ((i - ds) % KW + KW) % KW;
+#pragma unroll
+              for (int u = 0; u < VW; ++u) acc[a][g][u] = fma(wt, v[u + RAD + dx], acc[a][g][u]);
+            }
+        }
+      }
+      // output slice o = s0 + k * CH + i - RAD has all its terms: store it (inside the segment), clear it
+      const int o = s0 + k * CH + i - RAD, a = ((i - RAD) % KW + KW) % KW;
+      const int gy = gy0 + ty;
+      if (o >= s_lo && o < s_hi && gy < ny) {
+        real* dst = out + o * pitch + (DIMS == 3 ? (size_t)gy * nx : 0);
+#pragma unroll
+        for (int g = 0; g < UV; ++g) store_vec(dst, acc[a][g], gx0 + (g * NTX + tx) * VW, nx);
+      }
+#pragma unroll
+      for (int g = 0; g < UV; ++g)
+#pragma unroll
+        for (int u = 0; u < VW; ++u) acc[a][g][u] = 0;
+    }
+#if CPY == 2
+    put(k + 1);
+#endif
+  }
+}
