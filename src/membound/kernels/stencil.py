@@ -10,7 +10,8 @@ Roles (impl: unit, paper role):
   launches). 2D: streaming along y with t pipelined stages of row rings (stencil_tb2.cu, EBISU's
   design), or a tile plus a halo of t*r loaded once, t steps on shrinking regions (stencil_cc.cu);
   3D: streaming along z with t pipelined stages of plane rings (stencil_tb3.cu; stencil_cc3.cu at
-  depth 1). Which kernel and tile, per GPU, stencil and depth: stencil_plan.cc_tile. The weights
+  depth 1); at depth 1 also the vector kernels (stencil_cc.cu and stencil_cc3.cu with VS,
+  stencil_stream.cu). Which kernel and tile, per GPU, stencil and depth: stencil_plan.cc_tile. The weights
   are passed by value (struct Weights).
 - tc (tensor_core, ConvStencil): kernel fusion as ConvStencil (paper 002 Sec. 2.2.3): the t-step
   stencil is fused into one enlarged stencil K^(t) (the t-fold self-convolution of the weights,

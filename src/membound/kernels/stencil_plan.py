@@ -77,19 +77,20 @@ class Launch:
     macros: dict       # -D macros
     smem: int          # dynamic shared memory bytes
     threads: int
-    waves: int = 0     # stencil_tb2: waves of blocks over the field (sets its segment, see `grid`)
+    waves: int = 0     # stencil_tb2, stencil_stream: waves of blocks over the field (sets the segment, `grid`)
 
     def grid(self, shape3: tuple, sms: int, blocks_per_sm: int) -> tuple[tuple[int, int, int], tuple]:
         """The grid over a (nz, ny, nx) field and the kernel's arguments after (.., nz, ny, nx):
-        stencil_tb2 takes `seg`, the output rows per block, so that the blocks over all columns
-        make about `waves` waves of sms * blocks_per_sm."""
+        stencil_tb2 and stencil_stream take `seg`, the output rows (planes) per block, so that the
+        blocks make about `waves` waves of sms * blocks_per_sm."""
         nz, ny, nx = shape3
         m = self.macros
         if self.name == "stencil_stream":   # columns x (3D) row blocks x segments along the stream axis
             columns = math.ceil(nx / (m["NTX"] * m["UV"] * 16 // m["ELEM"]))
             rows, ns = (math.ceil(ny / m["BY"]), nz) if m["DIMS"] == 3 else (1, ny)
             seg = math.ceil(ns / max(1, self.waves * sms * blocks_per_sm // (columns * rows)))
-            return ((columns, rows, math.ceil(ns / seg)) if m["DIMS"] == 3 else (columns, math.ceil(ns / seg), 1)), (seg,)
+            segs = math.ceil(ns / seg)
+            return ((columns, rows, segs) if m["DIMS"] == 3 else (columns, segs, 1)), (seg,)
         if self.name != "stencil_tb2":
             return (math.ceil(nx / m["BX"]), math.ceil(ny / (m["BY"] * m.get("TPB", 1))), math.ceil(nz / m["BZ"])), ()
         if ny < m["CH"]:
