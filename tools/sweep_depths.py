@@ -92,9 +92,12 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
             out["cc3"] = CC3
         out.update(bz64=dict(base, BZ=64), bz256=dict(base, BZ=256), t256=dict(base, NTHREADS=256),
                    v8=dict(base, V=8, NTHREADS=256), **{"32x16": dict(base, BX=32, BY=16, NTHREADS=256, V=2)})
-    for label, tile in list(out.items()):   # stencil_cc(3): its 16-byte copies switched (VEC)
-        if tile["kernel"] in ("stencil_cc", "stencil_cc3"):
+    for label, tile in list(out.items()):   # stencil_cc(3), stencil_tb3: its 16-byte copies switched (VEC)
+        if tile["kernel"] in ("stencil_cc", "stencil_cc3", "stencil_tb3"):
             out[f"{label}+vec"] = dict(tile, VEC=1 - tile.get("VEC", 0))
+    for label in ("tuned", "tuned+vec"):    # stencil_tb3 with more input planes in flight
+        if label in out and out[label]["kernel"] == "stencil_tb3":
+            out.update({f"{label}_pf{pf}": dict(out[label], PF=pf) for pf in (2, 3)})
     if depth == 1:   # the unblocked kernel in other shapes, with 16-byte copies (NTHREADS = BX * BY / V)
         cc, prefix = (CC2, "cc") if st.dims == 2 else (CC3, "cc3")
         for label, (bx, by, v, nt) in CC_SHAPES.items():
@@ -103,6 +106,11 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
             out.update(cc3_bz16=dict(CC3, BZ=16, VEC=1), cc3_bz64=dict(CC3, BZ=64, VEC=1))
         out.update(stream_variants(st))
         out.update(vs_variants(st.dims, elem))
+        if st.dims == 3:   # stencil_cc3 with PF planes in flight by cp.async
+            for label in ("tuned", "cc3_128x16v8", "cc3_64x16v4", "cc3_64x32v8", "vs3_32x16v4", "vs3_16x32v4",
+                          "vs3_16x16v2"):
+                if out[label]["kernel"] == "stencil_cc3" and out[label].get("VEC"):
+                    out.update({f"{label}_pf{pf}": dict(out[label], PF=pf) for pf in (1, 2)})
     distinct = {}
     for label, tile in out.items():
         distinct.setdefault(tuple(sorted(tile.items())), (label, tile))
@@ -131,12 +139,14 @@ def stream_variants(st: P.Stencil) -> dict[str, dict]:
 VS_SHAPES = {2: {"vs_32x32v4": (32, 32, 4, 1, 0), "vs_32x32v8": (32, 32, 8, 1, 0), "vs_16x64v8": (16, 64, 8, 1, 0),
                  "vs_64x16v4": (64, 16, 4, 1, 0), "vs_32x32v4t2": (32, 32, 4, 2, 0), "vs_32x16v4": (32, 16, 4, 1, 0),
                  "vs_32x16v8": (32, 16, 8, 1, 0), "vs_64x32v8": (64, 32, 8, 1, 0), "vs_32x32v8m6": (32, 32, 8, 1, 6),
-                 "vs_32x32v4m3": (32, 32, 4, 1, 3), "vs_64x16v4m3": (64, 16, 4, 1, 3)},
+                 "vs_32x32v4m3": (32, 32, 4, 1, 3), "vs_64x16v4m3": (64, 16, 4, 1, 3),
+                 "vs_32x16v4m8": (32, 16, 4, 1, 8), "vs_64x16v4m4": (64, 16, 4, 1, 4), "vs_32x32v4m4": (32, 32, 4, 1, 4)},
              3: {"vs3_16x32v4": (16, 32, 4, 32, 0), "vs3_16x16v2": (16, 16, 2, 32, 0),
                  "vs3_32x16v4": (32, 16, 4, 32, 0), "vs3_16x64v8": (16, 64, 8, 32, 0),
                  "vs3_32x32v4": (32, 32, 4, 32, 0), "vs3_16x32v2": (16, 32, 2, 32, 0),
                  "vs3_16x32v4z64": (16, 32, 4, 64, 0), "vs3_16x32v4z16": (16, 32, 4, 16, 0),
-                 "vs3_8x32v2": (8, 32, 2, 32, 0)}}
+                 "vs3_8x32v2": (8, 32, 2, 32, 0), "vs3_16x32v2m4": (16, 32, 2, 32, 4),
+                 "vs3_16x16v2m8": (16, 16, 2, 32, 8)}}
 
 
 def vs_variants(dims: int, elem: int) -> dict[str, dict]:

@@ -134,10 +134,13 @@ def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None
             if tile["BX"] % vw:
                 raise ValueError(f"stencil {st.name}: VEC needs BX={tile['BX']} to be a multiple of {vw}")
             sx = -(-((vw - halo % vw) % vw + sx) // vw) * vw
-        if name == "stencil_cc3":    # a ring of 2r+1 planes
-            words = (2 * r + 1) * sy * sx
-        elif name == "stencil_tb3":  # `depth` stages of 2r+2 planes, V rows of slack
-            words = depth * (2 * r + 2) * sy * sx + tile["V"] * sx
+        if name == "stencil_cc3":    # a ring of 2r+1 planes, and PF more in flight
+            if tile.get("PF") and not tile.get("VEC"):
+                raise ValueError(f"stencil {st.name}: stencil_cc3 with PF={tile['PF']} copies 16-byte vectors: "
+                                 "set VEC=1")
+            words = (2 * r + 1 + tile.get("PF", 0)) * sy * sx
+        elif name == "stencil_tb3":  # an input ring of 2r+1+PF planes, depth - 1 stages of 2r+2, V rows of slack
+            words = (2 * r + 1 + tile.get("PF", 1) + (depth - 1) * (2 * r + 2)) * sy * sx + tile["V"] * sx
         else:  # stencil_cc: one input tile (two when a block walks several) and, blocked, the ping-pong partner
             words = (1 + (tile["TPB"] > 1) + (depth > 1)) * (sy + (tile["V"] if depth > 1 else 0)) * sx
     return Launch(f"{name}.cu", name, macros, elem * words, threads, tile.get("WAVES", 0))

@@ -5,7 +5,8 @@
 // before including it; TILE_VALUE(v), what the tile holds of an input value v (default: v itself).
 // PLANE_VEC 1 (TILE_VALUE itself, TILE_PITCH = TILE_W a multiple of VW elements, the tile's first
 // column gx0 - HALO - XO a multiple of VW): whole 16-byte vectors, each wrapped as one where nx is a
-// multiple of VW (else assembled element by element). A kernel keeps `stage_t r[NSTAGE]` in flight.
+// multiple of VW (else assembled element by element). A kernel keeps `stage_t r[NSTAGE]` in flight;
+// or, PLANE_ASYNC defined (PLANE_VEC and stencil_async.cuh), has fetch_async copy planes by cp.async.
 #pragma once
 
 #ifndef TILE_VALUE
@@ -49,6 +50,29 @@ __device__ __forceinline__ void put(const stage_t (&r)[NSTAGE], real* tile) {
     if (i < NVEC) *reinterpret_cast<uint4*>(tile + i * VW) = r[j];
   }
 }
+
+#ifdef PLANE_ASYNC
+// The same plane copied by cp.async straight into `tile` (no registers), as one commit group of this
+// thread; `live` false: an empty group (the kernel's waits count one group per plane).
+__device__ __forceinline__ void fetch_async(real* tile, const real* __restrict__ in, int gz, int gy0, int gx0,
+                                            int ny, int nx, bool live) {
+  if (live) {
+    const real* plane = in + (size_t)gz * ny * nx;
+    const int x0 = gx0 - HALO - XO;
+    for (int i = threadIdx.x; i < NVEC; i += NTHREADS) {
+      const real* row = plane + (size_t)wrap(gy0 - HALO + i / (TILE_W / VW), ny) * nx;
+      const int x = x0 + i % (TILE_W / VW) * VW;
+      if (nx % VW == 0) {
+        copy_async16_l1(tile + i * VW, row + wrap(x, nx));   // through L1: .cg reads each L2 sector twice (stencil_stream)
+      } else {
+#pragma unroll
+        for (int v = 0; v < VW; ++v) copy_async(tile + i * VW + v, row + wrap(x + v, nx));
+      }
+    }
+  }
+  async_commit();
+}
+#endif
 #else
 typedef real stage_t;
 #define NSTAGE NLOAD

@@ -10,14 +10,29 @@
 // ~2 x ELEM bytes per point per DEPTH steps; redundant work is the x/y halo of the inner stages and
 // the 2*DEPTH*RAD + DEPTH - 1 extra iterations per block.
 // Compile-time macros (set by stencil.py): RAD, STAR (0 box | 1 star), DEPTH, BX, BY, BZ, V (strip
-// length along y), NTHREADS, WSMEM. Weights: dense (2*RAD+1)^3 array (offset order z, y, x).
+// length along y), NTHREADS, WSMEM, VEC (1: input planes copied in 16-byte vectors through L1, each
+// shared row XO pad columns left of the tile, as stencil_cc3's), PF (input planes in flight: stage 0's
+// ring has 2*RAD+1+PF slots). Weights: dense (2*RAD+1)^3 array (offset order z, y, x).
 
 #define DIMS 3
 #define H (DEPTH * RAD)
+#ifndef VEC
+#define VEC 0
+#endif
+#ifndef PF
+#define PF 1
+#endif
+#if VEC
+#define XO ((VW - H % VW) % VW)   // pad columns left of the tile
+#define SX ((XO + BX + 2 * H + VW - 1) / VW * VW)
+#else
+#define XO 0
 #define SX (BX + 2 * H)
+#endif
 #define SY (BY + 2 * H)
 #define PLANE (SX * SY)
-#define NS (2 * RAD + 2)   // ring slots per stage
+#define NS (2 * RAD + 2)          // ring slots of stages 1..DEPTH
+#define NS0 (2 * RAD + 1 + PF)    // ring slots of stage 0, the input
 
 #include "stencil_strip.cuh"
 #include "stencil_async.cuh"
@@ -25,30 +40,50 @@
 extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
 stencil_tb3(const real* __restrict__ in, real* __restrict__ out, const Weights wts,
             int nz, int ny, int nx) {
-  // DEPTH rings of NS planes (stage 0: input; stage s: step s), then V rows of slack for the reads
-  // of a last partial strip (discarded results)
+  // a ring of NS0 input planes, DEPTH - 1 rings of NS planes (stage s: step s), then V rows of slack
+  // for the reads of a last partial strip (discarded results); slot() points at a plane's column 0
+  // (global column gx0 - H), XO elements into its shared row
   extern __shared__ real smem[];
   WEIGHTS(w, wts);
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, z0 = blockIdx.z * BZ;
   const int z1 = min(z0 + BZ, nz);
   const int first = z0 - H, last_in = z1 - 1 + H, last = last_in + DEPTH - 1;
-  auto slot = [&](int stage, int p) { return smem + (stage * NS + (p - first + NS * DEPTH) % NS) * PLANE; };
-  auto load = [&](int p) {
-    const real* plane = in + (size_t)wrap(p, nz) * ny * nx;
-    real* dst = slot(0, p);
-    for (int i = threadIdx.x; i < PLANE; i += NTHREADS) {
-      const int x = i % SX, y = i / SX;
-      copy_async(dst + i, plane + (size_t)wrap(gy0 - H + y, ny) * nx + wrap(gx0 - H + x, nx));
+  auto slot = [&](int stage, int p) {
+    const int k = p - first + NS0 * NS * DEPTH;   // >= 0 for every plane a stage touches
+    return smem + XO + (stage ? NS0 + (stage - 1) * NS + k % NS : k % NS0) * PLANE;
+  };
+  auto load = [&](int p) {   // input plane p into its slot (p past last_in: an empty group)
+    if (p <= last_in) {
+      const real* plane = in + (size_t)wrap(p, nz) * ny * nx;
+      real* dst = slot(0, p) - XO;
+#if VEC
+      for (int i = threadIdx.x; i < PLANE / VW; i += NTHREADS) {
+        const int y = i / (SX / VW), x = gx0 - H - XO + i % (SX / VW) * VW;
+        const real* row = plane + (size_t)wrap(gy0 - H + y, ny) * nx;
+        if (nx % VW == 0) {
+          copy_async16_l1(dst + i * VW, row + wrap(x, nx));
+        } else {
+#pragma unroll
+          for (int v = 0; v < VW; ++v) copy_async(dst + i * VW + v, row + wrap(x + v, nx));
+        }
+      }
+#else
+      for (int i = threadIdx.x; i < PLANE; i += NTHREADS) {
+        const int x = i % SX, y = i / SX;
+        copy_async(dst + i, plane + (size_t)wrap(gy0 - H + y, ny) * nx + wrap(gx0 - H + x, nx));
+      }
+#endif
     }
     async_commit();
   };
 
-  load(first);
+#pragma unroll 1
+  for (int p = first; p < first + PF; ++p) load(p);
 #pragma unroll 1
   for (int i = first; i <= last; ++i) {
-    async_wait<0>();
-    __syncthreads();
-    if (i + 1 <= last_in) load(i + 1);   // in flight during this iteration's stages
+    async_wait<PF - 1>();   // plane i has landed (this thread's copies) ...
+    __syncthreads();        // ... everyone's, and plane i + PF - NS0 (its slot refilled next) is read
+    load(i + PF);           // in flight during this iteration's stages
 #pragma unroll 1
     for (int s = 1; s <= DEPTH; ++s) {
       const int q = i - s * RAD - (s - 1), h = (DEPTH - s) * RAD;

@@ -9,7 +9,8 @@ registers, WAVES waves of blocks over the field), stencil_cc3 (3D at depth 1, a 
 VS as stencil_cc), stencil_tb3 (3D, streaming along z: BX x BY x BZ per block), stencil_stream (2D and
 3D at depth 1, streaming with the sums in registers: NTX threads along x of UV 16-byte vectors each,
 BY rows in 3D, chunks of CH slices, CPY the copies (0 cp.async, 1 the same through L1, 2 staged in
-registers), PF chunks in flight, WAVES waves of blocks); MINB minimum blocks per SM (0: the compiler's
+registers), PF chunks in flight, WAVES waves of blocks); stencil_cc3's PF: planes in flight by cp.async
+(0: one, through registers), stencil_tb3's VEC and PF: its input planes in 16-byte copies, PF in flight; MINB minimum blocks per SM (0: the compiler's
 choice), WSMEM weights in shared memory.
 
 TUNED[gpu][(dims, shape, radius, depth)], gpu a profile name (config/gpus/<gpu>.yaml): the best checked
@@ -19,9 +20,9 @@ that precision where the precisions' best tiles differ.
 """
 
 CC2 = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0, VEC=0, VS=0)
-CC3 = dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0, VEC=0, VS=0)
+CC3 = dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0, VEC=0, VS=0, PF=0)
 TB2 = dict(kernel="stencil_tb2", NT=256, CH=4, PF=1, OWNREG=1, MINB=0, WSMEM=0, WAVES=1)
-TB3 = dict(kernel="stencil_tb3", BX=32, BY=32, BZ=128, V=4, NTHREADS=512, MINB=0, WSMEM=0)
+TB3 = dict(kernel="stencil_tb3", BX=32, BY=32, BZ=128, V=4, NTHREADS=512, MINB=0, WSMEM=0, VEC=0, PF=1)
 ST = dict(kernel="stencil_stream", NTX=64, UV=1, BY=1, CH=3, PF=2, CPY=0, MINB=0, WAVES=1)
 BASES = {"CC2": CC2, "CC3": CC3, "TB2": TB2, "TB3": TB3, "ST": ST}
 
@@ -31,7 +32,8 @@ TUNED = {
     # --tiles in fp64, fp32 and fp16; docs/kernels_stencil.md); stencil_cc3's (3D depth 1, 3d7pt too) in
     # fp32 and fp16 but not fp64: H100, 2026-11-25; the depth-1 shapes (sweep_depths.py CC_SHAPES), H100,
     # 2026-11-25, where the best beat the entry before by >= 3%; the vector kernels at depth 1 (stencil_cc and
-    # stencil_cc3 with VS, stencil_stream), H100, 2026-11-26, where the best beat the entry before by >= 3%
+    # stencil_cc3 with VS, stencil_stream), H100, 2026-11-26, where the best beat the entry before by >= 3%; stencil_tb3
+    # with 16-byte copies (VEC) and PF planes in flight at 3D depths 1-4, H100, 2026-11-26, the same rule
     "h100": {
         (2, "star", 1, 1): dict(CC2, VEC=1),
         (2, "star", 1, 1, 2): dict(CC2, BX=256, BY=16, V=4, NTHREADS=128, VEC=1, VS=1),
@@ -74,17 +76,25 @@ TUNED = {
         (2, "box", 3, 8): dict(TB2, NT=128, CH=6, OWNREG=0),
         (3, "star", 1, 1): dict(CC3, BX=128, BY=16, VEC=1),
         (3, "star", 1, 1, 2): dict(ST, NTX=32, UV=2, BY=8, CPY=2),
-        (3, "star", 1, 1, 8): dict(TB3, BX=64, BY=16, BZ=32, V=8, NTHREADS=256),
-        (3, "star", 1, 2): dict(TB3, BZ=64),
-        (3, "star", 1, 3): dict(TB3, BZ=256),
-        (3, "star", 1, 4): dict(TB3, BZ=256),
+        (3, "star", 1, 1, 8): dict(TB3, BX=64, BY=16, BZ=32, V=8, NTHREADS=256, VEC=1),
+        (3, "star", 1, 2): dict(TB3, NTHREADS=256, VEC=1),
+        (3, "star", 1, 2, 4): dict(TB3, BX=64, BZ=64, V=8, NTHREADS=256, VEC=1),
+        (3, "star", 1, 2, 8): dict(TB3, BZ=64, VEC=1),
+        (3, "star", 1, 3): dict(TB3, NTHREADS=256, VEC=1),
+        (3, "star", 1, 3, 8): dict(TB3, BZ=256),
+        (3, "star", 1, 4): dict(TB3, BZ=256, VEC=1),
+        (3, "star", 1, 4, 2): dict(TB3, NTHREADS=256, VEC=1),
+        (3, "star", 1, 4, 8): dict(TB3, BZ=256),
         (3, "box", 1, 1): dict(CC3, VEC=1),
         (3, "box", 1, 1, 2): dict(ST, NTX=32, BY=16, PF=1),
         (3, "box", 1, 1, 4): dict(CC3, BX=128, BY=16, V=4, NTHREADS=128, VEC=1, VS=1),
         (3, "box", 1, 1, 8): dict(CC3, BX=64, BY=16, V=4, VEC=1),
-        (3, "box", 1, 2): dict(TB3, BX=64, BY=16),
-        (3, "box", 1, 3): dict(TB3, BX=64, BY=16, BZ=256),
-        (3, "box", 1, 4): dict(TB3, BX=64, BY=16, BZ=256),
+        (3, "box", 1, 2): dict(TB3, BX=64, BY=16, NTHREADS=256, VEC=1),
+        (3, "box", 1, 2, 8): dict(TB3, BX=64, BY=16, VEC=1, PF=3),
+        (3, "box", 1, 3): dict(TB3, BX=64, BY=16, NTHREADS=256, VEC=1),
+        (3, "box", 1, 3, 8): dict(TB3, BX=64, BY=16, BZ=256, VEC=1),
+        (3, "box", 1, 4): dict(TB3, BX=64, BY=16, NTHREADS=256, VEC=1),
+        (3, "box", 1, 4, 8): dict(TB3, BX=64, BY=16, BZ=256),
     },
 }
 # H200: the H100's tiles (the same GH100 chip, more and faster HBM) until its own sweep replaces them
