@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -62,8 +64,17 @@ static void launch(dim3 grid, dim3 block, size_t smem_bytes, bool reverse, std::
   body = kernel;
   gridDim = grid;
   blockDim = block;
-  std::vector<double> smem(smem_bytes / 8 + 1);
+  // The launch's shared memory, then a guard that stays poisoned: a read past smem_bytes yields NaN,
+  // a write past it stops the run.
+  constexpr size_t GUARD = 1 << 12;
+  std::vector<double> smem((smem_bytes + GUARD + 7) / 8);
   shared_mem = smem.data();
+  auto guard_intact = [&] {
+    const unsigned char* bytes = reinterpret_cast<const unsigned char*>(smem.data());
+    for (size_t i = smem_bytes; i < smem.size() * sizeof(double); ++i)
+      if (bytes[i] != 0xff) return false;
+    return true;
+  };
   for (unsigned bz = 0; bz < grid.z; ++bz)
     for (unsigned by = 0; by < grid.y; ++by)
       for (unsigned bx = 0; bx < grid.x; ++bx) {
@@ -86,6 +97,10 @@ static void launch(dim3 grid, dim3 block, size_t smem_bytes, bool reverse, std::
             swapcontext(&scheduler, &threads[current].ctx);
             left = left || !threads[current].done;
           }
+        }
+        if (!guard_intact()) {
+          fprintf(stderr, "block (%u, %u, %u) wrote past its %zu bytes of shared memory\n", bx, by, bz, smem_bytes);
+          exit(3);
         }
       }
 }

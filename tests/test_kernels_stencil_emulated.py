@@ -3,6 +3,8 @@ shape and depth class against the scipy reference, with the threads of each barr
 forward and in reverse (a race then shows), shared memory poisoned with NaN and cp.async copies
 landing only at the thread's wait. Needs g++, not a GPU."""
 
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -94,6 +96,21 @@ def test_emulation_catches_a_missing_wait(monkeypatch):
     out = emulated.run(emulated.build(launch.source, launch.macros, True), x, w, grid, launch.threads, launch.smem,
                        after[0], False)
     assert not np.allclose(out, S.reference(x, w, depth), atol=S.TOL, equal_nan=False)
+
+
+def test_emulation_catches_a_shared_memory_overrun():
+    """A launch given less shared memory than its kernel uses (one input plane of stencil_tb3's ring
+    short) stops: the emulator's guard past the launch's bytes was written."""
+    shape, dims, radius, depth, tile, field = next(c for c in VEC_CASES if c[4].get("PF") == 3)
+    x = np.random.default_rng(14).random(field)
+    w = S.random_weights(np.random.default_rng(15), shape, dims, radius)
+    launch = P.cc_launch(P.Stencil("emulated", shape, dims, radius, depth), depth, tile=tile)
+    grid, after = launch.grid(field, sms=3, blocks_per_sm=1)
+    plane = 8 * (tile["BX"] + 2 * depth * radius + 2) * (tile["BY"] + 2 * depth * radius)
+    with pytest.raises(subprocess.CalledProcessError) as err:
+        emulated.run(emulated.build(launch.source, launch.macros, False), x, w, grid, launch.threads,
+                     launch.smem - plane, 0, False)
+    assert b"wrote past" in err.value.stderr
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
