@@ -15,9 +15,10 @@ kernel and depth with the best depth last, so that the best depth of each kernel
 asked) choose what runs; the kernels are compiled first, in parallel. Every depth-1 CUDA-core row is
 then set against B/(2D) GStencil/s (B the spec's bandwidth, D the element size; issue 24's benchmark:
 >= 85% where I = K/D is below the CUDA-core balance of the precision that sums, fp32 for fp16).
---tiles: cc_tb alone, at every depth in a handful of tiles (`variants`; each stencil_cc(3) tile also with
-its VEC switched, labelled +vec; --variants keeps the labels named; warm-up 1 and 5 timed calls unless
-given) in each precision, so that the best tile per stencil and depth can be chosen; writes $OUT/sweep_tiles.csv
+--tiles: cc_tb alone, at every depth in a handful of tiles (`variants`; each stencil_cc(3) and stencil_tb3
+tile also with its VEC switched, labelled +vec; stencil_tb3's tuned tile with 2 and 3 input planes in
+flight, _pf2 and _pf3, and at depth 1 stencil_cc3's with 1 and 2, _pf1 and _pf2; --variants keeps the
+labels named; warm-up 1 and 5 timed calls unless given) in each precision, so that the best tile per stencil and depth can be chosen; writes $OUT/sweep_tiles.csv
 (every variant) and $OUT/best_tiles.csv, and prints this GPU's TUNED entries for
 src/membound/kernels/stencil_tiles.py. No new case starts after --budget seconds. A depth or tile whose
 shared memory does not fit this GPU is listed as refused, a failed check as FAILED (no time kept).
