@@ -33,7 +33,8 @@ TUNED = {
     # fp32 and fp16 but not fp64: H100, 2026-11-25; the depth-1 shapes (sweep_depths.py CC_SHAPES), H100,
     # 2026-11-25, where the best beat the entry before by >= 3%; the vector kernels at depth 1 (stencil_cc and
     # stencil_cc3 with VS, stencil_stream), H100, 2026-11-26, where the best beat the entry before by >= 3%; stencil_tb3
-    # with 16-byte copies (VEC) and PF planes in flight at 3D depths 1-4, H100, 2026-11-26, the same rule
+    # with 16-byte copies (VEC) and PF planes in flight at 3D depths 1-4, H100, 2026-11-26, the same rule; the
+    # vector strips with more blocks per SM (MINB) at 2D depth 1, H100, 2026-11-26, the same rule (fp16 2d13pt)
     "h100": {
         (2, "star", 1, 1): dict(CC2, VEC=1),
         (2, "star", 1, 1, 2): dict(CC2, BX=256, BY=16, V=4, NTHREADS=128, VEC=1, VS=1),
@@ -54,7 +55,7 @@ TUNED = {
         (2, "box", 1, 7): dict(TB2, OWNREG=0),
         (2, "box", 1, 8): dict(TB2, OWNREG=0),
         (2, "star", 3, 1): dict(CC2, BX=128, V=16, TPB=4, VEC=1),
-        (2, "star", 3, 1, 2): dict(CC2, BX=256, NTHREADS=128, MINB=6, VEC=1, VS=1),
+        (2, "star", 3, 1, 2): dict(CC2, BX=256, BY=16, V=4, NTHREADS=128, MINB=8, VEC=1, VS=1),
         (2, "star", 3, 1, 4): dict(CC2, BX=256, BY=16, V=4, VEC=1, VS=1),
         (2, "star", 3, 1, 8): dict(CC2, BX=128, BY=16, VEC=1),
         (2, "star", 3, 2): dict(TB2, NT=128, CH=6),
