@@ -34,7 +34,8 @@ TUNED = {
     # 2026-11-25, where the best beat the entry before by >= 3%; the vector kernels at depth 1 (stencil_cc and
     # stencil_cc3 with VS, stencil_stream), H100, 2026-11-26, where the best beat the entry before by >= 3%; stencil_tb3
     # with 16-byte copies (VEC) and PF planes in flight at 3D depths 1-4, H100, 2026-11-26, the same rule; the
-    # vector strips with more blocks per SM (MINB) at 2D depth 1, H100, 2026-11-26, the same rule (fp16 2d13pt)
+    # vector strips with more blocks per SM (MINB) at 2D depth 1, and stencil_tb3 tiles of 3 blocks an SM at
+    # 3D depth 2 in fp64, H100, 2026-11-26, the same rule (fp16 2d13pt, fp64 3d7pt and 3d27pt)
     "h100": {
         (2, "star", 1, 1): dict(CC2, VEC=1),
         (2, "star", 1, 1, 2): dict(CC2, BX=256, BY=16, V=4, NTHREADS=128, VEC=1, VS=1),
@@ -80,7 +81,7 @@ TUNED = {
         (3, "star", 1, 1, 8): dict(TB3, BX=64, BY=16, BZ=32, V=8, NTHREADS=256, VEC=1),
         (3, "star", 1, 2): dict(TB3, NTHREADS=256, VEC=1),
         (3, "star", 1, 2, 4): dict(TB3, BX=64, BZ=64, V=8, NTHREADS=256, VEC=1),
-        (3, "star", 1, 2, 8): dict(TB3, BZ=64, VEC=1),
+        (3, "star", 1, 2, 8): dict(TB3, BY=24, BZ=64, NTHREADS=256, MINB=3, VEC=1),
         (3, "star", 1, 3): dict(TB3, NTHREADS=256, VEC=1),
         (3, "star", 1, 3, 8): dict(TB3, BZ=256),
         (3, "star", 1, 4): dict(TB3, BZ=256, VEC=1),
@@ -91,7 +92,7 @@ TUNED = {
         (3, "box", 1, 1, 4): dict(CC3, BX=128, BY=16, V=4, NTHREADS=128, VEC=1, VS=1),
         (3, "box", 1, 1, 8): dict(CC3, BX=64, BY=16, V=4, VEC=1),
         (3, "box", 1, 2): dict(TB3, BX=64, BY=16, NTHREADS=256, VEC=1),
-        (3, "box", 1, 2, 8): dict(TB3, BX=64, BY=16, VEC=1, PF=3),
+        (3, "box", 1, 2, 8): dict(TB3, BX=64, BY=16, BZ=64, NTHREADS=256, MINB=2, VEC=1),
         (3, "box", 1, 3): dict(TB3, BX=64, BY=16, NTHREADS=256, VEC=1),
         (3, "box", 1, 3, 8): dict(TB3, BX=64, BY=16, BZ=256, VEC=1),
         (3, "box", 1, 4): dict(TB3, BX=64, BY=16, NTHREADS=256, VEC=1),
