@@ -5,7 +5,7 @@ output on stencil.CHECK_DOMAIN, then 256 sampled points of the timed field).
 
     python tools/sweep_depths.py [--stencils 2d5pt 3d7pt] [--depths 1 3] [--reps 10] [--warmup 3] [--steps 12]
     python tools/sweep_depths.py --tiles [--budget 480] [--stencils ...] [--depths ...] [--precisions ...]
-                                 [--variants today tuned today+vec tuned+vec]
+                                 [--variants today tuned today+vec tuned+vec] [--apply]
     python tools/sweep_depths.py --precisions fp32 fp16 --impls cc_naive cc_tb tc tc_twin --depths 1 3
 
 Default: cc_tb in this GPU's tiles (stencil_plan.cc_tile) and tc at every depth; writes
@@ -20,7 +20,8 @@ tile also with its VEC switched, labelled +vec; stencil_tb3's tuned tile with 2 
 flight, _pf2 and _pf3, and at depth 1 stencil_cc3's with 1 and 2, _pf1 and _pf2; --variants keeps the
 labels named; warm-up 1 and 5 timed calls unless given) in each precision, so that the best tile per stencil and depth can be chosen; writes $OUT/sweep_tiles.csv
 (every variant) and $OUT/best_tiles.csv, and prints this GPU's TUNED entries for
-src/membound/kernels/stencil_tiles.py. No new case starts after --budget seconds. A depth or tile whose
+src/membound/kernels/stencil_tiles.py, and those that beat the tile the GPU runs today by >= 3% (TUNED's
+rule; --apply appends them to stencil_tiles.py as TUNED[gpu]). No new case starts after --budget seconds. A depth or tile whose
 shared memory does not fit this GPU is listed as refused, a failed check as FAILED (no time kept).
 """
 import argparse
@@ -46,6 +47,8 @@ from membound.model.precision import PRECISIONS, fmt
 from membound.run import config, measure, runinfo
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
+TILES = Path(P.__file__).with_name("stencil_tiles.py")
+MIN_GAIN = 0.03   # TUNED takes a swept tile where it beats the tile before by at least this
 IMPLS = {impl.name: impl for impl in S.IMPLS}
 
 
@@ -314,6 +317,30 @@ def best_tiles(frame: pd.DataFrame) -> pd.DataFrame:
     return best.assign(today=[base.get(key, float("nan")) for key in zip(best.problem, best.depth, best.precision)])
 
 
+def improvements(frame: pd.DataFrame, gpu: str, min_gain: float = MIN_GAIN) -> pd.DataFrame:
+    """Per stencil, depth and precision of a tile sweep, the best checked variant where it beats the tile
+    `gpu` runs today (stencil_plan.cc_tile, found by its text) by at least `min_gain`: TUNED's rule,
+    with the TUNED line (keyed by the element size) that takes it."""
+    ok, sts, out = frame[frame.failed.fillna("") == ""], {st.name: st for st in stencils()}, []
+    for (name, depth, prec), group in ok.groupby(["problem", "depth", "precision"], sort=False):
+        st, elem = sts[name], fmt(prec).bytes
+        now = group[group.tile == tile_text(P.cc_tile(st, int(depth), gpu, elem))].value
+        best = group.loc[group.value.idxmax()]
+        if len(now) and best.value >= (1 + min_gain) * now.max():
+            out.append(dict(problem=name, depth=depth, precision=prec, today=now.max(), value=best.value,
+                            variant=best.variant, entry=entry_text(st, int(depth), best.tile, elem)))
+    return pd.DataFrame(out, columns=["problem", "depth", "precision", "today", "value", "variant", "entry"])
+
+
+def apply_improvements(found: pd.DataFrame, gpu: str, path: Path = TILES) -> None:
+    """Append to stencil_tiles.py a TUNED[gpu] that is the one before with `found`'s entries over it."""
+    lines = "".join(f"    {r.entry}  # {r.precision}: {r.today:.1f} -> {r.value:.1f} GStencil/s\n"
+                    for r in found.itertuples())
+    path.write_text(path.read_text() + f"# {gpu}: tools/sweep_depths.py --tiles --apply, {time.strftime('%Y-%m-%d')}: tiles "
+                    f">= {MIN_GAIN:.0%} faster than the ones before\nTUNED[{gpu!r}] = {{\n    **TUNED.get({gpu!r}, {{}}),\n"
+                    f"{lines}}}\n")
+
+
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
     """GStencil/s per (stencil, impl) and depth, with the best depth and its rate."""
     table = rows.pivot_table(index=["problem", "impl"], columns="depth", values="value", sort=False)
@@ -334,6 +361,8 @@ def main(argv=None):
     parser.add_argument("--precisions", nargs="+", default=["fp64"], choices=PRECISIONS)
     parser.add_argument("--impls", nargs="+", default=list(P.SWEPT), choices=list(IMPLS))
     parser.add_argument("--variants", nargs="+", default=None, help="--tiles: only these labels (default: all)")
+    parser.add_argument("--apply", action="store_true", help="--tiles: append this GPU's tiles that beat today's by "
+                        f">= {MIN_GAIN:.0%} to stencil_tiles.py as TUNED[gpu] (commit them before a reference run)")
     args = parser.parse_args(argv)
     args.warmup = (1 if args.tiles else 3) if args.warmup is None else args.warmup
     args.reps = (5 if args.tiles else 10) if args.reps is None else args.reps
@@ -358,6 +387,12 @@ def main(argv=None):
             else:                             # else a line per precision, keyed by its element size
                 for r in group.itertuples():
                     print(f"        {entry_text(st, depth, r.tile, fmt(r.precision).bytes)}  # {r.precision}")
+        found = improvements(frame, best.gpu.iloc[0])
+        print(f"\nfaster than today's tiles by >= {MIN_GAIN:.0%} (TUNED's rule):\n" +
+              (found.drop(columns="entry").round(1).to_string(index=False) if len(found) else "none"))
+        if args.apply and len(found):
+            apply_improvements(found, best.gpu.iloc[0])
+            print(f"appended to {TILES}")
         return 1 if frame.failed.str.startswith("FAILED").any() else 0
     rows, notes = sweep_depths(sts, args.depths, args, "cuda", domains, args.impls, args.precisions)
     if rows:
