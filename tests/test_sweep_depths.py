@@ -113,7 +113,7 @@ def test_improvements_follow_tuneds_rule_and_apply_appends_a_table(tmp_path):
                           ("2d9pt", "dict(CC2, BX=256, VEC=1)", 999.0, "FAILED mismatch")],
                          columns=["problem", "tile", "value", "failed"]).assign(depth=1, precision="fp16", variant="v")
     found = sweep.improvements(frame, "h200")
-    assert list(zip(found.problem, found.today, found.value)) == [("2d5pt", 100.0, 104.0)]
+    assert list(zip(found.problem, found.before, found.value)) == [("2d5pt", 100.0, 104.0)]
     path = tmp_path / "stencil_tiles.py"
     path.write_text(sweep.TILES.read_text())
     sweep.apply_improvements(found, "h200", path)

@@ -18,11 +18,12 @@ then set against B/(2D) GStencil/s (B the spec's bandwidth, D the element size; 
 --tiles: cc_tb alone, at every depth in a handful of tiles (`variants`; each stencil_cc(3) and stencil_tb3
 tile also with its VEC switched, labelled +vec; stencil_tb3's tuned tile with 2 and 3 input planes in
 flight, _pf2 and _pf3, and at depth 1 stencil_cc3's with 1 and 2, _pf1 and _pf2; --variants keeps the
-labels named; warm-up 1 and 5 timed calls unless given) in each precision, so that the best tile per stencil and depth can be chosen; writes $OUT/sweep_tiles.csv
-(every variant) and $OUT/best_tiles.csv, and prints this GPU's TUNED entries for
-src/membound/kernels/stencil_tiles.py, and those that beat the tile the GPU runs today by >= 3% (TUNED's
-rule; --apply appends them to stencil_tiles.py as TUNED[gpu]). No new case starts after --budget seconds. A depth or tile whose
-shared memory does not fit this GPU is listed as refused, a failed check as FAILED (no time kept).
+labels named; warm-up 1 and 5 timed calls unless given) in each precision, so that the best tile per
+stencil and depth can be chosen; writes $OUT/sweep_tiles.csv (every variant) and $OUT/best_tiles.csv,
+prints this GPU's TUNED entries for src/membound/kernels/stencil_tiles.py, and those that beat the tile
+the GPU runs today by >= 3% (TUNED's rule; --apply appends them to stencil_tiles.py as TUNED[gpu]). No
+new case starts after --budget seconds. A depth or tile whose shared memory does not fit this GPU is
+listed as refused, a failed check as FAILED (no time kept).
 """
 import argparse
 import multiprocessing
@@ -144,8 +145,9 @@ VS_SHAPES = {2: {"vs_32x32v4": (32, 32, 4, 1, 0), "vs_32x32v8": (32, 32, 8, 1, 0
                  "vs_64x16v4": (64, 16, 4, 1, 0), "vs_32x32v4t2": (32, 32, 4, 2, 0), "vs_32x16v4": (32, 16, 4, 1, 0),
                  "vs_32x16v8": (32, 16, 8, 1, 0), "vs_64x32v8": (64, 32, 8, 1, 0), "vs_32x32v8m6": (32, 32, 8, 1, 6),
                  "vs_32x32v4m3": (32, 32, 4, 1, 3), "vs_64x16v4m3": (64, 16, 4, 1, 3),
-                 "vs_32x16v4m8": (32, 16, 4, 1, 8), "vs_64x16v4m4": (64, 16, 4, 1, 4), "vs_32x32v4m4": (32, 32, 4, 1, 4),
-                 "vs_32x32v8m4": (32, 32, 8, 1, 4), "vs_32x16v8m8": (32, 16, 8, 1, 8), "vs_16x32v8m8": (16, 32, 8, 1, 8)},
+                 "vs_32x16v4m8": (32, 16, 4, 1, 8), "vs_64x16v4m4": (64, 16, 4, 1, 4),
+                 "vs_32x32v4m4": (32, 32, 4, 1, 4), "vs_32x32v8m4": (32, 32, 8, 1, 4),
+                 "vs_32x16v8m8": (32, 16, 8, 1, 8), "vs_16x32v8m8": (16, 32, 8, 1, 8)},
              3: {"vs3_16x32v4": (16, 32, 4, 32, 0), "vs3_16x16v2": (16, 16, 2, 32, 0),
                  "vs3_32x16v4": (32, 16, 4, 32, 0), "vs3_16x64v8": (16, 64, 8, 32, 0),
                  "vs3_32x32v4": (32, 32, 4, 32, 0), "vs3_16x32v2": (16, 32, 2, 32, 0),
@@ -327,18 +329,18 @@ def improvements(frame: pd.DataFrame, gpu: str, min_gain: float = MIN_GAIN) -> p
         now = group[group.tile == tile_text(P.cc_tile(st, int(depth), gpu, elem))].value
         best = group.loc[group.value.idxmax()]
         if len(now) and best.value >= (1 + min_gain) * now.max():
-            out.append(dict(problem=name, depth=depth, precision=prec, today=now.max(), value=best.value,
+            out.append(dict(problem=name, depth=depth, precision=prec, before=now.max(), value=best.value,
                             variant=best.variant, entry=entry_text(st, int(depth), best.tile, elem)))
-    return pd.DataFrame(out, columns=["problem", "depth", "precision", "today", "value", "variant", "entry"])
+    return pd.DataFrame(out, columns=["problem", "depth", "precision", "before", "value", "variant", "entry"])
 
 
 def apply_improvements(found: pd.DataFrame, gpu: str, path: Path = TILES) -> None:
     """Append to stencil_tiles.py a TUNED[gpu] that is the one before with `found`'s entries over it."""
-    lines = "".join(f"    {r.entry}  # {r.precision}: {r.today:.1f} -> {r.value:.1f} GStencil/s\n"
+    lines = "".join(f"    {r.entry}  # {r.precision}: {r.before:.1f} -> {r.value:.1f} GStencil/s\n"
                     for r in found.itertuples())
-    path.write_text(path.read_text() + f"# {gpu}: tools/sweep_depths.py --tiles --apply, {time.strftime('%Y-%m-%d')}: tiles "
-                    f">= {MIN_GAIN:.0%} faster than the ones before\nTUNED[{gpu!r}] = {{\n    **TUNED.get({gpu!r}, {{}}),\n"
-                    f"{lines}}}\n")
+    head = (f"# {gpu}: tools/sweep_depths.py --tiles --apply, {time.strftime('%Y-%m-%d')}: tiles >= {MIN_GAIN:.0%} "
+            f"faster than the ones before\nTUNED[{gpu!r}] = {{\n    **TUNED.get({gpu!r}, {{}}),\n")
+    path.write_text(path.read_text() + head + lines + "}\n")
 
 
 def summary(rows: pd.DataFrame) -> pd.DataFrame:

@@ -10,8 +10,8 @@ VS as stencil_cc), stencil_tb3 (3D, streaming along z: BX x BY x BZ per block), 
 3D at depth 1, streaming with the sums in registers: NTX threads along x of UV 16-byte vectors each,
 BY rows in 3D, chunks of CH slices, CPY the copies (0 cp.async, 1 the same through L1, 2 staged in
 registers), PF chunks in flight, WAVES waves of blocks); stencil_cc3's PF: planes in flight by cp.async
-(0: one, through registers), stencil_tb3's VEC and PF: its input planes in 16-byte copies, PF in flight; MINB minimum blocks per SM (0: the compiler's
-choice), WSMEM weights in shared memory.
+(0: one, through registers), stencil_tb3's VEC and PF: its input planes in 16-byte copies, PF in flight;
+MINB minimum blocks per SM (0: the compiler's choice), WSMEM weights in shared memory.
 
 TUNED[gpu][(dims, shape, radius, depth)], gpu a profile name (config/gpus/<gpu>.yaml): the best checked
 variant of `tools/sweep_depths.py --tiles` on that GPU at 10240^2 / 512^3, which prints these entries;
