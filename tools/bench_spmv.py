@@ -45,11 +45,12 @@ IMPLS = ("cusparse_csr", "dasp_tc", "dasp_tc_twin")
 VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", 2)], "unroll8": [(spmv, "TC_UNROLL", 8)],
             "minb1": [(spmv, "TC_MINB", 1)], "minb5": [(spmv, "TC_MINB", 5)], "piece4": [(spmv_plan, "PIECE_TILES", 4)],
             "piece32": [(spmv_plan, "PIECE_TILES", 32)], "target2": [(spmv_plan, "TARGET", 2)],
-            "target8": [(spmv_plan, "TARGET", 8)], "target16": [(spmv_plan, "TARGET", 16)],
+            "target4": [(spmv_plan, "TARGET", 4)], "target16": [(spmv_plan, "TARGET", 16)],
             "window512": [(spmv_plan, "WINDOW", 512)], "window65536": [(spmv_plan, "WINDOW", 65536)],
             "seg2": [(spmv_plan, "MAX_SEG", 2)], "unpacked": [(spmv_plan, "MAX_SEG", 1)],
             **{f"minb{b}_unroll2": [(spmv, "TC_MINB", b), (spmv, "TC_UNROLL", 2)] for b in (5, 6, 8)},
-            "minb6": [(spmv, "TC_MINB", 6)]}
+            "minb6": [(spmv, "TC_MINB", 6)],
+            "minb5_unroll2_target16": [(spmv, "TC_MINB", 5), (spmv, "TC_UNROLL", 2), (spmv_plan, "TARGET", 16)]}
 
 
 def entries(names):

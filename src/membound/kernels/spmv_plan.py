@@ -35,7 +35,7 @@ SEG_SHIFT = 30      # column word = segment << SEG_SHIFT | column (spmv_tc.cu)
 MAX_SEG = 4         # rows per lane row (2 bits)
 LONG = 256          # rows with more nonzeros are split into pieces
 PIECE_TILES = 8     # tiles per piece of a long row
-TARGET = 4          # tiles a warp's groups should add up to (at most 4 groups: 32 output lanes)
+TARGET = 8          # tiles a warp's groups should add up to (at most 4 groups: 32 output lanes; docs/kernels_spmv.md)
 WINDOW = 4096       # rows are packed and sorted only within windows, so x's and y's accesses stay local
 GROUPS, PIECE, ZEROS = 0, 1, 2
 
