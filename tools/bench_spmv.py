@@ -176,11 +176,12 @@ def main():
     frame = pd.DataFrame(rows)
     frame.to_csv(out / ("bench_spmv_variants.csv" if swept else "bench_spmv.csv"), index=False)
     if swept:
-        table = frame.pivot_table(index="problem", columns="variant", values="value", sort=False)[variants]
-        print(f"\nfp64 dasp_tc GFLOP/s per variant on {gpu}; geomean over the matrices beyond the L2 last")
-        big = beyond_l2(frame, l2_mb)
-        print(table.round(1).to_string())
-        print(pd.Series({v: geomean(table.loc[big[big].index, v]) for v in variants}).round(1).to_string())
+        for p, part in frame.groupby("precision", sort=False):
+            table = part.pivot_table(index="problem", columns="variant", values="value", sort=False)[variants]
+            print(f"\n{p} dasp_tc GFLOP/s per variant on {gpu}; geomean over the matrices beyond the L2 last")
+            big = beyond_l2(part, l2_mb, p)
+            print(table.round(1).to_string())
+            print(pd.Series({v: geomean(table.loc[big[big].index, v]) for v in variants}).round(1).to_string())
     else:
         report(frame, gpu, l2_mb)
 

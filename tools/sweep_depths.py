@@ -364,7 +364,7 @@ def main(argv=None):
     parser.add_argument("--impls", nargs="+", default=list(P.SWEPT), choices=list(IMPLS))
     parser.add_argument("--variants", nargs="+", default=None, help="--tiles: only these labels (default: all)")
     parser.add_argument("--apply", action="store_true", help="--tiles: append this GPU's tiles that beat today's by "
-                        f">= {MIN_GAIN:.0%} to stencil_tiles.py as TUNED[gpu] (commit them before a reference run)")
+                        f">= {MIN_GAIN * 100:.0f}%% to stencil_tiles.py as TUNED[gpu] (commit them before a reference run)")
     args = parser.parse_args(argv)
     args.warmup = (1 if args.tiles else 3) if args.warmup is None else args.warmup
     args.reps = (5 if args.tiles else 10) if args.reps is None else args.reps

@@ -36,15 +36,6 @@
 
 #include "stencil_strip.cuh"
 #include "stencil_async.cuh"
-#if VEC   // stencil_plane.cuh's fetch_async: a plane with its halo in 16-byte cp.async copies
-#define TILE_W SX
-#define TILE_H SY
-#define TILE_PITCH SX
-#define HALO H
-#define PLANE_VEC 1
-#define PLANE_ASYNC 1
-#include "stencil_plane.cuh"
-#endif
 
 extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
 stencil_tb3(const real* __restrict__ in, real* __restrict__ out, const Weights wts,
@@ -62,19 +53,29 @@ stencil_tb3(const real* __restrict__ in, real* __restrict__ out, const Weights w
     return smem + XO + (stage ? NS0 + (stage - 1) * NS + k % NS : k % NS0) * PLANE;
   };
   auto load = [&](int p) {   // input plane p into its slot (p past last_in: an empty group)
-#if VEC
-    fetch_async(slot(0, p) - XO, in, wrap(p, nz), gy0, gx0, ny, nx, p <= last_in);
-#else
     if (p <= last_in) {
       const real* plane = in + (size_t)wrap(p, nz) * ny * nx;
-      real* dst = slot(0, p);
+      real* dst = slot(0, p) - XO;
+#if VEC   // the loop of stencil_plane.cuh's fetch_async, kept here: through fetch_async fp64 3d27pt at depth 3
+          // ran 11.6% slower on an H100 (same copies, other code; docs/kernels_stencil.md)
+      for (int i = threadIdx.x; i < PLANE / VW; i += NTHREADS) {
+        const int y = i / (SX / VW), x = gx0 - H - XO + i % (SX / VW) * VW;
+        const real* row = plane + (size_t)wrap(gy0 - H + y, ny) * nx;
+        if (nx % VW == 0) {
+          copy_async16_l1(dst + i * VW, row + wrap(x, nx));
+        } else {
+#pragma unroll
+          for (int v = 0; v < VW; ++v) copy_async(dst + i * VW + v, row + wrap(x + v, nx));
+        }
+      }
+#else
       for (int i = threadIdx.x; i < PLANE; i += NTHREADS) {
         const int x = i % SX, y = i / SX;
         copy_async(dst + i, plane + (size_t)wrap(gy0 - H + y, ny) * nx + wrap(gx0 - H + x, nx));
       }
+#endif
     }
     async_commit();
-#endif
   };
 
 #pragma unroll 1
