@@ -49,7 +49,10 @@ IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precision
          Impl("spmv", "numpy_mma", "tensor_core", "DASP", "cpu", precisions=PRECISIONS),
          Impl("spmv", "numpy_mma_twin", "cuda_core", "DASP twin", "cpu", precisions=PRECISIONS))
 TC_UNROLL = 4        # spmv_tc.cu: tiles loaded before their MMAs
-TC_MINB = 4          # spmv_tc.cu: __launch_bounds__ blocks of 256 per SM (<= 64 registers, no spills on sm_90)
+TC_MINB = 4          # spmv_tc.cu: __launch_bounds__ blocks of 256 per SM (<= 64 registers on sm_90; docs/kernels_spmv.md)
+# spmv_tc.cu: skip the segment masks where no tile row holds two rows (an H100 beyond the L2: fp64 +3.0%,
+# fp16 +9.8%, fp32 -1.6%; docs/kernels_spmv.md)
+TC_SEGFREE = {"fp64": 1, "fp32": 0, "fp16": 1}
 THREADS = 256
 CUDA_TYPE = {"fp64": 1, "fp32": 0, "fp16": 2}   # cudaDataType_t: CUDA_R_64F, CUDA_R_32F, CUDA_R_16F
 
@@ -126,7 +129,7 @@ def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False
 
     indptr, indices, data, _ = matrix
     module = load_module("spmv_tc.cu", (f"-DPREC={precision}", f"-DTC_UNROLL={TC_UNROLL}", f"-DTC_MINB={TC_MINB}",
-                                        f"-DTWIN={int(twin)}"))
+                                        f"-DTC_SEGFREE={TC_SEGFREE[precision]}", f"-DTWIN={int(twin)}"))
     kernel = module.get_function("spmv_tc")
     slot, seg = p.placement(indptr)
     ok = slot >= 0

@@ -36,6 +36,9 @@
 #ifndef TC_MINB  // blocks of 256 threads per SM that the register allocation must allow
 #define TC_MINB 1
 #endif
+#ifndef TC_SEGFREE  // 1: groups of one segment a tile row and long rows' pieces skip the segment masks
+#define TC_SEGFREE 1
+#endif
 
 constexpr unsigned FULL = 0xffffffffu;
 constexpr int SEG_SHIFT = 30;
@@ -68,6 +71,9 @@ struct Tile {
     int segs;    // their segments, 2 bits each
 };
 
+// SEG false: every slot is in segment 0 (a long row's piece, a group of one segment a tile row), so the
+// column words are plain columns and no slot is masked.
+template <bool SEG>
 __device__ __forceinline__ void load_tile(Tile& t, const val_t* __restrict__ val, const int* __restrict__ col,
                                           const val_t* __restrict__ x) {
     t.a = P::load(val);
@@ -75,7 +81,7 @@ __device__ __forceinline__ void load_tile(Tile& t, const val_t* __restrict__ val
     load_cols(col, c);
     t.segs = 0;
 #pragma unroll
-    for (int s = 0; s < S; ++s) {
+    for (int s = 0; s < S && SEG; ++s) {
         t.segs |= static_cast<int>(static_cast<unsigned>(c[s]) >> SEG_SHIFT) << (2 * s);
         c[s] &= COL_MASK;
     }
@@ -83,8 +89,9 @@ __device__ __forceinline__ void load_tile(Tile& t, const val_t* __restrict__ val
 }
 
 // d += the products of segment j of this tile (B keeps x where the slot's segment is j, else 0).
+template <bool SEG>
 __device__ __forceinline__ void product(acc_t (&d)[NC], const Tile& t, int j) {
-    const vec_t b = P::masked(t.x, t.segs, j);
+    const vec_t b = SEG ? P::masked(t.x, t.segs, j) : t.x;
 #if TWIN
     d[0] = P::dot(t.a, b, d[0]);
 #else
@@ -124,10 +131,12 @@ __device__ __forceinline__ float take(float* p) { return atomicExch(p, 0.0f); }
 
 // ------------------------------------------------------------------------------------ the warps' work
 
-// GROUPS: lane 8 (i J + j) + g ends with the sum of segment j of tile row g of group i and stores it.
+// GROUPS: lane 8 (i J + j) + g ends with the sum of segment j of tile row g of group i and stores it
+// (SEG: J > 1).
+template <bool SEG>
 __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict__ pval, const int* __restrict__ pcol,
                                        const val_t* __restrict__ x, val_t* __restrict__ y, const int* __restrict__ rows) {
-    const int c = w.z, n_groups = w.w & 0xff, J = (w.w >> 8) & 0xff, nt = n_groups * c;
+    const int c = w.z, n_groups = w.w & 0xff, J = SEG ? (w.w >> 8) & 0xff : 1, nt = n_groups * c;
     const int row = lane < 8 * J * n_groups ? rows[w.y + lane] : -1;
     const int src = 4 * (lane & 7) + ((lane & 7) >> 1);  // the lane holding tile row lane % 8's sum
     const long long base = static_cast<long long>(w.x) * TILE + lane * S;
@@ -139,11 +148,11 @@ __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict
         Tile tl[TC_UNROLL];
 #pragma unroll
         for (int u = 0; u < TC_UNROLL; ++u)
-            if (t0 + u < nt) load_tile(tl[u], pv + u * TILE, pc + u * TILE, x);
+            if (t0 + u < nt) load_tile<SEG>(tl[u], pv + u * TILE, pc + u * TILE, x);
 #pragma unroll
         for (int u = 0; u < TC_UNROLL; ++u) {
             if (t0 + u >= nt) break;
-            product(d, tl[u], 0);
+            product<SEG>(d, tl[u], 0);
             if (++k < c) continue;
             // the group's last tile: segment 0 is the accumulator's sum, segments 1..J-1 one MMA each (no
             // MMA under a j == 0 branch: ptxas would predicate it, and a predicated-off MMA still issues)
@@ -151,7 +160,7 @@ __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict
             if ((lane >> 3) == out++) res = v;
             for (int j = 1; j < J; ++j) {
                 acc_t e[NC] = {};
-                product(e, tl[u], j);
+                product<SEG>(e, tl[u], j);
                 v = __shfl_sync(FULL, row_sum(e, lane), src);
                 if ((lane >> 3) == out++) res = v;
             }
@@ -177,14 +186,14 @@ __device__ __forceinline__ void piece(int4 w, int lane, const val_t* __restrict_
     for (; t0 + TC_UNROLL <= nt; t0 += TC_UNROLL, pv += TC_UNROLL * TILE, pc += TC_UNROLL * TILE) {  // whole chunks
         Tile tl[TC_UNROLL];
 #pragma unroll
-        for (int u = 0; u < TC_UNROLL; ++u) load_tile(tl[u], pv + u * TILE, pc + u * TILE, x);
+        for (int u = 0; u < TC_UNROLL; ++u) load_tile<!TC_SEGFREE>(tl[u], pv + u * TILE, pc + u * TILE, x);
 #pragma unroll
-        for (int u = 0; u < TC_UNROLL; ++u) product(d, tl[u], 0);
+        for (int u = 0; u < TC_UNROLL; ++u) product<!TC_SEGFREE>(d, tl[u], 0);
     }
     for (; t0 < nt; ++t0, pv += TILE, pc += TILE) {  // the rest one by one: no MMA under a bound's predicate
         Tile tl;
-        load_tile(tl, pv, pc, x);
-        product(d, tl, 0);
+        load_tile<!TC_SEGFREE>(tl, pv, pc, x);
+        product<!TC_SEGFREE>(d, tl, 0);
     }
     const acc_t s = tile_sum(d, lane);
     if (lane == 0) {
@@ -209,8 +218,10 @@ extern "C" __global__ void __launch_bounds__(256, TC_MINB) spmv_tc(const int4* _
     if (warp >= n_warps) return;  // warp-uniform
     const int4 w = __ldg(desc + warp);
     const int kind = w.w >> 16;
-    if (kind == GROUPS) {
-        groups(w, lane, pval, pcol, x, y, rows);
+    if (kind == GROUPS && (!TC_SEGFREE || (w.w >> 8 & 0xff) > 1)) {
+        groups<true>(w, lane, pval, pcol, x, y, rows);
+    } else if (kind == GROUPS) {
+        groups<false>(w, lane, pval, pcol, x, y, rows);
     } else if (kind == PIECE) {
         piece(w, lane, pval, pcol, x, y, long_row, long_pieces, long_acc, long_cnt);
     } else if (lane < w.z) {
