@@ -121,3 +121,10 @@ def test_improvements_follow_tuneds_rule_and_apply_appends_a_table(tmp_path):
     exec(path.read_text(), tiles)
     assert tiles["TUNED"]["h200"][(2, "star", 1, 1, 2)] == dict(BASES["CC2"], BX=128, VEC=1)
     assert tiles["TUNED"]["h100"] == TUNED["h100"] and len(tiles["TUNED"]["h200"]) == len(TUNED["h200"])
+
+
+def test_help_prints(capsys):
+    """--help renders every option's help (a bare % in one made argparse raise instead)."""
+    with pytest.raises(SystemExit) as done:
+        sweep.main(["--help"])
+    assert done.value.code == 0 and "--apply" in capsys.readouterr().out
