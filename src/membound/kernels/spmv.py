@@ -6,10 +6,9 @@ Implementations (impl: unit, role):
   fp16 values and vectors with fp32 compute). The CSR and vector descriptors, the buffer-size query, the
   buffer and cusparseSpMV_preprocess (where CuPy has it) are done once outside the timed region, as
   DASP's baseline does: the timed region holds ONE cusparseSpMV call (CUSPARSE_SPMV_CSR_ALG1).
-  dasp_tc (tensor_core, DASP): spmv_tc.cu built for the precision (DMMA m8n8k4, TF32 m16n8k8, f16
-  m16n8k16 with f32 accumulation) on the plan of spmv_plan.py (DASP's row classes and short-row
-  packing; made once per matrix, spmv_plans.py), packed once outside the timed region, as DASP's
-  preprocessing is; one launch.
+  dasp_tc (tensor_core, DASP): spmv_tc.cu built for the precision (DMMA m8n8k4, TF32 m16n8k8, f16 m16n8k16
+  with f32 accumulation) on the plan of spmv_plan.py (DASP's row classes and short-row packing; made once
+  per matrix, spmv_plans.py), packed once outside the timed region, as DASP's preprocessing is; one launch.
   dasp_tc_twin (cuda_core, DASP twin): the same source built with -DTWIN=1: the same plan, loads,
   stores and launch, FMAs of the lane's own products where dasp_tc issues an MMA (issue 15).
 - cpu: scipy_csr (cuda_core, cuSPARSE) in the precision's dtype (fp16 values with fp32 accumulation),
@@ -49,10 +48,8 @@ IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precision
          Impl("spmv", "numpy_mma", "tensor_core", "DASP", "cpu", precisions=PRECISIONS),
          Impl("spmv", "numpy_mma_twin", "cuda_core", "DASP twin", "cpu", precisions=PRECISIONS))
 TC_UNROLL = 4        # spmv_tc.cu: tiles loaded before their MMAs
-TC_MINB = 4          # spmv_tc.cu: __launch_bounds__ blocks of 256 per SM (<= 64 registers on sm_90; docs/kernels_spmv.md)
-# spmv_tc.cu: skip the segment masks where no tile row holds two rows (an H100 beyond the L2: fp64 +3.0%,
-# fp16 +9.8%, fp32 -1.6%; docs/kernels_spmv.md)
-TC_SEGFREE = {"fp64": 1, "fp32": 0, "fp16": 1}
+TC_MINB = 4          # spmv_tc.cu: __launch_bounds__ blocks of 256 per SM (<= 64 registers on sm_90)
+TC_SEGFREE = {"fp64": 1, "fp32": 0, "fp16": 1}  # spmv_tc.cu: no segment masks where unneeded (docs/kernels_spmv.md)
 THREADS = 256
 CUDA_TYPE = {"fp64": 1, "fp32": 0, "fp16": 2}   # cudaDataType_t: CUDA_R_64F, CUDA_R_32F, CUDA_R_16F
 
