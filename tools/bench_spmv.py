@@ -50,7 +50,8 @@ VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", 2)], "unroll8": [(spm
             "seg2": [(spmv_plan, "MAX_SEG", 2)], "unpacked": [(spmv_plan, "MAX_SEG", 1)],
             **{f"minb{b}_unroll2": [(spmv, "TC_MINB", b), (spmv, "TC_UNROLL", 2)] for b in (5, 6, 8)},
             "minb6": [(spmv, "TC_MINB", 6)],
-            "minb5_unroll2_target16": [(spmv, "TC_MINB", 5), (spmv, "TC_UNROLL", 2), (spmv_plan, "TARGET", 16)]}
+            "minb5_unroll2_target16": [(spmv, "TC_MINB", 5), (spmv, "TC_UNROLL", 2), (spmv_plan, "TARGET", 16)],
+            **{f"segfree{b}": [(spmv, "TC_SEGFREE", dict.fromkeys(spmv.PRECISIONS, b))] for b in (0, 1, 3)}}
 
 
 def entries(names):

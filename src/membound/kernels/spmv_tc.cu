@@ -36,9 +36,10 @@
 #ifndef TC_MINB  // blocks of 256 threads per SM that the register allocation must allow
 #define TC_MINB 1
 #endif
-#ifndef TC_SEGFREE  // 1: groups of one segment a tile row and long rows' pieces skip the segment masks
-#define TC_SEGFREE 1
+#ifndef TC_SEGFREE  // where no segment masks are applied, bits: 1 groups of one segment a tile row, 2 long rows' pieces
+#define TC_SEGFREE 3
 #endif
+constexpr bool PIECE_SEG = !(TC_SEGFREE & 2), GROUP_SEG = !(TC_SEGFREE & 1);
 
 constexpr unsigned FULL = 0xffffffffu;
 constexpr int SEG_SHIFT = 30;
@@ -186,14 +187,14 @@ __device__ __forceinline__ void piece(int4 w, int lane, const val_t* __restrict_
     for (; t0 + TC_UNROLL <= nt; t0 += TC_UNROLL, pv += TC_UNROLL * TILE, pc += TC_UNROLL * TILE) {  // whole chunks
         Tile tl[TC_UNROLL];
 #pragma unroll
-        for (int u = 0; u < TC_UNROLL; ++u) load_tile<!TC_SEGFREE>(tl[u], pv + u * TILE, pc + u * TILE, x);
+        for (int u = 0; u < TC_UNROLL; ++u) load_tile<PIECE_SEG>(tl[u], pv + u * TILE, pc + u * TILE, x);
 #pragma unroll
-        for (int u = 0; u < TC_UNROLL; ++u) product<!TC_SEGFREE>(d, tl[u], 0);
+        for (int u = 0; u < TC_UNROLL; ++u) product<PIECE_SEG>(d, tl[u], 0);
     }
     for (; t0 < nt; ++t0, pv += TILE, pc += TILE) {  // the rest one by one: no MMA under a bound's predicate
         Tile tl;
-        load_tile<!TC_SEGFREE>(tl, pv, pc, x);
-        product<!TC_SEGFREE>(d, tl, 0);
+        load_tile<PIECE_SEG>(tl, pv, pc, x);
+        product<PIECE_SEG>(d, tl, 0);
     }
     const acc_t s = tile_sum(d, lane);
     if (lane == 0) {
@@ -218,7 +219,7 @@ extern "C" __global__ void __launch_bounds__(256, TC_MINB) spmv_tc(const int4* _
     if (warp >= n_warps) return;  // warp-uniform
     const int4 w = __ldg(desc + warp);
     const int kind = w.w >> 16;
-    if (kind == GROUPS && (!TC_SEGFREE || (w.w >> 8 & 0xff) > 1)) {
+    if (kind == GROUPS && (GROUP_SEG || (w.w >> 8 & 0xff) > 1)) {
         groups<true>(w, lane, pval, pcol, x, y, rows);
     } else if (kind == GROUPS) {
         groups<false>(w, lane, pval, pcol, x, y, rows);
