@@ -27,9 +27,6 @@
 #define __ldg(p) (*(p))
 using std::max;
 using std::min;
-struct uint2 {
-  unsigned x, y;
-};
 struct uint4 {
   unsigned x, y, z, w;
 };

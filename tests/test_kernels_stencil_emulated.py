@@ -11,7 +11,7 @@ import pytest
 import emulated
 from membound.kernels import stencil as S
 from membound.kernels import stencil_plan as P
-from membound.kernels.stencil_tiles import CC3, COL3, ST, TB2, TB3
+from membound.kernels.stencil_tiles import CC3, ST, TB2, TB3
 from membound.model.precision import fmt, quantize
 from membound.run import measure
 
@@ -67,18 +67,9 @@ STREAM_CASES = [  # stencil_stream: several column blocks and segments (WAVES); 
     ("star", 3, 1, 1, dict(ST, NTX=2, BY=4, CH=3, PF=2, WAVES=16), (21, 13, 24)),
     ("box", 3, 1, 1, dict(ST, NTX=2, UV=2, BY=3, CH=3, PF=1, WAVES=16), (21, 13, 19)),
 ]
-COL3_CASES = [  # stencil_col3: ragged fields, segments and row blocks; nx a multiple of VX (vectors) or not
-    ("star", 3, 1, 1, dict(COL3, BX=8, BY=4, BZ=5, VX=1, VY=2, NTHREADS=16, D=2), (21, 13, 19)),
-    ("box", 3, 1, 1, dict(COL3, BX=8, BY=6, BZ=8, VX=2, VY=3, NTHREADS=8, D=1), (21, 13, 24)),
-    ("box", 3, 1, 1, dict(COL3, BX=8, BY=4, BZ=7, VX=2, VY=1, NTHREADS=16, D=3), (21, 13, 19)),
-    ("star", 3, 1, 1, dict(COL3, BX=4, BY=4, BZ=4, VX=1, VY=4, NTHREADS=4, D=5), (9, 13, 8)),
-    ("box", 3, 2, 1, dict(COL3, BX=8, BY=4, BZ=6, VX=2, VY=2, NTHREADS=8, D=2), (15, 11, 18)),
-    ("star", 3, 1, 1, dict(COL3, BX=8, BY=4, BZ=5, VX=2, VY=2, NTHREADS=8, D=2, HA=1), (21, 13, 19)),   # the halo ahead
-    ("box", 3, 1, 1, dict(COL3, BX=8, BY=6, BZ=7, VX=1, VY=3, NTHREADS=16, D=1, HA=1), (21, 13, 24)),
-]
 
 
-@pytest.mark.parametrize("shape, dims, radius, depth, tile, field", CASES + VEC_CASES + STREAM_CASES + COL3_CASES)
+@pytest.mark.parametrize("shape, dims, radius, depth, tile, field", CASES + VEC_CASES + STREAM_CASES)
 def test_emulated_kernel_matches_reference(shape, dims, radius, depth, tile, field):
     rng = np.random.default_rng(11)
     x = rng.random(field)
@@ -124,7 +115,7 @@ def test_emulation_catches_a_shared_memory_overrun():
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
 @pytest.mark.parametrize("shape, dims, radius, depth, tile, field",
-                         CASES[::2] + [CASES[-1]] + VEC_CASES + STREAM_CASES + COL3_CASES)
+                         CASES[::2] + [CASES[-1]] + VEC_CASES + STREAM_CASES)
 def test_emulated_kernel_in_fp32_and_fp16_within_the_bound(precision, shape, dims, radius, depth, tile, field):
     """The same sources built with ELEM 4 and 2 (stored in fp32 / fp16, summed in fp32): within the
     derived bound of the float64 reference of the same rounded input and weights, races and waits

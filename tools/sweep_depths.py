@@ -42,7 +42,7 @@ import yaml
 from membound.kernels import harness, load_module, stencil_plan as P
 from membound.kernels import stencil as S
 from membound.kernels.stencil_cpu import b_operands
-from membound.kernels.stencil_tiles import BASES, CC2, CC3, COL3, ST, TB2, TB3
+from membound.kernels.stencil_tiles import BASES, CC2, CC3, ST, TB2, TB3
 from membound.model import equations, peaks
 from membound.model.precision import PRECISIONS, fmt
 from membound.run import config, measure, runinfo
@@ -111,8 +111,6 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
             out.update(cc3_bz16=dict(CC3, BZ=16, VEC=1), cc3_bz64=dict(CC3, BZ=64, VEC=1))
         out.update(stream_variants(st))
         out.update(vs_variants(st.dims, elem))
-        if st.dims == 3:
-            out.update(col3_variants(elem))
         if st.dims == 3:   # stencil_cc3 with PF planes in flight by cp.async
             for label in ("tuned", "cc3_128x16v8", "cc3_64x16v4", "cc3_64x32v8", "vs3_32x16v4", "vs3_16x32v4",
                           "vs3_16x16v2"):
@@ -156,24 +154,6 @@ VS_SHAPES = {2: {"vs_32x32v4": (32, 32, 4, 1, 0), "vs_32x32v8": (32, 32, 8, 1, 0
                  "vs3_16x32v4z64": (16, 32, 4, 64, 0), "vs3_16x32v4z16": (16, 32, 4, 16, 0),
                  "vs3_8x32v2": (8, 32, 2, 32, 0), "vs3_16x32v2m4": (16, 32, 2, 32, 4),
                  "vs3_16x16v2m8": (16, 16, 2, 32, 8)}}
-
-
-def col3_variants(elem: int) -> dict[str, dict]:
-    """stencil_col3 (3D, depth 1): a warp along x of 8- or 16-byte row vectors, VY rows a thread, D
-    planes ahead (h: the halo too); 4 rows of threads and 64 planes a block, and for VY 2 also 8 rows
-    and 32 planes."""
-    out = {}
-    for vb in (8, 16):
-        vx = max(1, vb // elem)
-        for vy in (1, 2, 4):
-            for d in (1, 2, 4):
-                out[f"col3_b{vb}y{vy}d{d}"] = dict(COL3, BX=32 * vx, BY=4 * vy, BZ=64, VX=vx, VY=vy, NTHREADS=128, D=d)
-        for vy in (1, 2):
-            for d in (1, 2):
-                out[f"col3_b{vb}y{vy}d{d}h"] = dict(COL3, BX=32 * vx, BY=4 * vy, BZ=64, VX=vx, VY=vy, NTHREADS=128, D=d, HA=1)
-        out[f"col3_b{vb}y2d2t256"] = dict(COL3, BX=32 * vx, BY=16, BZ=64, VX=vx, VY=2, NTHREADS=256, D=2)
-        out[f"col3_b{vb}y2d2z32"] = dict(COL3, BX=32 * vx, BY=8, BZ=32, VX=vx, VY=2, NTHREADS=128, D=2)
-    return out
 
 
 def vs_variants(dims: int, elem: int) -> dict[str, dict]:

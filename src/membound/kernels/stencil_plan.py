@@ -126,11 +126,6 @@ def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None
         if tile["NT"] <= 2 * halo:
             raise ValueError(f"stencil {st.name}: tile NT={tile['NT']} is no wider than its halo at depth {depth}; "
                              "choose another tile in stencil_tiles")
-    elif name == "stencil_col3":   # registers only: VX-element vectors, a thread's VX x VY outputs
-        threads, words = tile["NTHREADS"], 0
-        if depth != 1 or (tile["VX"] * elem) not in (2, 4, 8, 16) or tile["NTHREADS"] * tile["VX"] * tile["VY"] != tile["BX"] * tile["BY"]:
-            raise ValueError(f"stencil {st.name}: stencil_col3 runs depth 1 with VX x {elem} bytes of 2, 4, 8 or 16 and "
-                             f"NTHREADS = BX / VX * BY / VY (depth {depth}, tile {tile}); choose another tile in stencil_tiles")
     else:
         sx, sy = tile["BX"] + 2 * halo, tile["BY"] + 2 * halo
         threads = tile["NTHREADS"]

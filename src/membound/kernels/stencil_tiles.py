@@ -9,8 +9,7 @@ registers, WAVES waves of blocks over the field), stencil_cc3 (3D at depth 1, a 
 VS as stencil_cc), stencil_tb3 (3D, streaming along z: BX x BY x BZ per block), stencil_stream (2D and
 3D at depth 1, streaming with the sums in registers: NTX threads along x of UV 16-byte vectors each,
 BY rows in 3D, chunks of CH slices, CPY the copies (0 cp.async, 1 the same through L1, 2 staged in
-registers), PF chunks in flight, WAVES waves of blocks), stencil_col3 (3D at depth 1, no shared memory:
-BX x BY x BZ per block, VX x VY per thread, D planes of a thread's own rows loaded ahead, HA and of its halo); stencil_cc3's PF: planes in flight by cp.async
+registers), PF chunks in flight, WAVES waves of blocks); stencil_cc3's PF: planes in flight by cp.async
 (0: one, through registers), stencil_tb3's VEC and PF: its input planes in 16-byte copies, PF in flight;
 MINB minimum blocks per SM (0: the compiler's choice), WSMEM weights in shared memory.
 
@@ -25,8 +24,7 @@ CC3 = dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0,
 TB2 = dict(kernel="stencil_tb2", NT=256, CH=4, PF=1, OWNREG=1, MINB=0, WSMEM=0, WAVES=1)
 TB3 = dict(kernel="stencil_tb3", BX=32, BY=32, BZ=128, V=4, NTHREADS=512, MINB=0, WSMEM=0, VEC=0, PF=1)
 ST = dict(kernel="stencil_stream", NTX=64, UV=1, BY=1, CH=3, PF=2, CPY=0, MINB=0, WAVES=1)
-COL3 = dict(kernel="stencil_col3", BX=32, BY=4, BZ=64, VX=1, VY=1, NTHREADS=128, D=2, HA=0, MINB=0)
-BASES = {"CC2": CC2, "CC3": CC3, "TB2": TB2, "TB3": TB3, "ST": ST, "COL3": COL3}
+BASES = {"CC2": CC2, "CC3": CC3, "TB2": TB2, "TB3": TB3, "ST": ST}
 
 TUNED = {
     # H100 SXM, 2026-11-24 (tools/sweep_tb.py at tb-speed 9247e06, the same kernels; its best_tb.csv);
