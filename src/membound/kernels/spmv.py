@@ -49,7 +49,7 @@ IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precision
          Impl("spmv", "numpy_mma_twin", "cuda_core", "DASP twin", "cpu", precisions=PRECISIONS))
 TC_UNROLL = 4        # spmv_tc.cu: tiles loaded before their MMAs
 TC_MINB = 4          # spmv_tc.cu: __launch_bounds__ blocks of 256 per SM (<= 64 registers on sm_90)
-TC_SEGFREE = {"fp64": 3, "fp32": 0, "fp16": 3}  # spmv_tc.cu: no segment masks where unneeded (docs/kernels_spmv.md)
+TC_SEGFREE = {"fp64": 1, "fp32": 0, "fp16": 1}  # spmv_tc.cu: no segment masks where unneeded (docs/kernels_spmv.md)
 THREADS = 256
 CUDA_TYPE = {"fp64": 1, "fp32": 0, "fp16": 2}   # cudaDataType_t: CUDA_R_64F, CUDA_R_32F, CUDA_R_16F
 

@@ -37,7 +37,7 @@
 #define TC_MINB 1
 #endif
 #ifndef TC_SEGFREE  // where no segment masks are applied, bits: 1 groups of one segment a tile row, 2 long rows' pieces
-#define TC_SEGFREE 3
+#define TC_SEGFREE 1
 #endif
 constexpr bool PIECE_SEG = !(TC_SEGFREE & 2), GROUP_SEG = !(TC_SEGFREE & 1);
 
