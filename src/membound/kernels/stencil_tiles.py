@@ -101,3 +101,20 @@ TUNED = {
 }
 # H200: the H100's tiles (the same GH100 chip, more and faster HBM) until its own sweep replaces them
 TUNED["h200"] = TUNED["h100"]
+# h200: tools/sweep_depths.py --tiles --apply, 2026-11-26: tiles >= 3% faster than the ones before
+TUNED['h200'] = {
+    **TUNED.get('h200', {}),
+    (2, "star", 1, 1, 2): dict(CC2, BX=256, NTHREADS=128, MINB=6, VEC=1, VS=1),  # fp16: 838.3 -> 921.7 GStencil/s
+    (2, "box", 1, 1, 2): dict(ST, NTX=256, CPY=2),  # fp16: 824.6 -> 898.3 GStencil/s
+    (2, "star", 3, 1, 2): dict(CC2, BX=256, V=4, TPB=2, VEC=1, VS=1),  # fp16: 817.9 -> 847.2 GStencil/s
+    (2, "star", 1, 1, 4): dict(CC2, BX=256, BY=16, V=4, MINB=3, VEC=1, VS=1),  # fp32: 493.2 -> 517.4 GStencil/s
+    (2, "box", 1, 1, 4): dict(CC2, BX=256, BY=16, V=4, MINB=4, VEC=1, VS=1),  # fp32: 435.7 -> 516.5 GStencil/s
+    (2, "star", 3, 1, 4): dict(CC2, BX=128, V=4, MINB=4, VEC=1, VS=1),  # fp32: 484.9 -> 510.7 GStencil/s
+    (2, "box", 3, 1, 4): dict(CC2, BX=128, V=4, TPB=2, VEC=1, VS=1),  # fp32: 354.0 -> 381.7 GStencil/s
+    (3, "star", 1, 1, 4): dict(CC3, BX=64, BY=16, V=2, NTHREADS=128, MINB=8, VEC=1, VS=1),  # fp32: 416.9 -> 440.4 GStencil/s
+    (3, "box", 1, 1, 4): dict(ST, NTX=32, BY=16, WAVES=4),  # fp32: 327.8 -> 372.3 GStencil/s
+    (2, "box", 1, 1, 8): dict(CC2, BY=16, V=4, NTHREADS=128, VEC=1, VS=1),  # fp64: 250.5 -> 260.6 GStencil/s
+    (2, "star", 3, 1, 8): dict(CC2, BX=128, VEC=1, VS=1),  # fp64: 240.1 -> 253.4 GStencil/s
+    (3, "star", 1, 1, 8): dict(CC3, BX=128, BY=16, VEC=1, PF=2),  # fp64: 216.4 -> 223.4 GStencil/s
+    (3, "box", 1, 1, 8): dict(ST, NTX=32, BY=16, WAVES=8),  # fp64: 182.6 -> 196.1 GStencil/s
+}
