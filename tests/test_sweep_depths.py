@@ -73,7 +73,7 @@ def test_tile_sweep_keeps_the_best_checked_variant_and_prints_its_entry(monkeypa
     monkeypatch.setattr(sweep, "ProcessPoolExecutor", Serial)
     monkeypatch.setattr(sweep, "compile_launch", lambda job: "needs 300 KiB" if job[2].get("NT") == 512 else None)
     monkeypatch.setattr(sweep, "measured", fake_measured)
-    monkeypatch.setattr(sweep.S, "device_gpu", lambda: "h200")
+    monkeypatch.setattr(sweep.S, "device_gpu", lambda: "a100")
     monkeypatch.setattr(sweep.S, "_shared_limit", lambda backend: 227 * 1024)
     monkeypatch.setenv("OUT", str(tmp_path))
     assert sweep.main(["--tiles", "--stencils", "2d5pt", "--depths", "2", "9"]) == 1
