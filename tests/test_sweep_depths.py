@@ -18,15 +18,17 @@ sweep = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(sweep)
 
 
-@pytest.mark.parametrize("gpu", [None, "h100"])
-def test_every_variant_is_distinct_and_has_a_launch(gpu):
+@pytest.mark.parametrize("elem", [8, 4, 2])
+@pytest.mark.parametrize("gpu", [None, "h100", "h200"])
+def test_every_variant_is_distinct_and_has_a_launch(gpu, elem):
     for st in sweep.stencils():
         for depth in range(1, P.MAX_DEPTH[st.dims] + 1):
-            tiles = sweep.variants(st, depth, gpu)
-            assert P.cc_tile(st, depth, gpu) in tiles.values() and sweep.today(st, depth) in tiles.values()
+            tiles = sweep.variants(st, depth, gpu, elem)
+            assert P.cc_tile(st, depth, gpu, elem) in tiles.values() and sweep.today(st, depth) in tiles.values()
             assert len({tuple(sorted(t.items())) for t in tiles.values()}) == len(tiles) >= 4
             for tile in tiles.values():
-                assert P.cc_launch(st, depth, tile=tile).smem > 0
+                assert P.cc_launch(st, depth, tile=tile, elem=elem).smem > 0
+                assert tile.get("VEC") or not tile.get("VS")   # vector strips need the 16-byte copies
                 assert eval(sweep.tile_text(tile), dict(BASES)) == tile
 
 

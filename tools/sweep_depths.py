@@ -97,8 +97,9 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
             out["cc3"] = CC3
         out.update(bz64=dict(base, BZ=64), bz256=dict(base, BZ=256), t256=dict(base, NTHREADS=256),
                    v8=dict(base, V=8, NTHREADS=256), **{"32x16": dict(base, BX=32, BY=16, NTHREADS=256, V=2)})
-    for label, tile in list(out.items()):   # stencil_cc(3), stencil_tb3: its 16-byte copies switched (VEC)
-        if tile["kernel"] in ("stencil_cc", "stencil_cc3", "stencil_tb3"):
+    for label, tile in list(out.items()):   # stencil_cc(3), stencil_tb3: its 16-byte copies switched (VEC),
+        needs_vec = tile.get("VS") or (tile["kernel"] == "stencil_cc3" and tile.get("PF"))   # which VS, cc3's PF need
+        if tile["kernel"] in ("stencil_cc", "stencil_cc3", "stencil_tb3") and not needs_vec:
             out[f"{label}+vec"] = dict(tile, VEC=1 - tile.get("VEC", 0))
     for label in ("tuned", "tuned+vec"):    # stencil_tb3 with more input planes in flight
         if label in out and out[label]["kernel"] == "stencil_tb3":

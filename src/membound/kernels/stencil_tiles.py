@@ -99,7 +99,7 @@ TUNED = {
         (3, "box", 1, 4, 8): dict(TB3, BX=64, BY=16, BZ=256),
     },
 }
-# H200: the H100's tiles (the same GH100 chip, more and faster HBM) until its own sweep replaces them
+# H200: the H100's tiles (the same GH100 chip, more and faster HBM), with its own sweeps' entries over them
 TUNED["h200"] = TUNED["h100"]
 # h200: tools/sweep_depths.py --tiles --apply, 2026-11-26: tiles >= 3% faster than the ones before
 TUNED['h200'] = {
