@@ -97,10 +97,10 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
             out["cc3"] = CC3
         out.update(bz64=dict(base, BZ=64), bz256=dict(base, BZ=256), t256=dict(base, NTHREADS=256),
                    v8=dict(base, V=8, NTHREADS=256), **{"32x16": dict(base, BX=32, BY=16, NTHREADS=256, V=2)})
-    for label, tile in list(out.items()):   # stencil_cc(3), stencil_tb3: its 16-byte copies switched (VEC),
-        needs_vec = tile.get("VS") or (tile["kernel"] == "stencil_cc3" and tile.get("PF"))   # which VS, cc3's PF need
-        if tile["kernel"] in ("stencil_cc", "stencil_cc3", "stencil_tb3") and not needs_vec:
-            out[f"{label}+vec"] = dict(tile, VEC=1 - tile.get("VEC", 0))
+    for label, tile in list(out.items()):   # stencil_cc(3), stencil_tb3: its 16-byte copies switched (VEC)
+        switched = dict(tile, VEC=1 - tile.get("VEC", 0))
+        if tile["kernel"] in ("stencil_cc", "stencil_cc3", "stencil_tb3") and launchable(st, depth, switched, elem):
+            out[f"{label}+vec"] = switched
     for label in ("tuned", "tuned+vec"):    # stencil_tb3 with more input planes in flight
         if label in out and out[label]["kernel"] == "stencil_tb3":
             out.update({f"{label}_pf{pf}": dict(out[label], PF=pf) for pf in (2, 3)})
@@ -121,6 +121,15 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
     for label, tile in out.items():
         distinct.setdefault(tuple(sorted(tile.items())), (label, tile))
     return dict(distinct.values())
+
+
+def launchable(st: P.Stencil, depth: int, tile: dict, elem: int) -> bool:
+    """Whether stencil_plan.cc_launch takes `tile` (e.g. VS and stencil_cc3's PF need VEC)."""
+    try:
+        P.cc_launch(st, depth, tile=tile, elem=elem)
+    except ValueError:
+        return False
+    return True
 
 
 def stream_variants(st: P.Stencil) -> dict[str, dict]:
@@ -340,7 +349,7 @@ def apply_improvements(found: pd.DataFrame, gpu: str, path: Path = TILES) -> Non
     lines = "".join(f"    {r.entry}  # {r.precision}: {r.before:.1f} -> {r.value:.1f} GStencil/s\n"
                     for r in found.itertuples())
     head = (f"# {gpu}: tools/sweep_depths.py --tiles --apply, {time.strftime('%Y-%m-%d')}: tiles >= {MIN_GAIN:.0%} "
-            f"faster than the ones before\nTUNED[{gpu!r}] = {{\n    **TUNED.get({gpu!r}, {{}}),\n")
+            f'faster than the ones before\nTUNED["{gpu}"] = {{\n    **TUNED.get("{gpu}", {{}}),\n')
     path.write_text(path.read_text() + head + lines + "}\n")
 
 

@@ -129,6 +129,8 @@ def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None
     else:
         sx, sy = tile["BX"] + 2 * halo, tile["BY"] + 2 * halo
         threads = tile["NTHREADS"]
+        if tile.get("VS") and not tile.get("VEC"):
+            raise ValueError(f"stencil {st.name}: {name} with VS sums vectors of its 16-byte copies: set VEC=1")
         if tile.get("VEC"):   # stencil_cc: XO pad columns, rows of whole 16-byte vectors
             vw = 16 // elem
             if tile["BX"] % vw:

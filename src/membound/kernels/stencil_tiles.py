@@ -102,8 +102,8 @@ TUNED = {
 # H200: the H100's tiles (the same GH100 chip, more and faster HBM), with its own sweeps' entries over them
 TUNED["h200"] = TUNED["h100"]
 # h200: tools/sweep_depths.py --tiles --apply, 2026-11-26: tiles >= 3% faster than the ones before
-TUNED['h200'] = {
-    **TUNED.get('h200', {}),
+TUNED["h200"] = {
+    **TUNED.get("h200", {}),
     (2, "star", 1, 1, 2): dict(CC2, BX=256, NTHREADS=128, MINB=6, VEC=1, VS=1),  # fp16: 838.3 -> 921.7 GStencil/s
     (2, "box", 1, 1, 2): dict(ST, NTX=256, CPY=2),  # fp16: 824.6 -> 898.3 GStencil/s
     (2, "star", 3, 1, 2): dict(CC2, BX=256, V=4, TPB=2, VEC=1, VS=1),  # fp16: 817.9 -> 847.2 GStencil/s
@@ -117,10 +117,7 @@ TUNED['h200'] = {
     (2, "star", 3, 1, 8): dict(CC2, BX=128, VEC=1, VS=1),  # fp64: 240.1 -> 253.4 GStencil/s
     (3, "star", 1, 1, 8): dict(CC3, BX=128, BY=16, VEC=1, PF=2),  # fp64: 216.4 -> 223.4 GStencil/s
     (3, "box", 1, 1, 8): dict(ST, NTX=32, BY=16, WAVES=8),  # fp64: 182.6 -> 196.1 GStencil/s
-}
-# h200: tools/sweep_depths.py --tiles --apply, 2026-11-26: tiles >= 3% faster than the ones before
-TUNED['h200'] = {
-    **TUNED.get('h200', {}),
+    # the same lease, --depths 2 3 --precisions fp64
     (2, "star", 1, 2, 8): dict(TB2, CH=8),  # fp64: 405.5 -> 455.6 GStencil/s
     (2, "box", 1, 2, 8): dict(TB2, CH=8),  # fp64: 387.3 -> 453.6 GStencil/s
 }
