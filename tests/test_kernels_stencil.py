@@ -344,7 +344,7 @@ def test_gpu_cuda_core_kernels_over_several_ragged_blocks(dims, shape, radius, d
     st = S.Stencil("x", shape, dims, radius, depth)
     tile = P.cc_tile(st, depth, S.device_gpu())
     rng = np.random.default_rng(8)
-    x = rng.random((4133, 45) if dims == 2 else (2 * tile["BZ"] + 5, 37, 45))
+    x = rng.random((4133, 45) if dims == 2 else (2 * tile.get("BZ", 64) + 5, 37, 45))  # stencil_stream: no BZ
     w = S.random_weights(rng, shape, dims, radius)
     out = S._cuda_runner("cc_tb", st, w, cp.asarray(x), 2 * depth)()
     measure.check(cp.asnumpy(out), S.reference(x, w, 2 * depth), S.TOL, f"{dims}d {shape} r={radius} t={depth}")

@@ -41,17 +41,28 @@ DASP_ISSUE21 = {
              "eu-2005": 331.5, "in-2004": 305.2, "mip1": 344.4, "pwtk": 471.5, "shipsec1": 453.8},
 }
 IMPLS = ("cusparse_csr", "dasp_tc", "dasp_tc_twin")
+
+
+def every(value) -> dict:
+    """A per-precision knob of spmv.py set to `value` in every precision."""
+    return dict.fromkeys(spmv.PRECISIONS, value)
+
+
 # (module, attribute, value) changes of one variant of the tensor-core kernel and its plan
-VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", 2)], "unroll8": [(spmv, "TC_UNROLL", 8)],
-            "minb1": [(spmv, "TC_MINB", 1)], "minb5": [(spmv, "TC_MINB", 5)], "piece4": [(spmv_plan, "PIECE_TILES", 4)],
-            "piece32": [(spmv_plan, "PIECE_TILES", 32)], "target2": [(spmv_plan, "TARGET", 2)],
-            "target4": [(spmv_plan, "TARGET", 4)], "target16": [(spmv_plan, "TARGET", 16)],
-            "window512": [(spmv_plan, "WINDOW", 512)], "window65536": [(spmv_plan, "WINDOW", 65536)],
-            "seg2": [(spmv_plan, "MAX_SEG", 2)], "unpacked": [(spmv_plan, "MAX_SEG", 1)],
-            **{f"minb{b}_unroll2": [(spmv, "TC_MINB", b), (spmv, "TC_UNROLL", 2)] for b in (5, 6, 8)},
-            "minb6": [(spmv, "TC_MINB", 6)],
-            "minb5_unroll2_target16": [(spmv, "TC_MINB", 5), (spmv, "TC_UNROLL", 2), (spmv_plan, "TARGET", 16)],
-            **{f"segfree{b}": [(spmv, "TC_SEGFREE", dict.fromkeys(spmv.PRECISIONS, b))] for b in (0, 1, 3)}}
+VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", every(2))], "unroll4": [(spmv, "TC_UNROLL", every(4))],
+            "unroll8": [(spmv, "TC_UNROLL", every(8))],
+            "minb1": [(spmv, "TC_MINB", 1)], "minb5": [(spmv, "TC_MINB", 5)], "minb6": [(spmv, "TC_MINB", 6)],
+            "piece4": [(spmv_plan, "PIECE_TILES", 4)], "piece32": [(spmv_plan, "PIECE_TILES", 32)],
+            "target2": [(spmv_plan, "TARGET", 2)], "target4": [(spmv_plan, "TARGET", 4)],
+            "target16": [(spmv_plan, "TARGET", 16)], "window512": [(spmv_plan, "WINDOW", 512)],
+            "window65536": [(spmv_plan, "WINDOW", 65536)], "seg2": [(spmv_plan, "MAX_SEG", 2)],
+            "unpacked": [(spmv_plan, "MAX_SEG", 1)],
+            **{f"minb{b}_unroll2": [(spmv, "TC_MINB", b), (spmv, "TC_UNROLL", every(2))] for b in (5, 6, 8)},
+            "minb5_unroll2_target16": [(spmv, "TC_MINB", 5), (spmv, "TC_UNROLL", every(2)), (spmv_plan, "TARGET", 16)],
+            **{f"segfree{b}": [(spmv, "TC_SEGFREE", every(b))] for b in (0, 1, 3)},
+            **{f"pipe{p}": [(spmv, "TC_PIPE", every(p))] for p in (0, 1)},
+            **{f"pipe{p}_unroll{u}": [(spmv, "TC_PIPE", every(p)), (spmv, "TC_UNROLL", every(u))]
+               for p in (0, 1) for u in (2, 3, 4)}}
 
 
 def entries(names):
@@ -145,7 +156,7 @@ def main():
     parser.add_argument("--matrices", nargs="+", help="names from config/matrices.yaml (default: all 21)")
     parser.add_argument("--impls", nargs="+", default=list(IMPLS), choices=IMPLS)
     parser.add_argument("--variants", nargs="*", choices=list(VARIANTS), default=None,
-                        help="dasp_tc per VARIANTS, or those named (fp64 unless --precisions)")
+                        help="dasp_tc (or --impls) per VARIANTS, or those named (fp64 unless --precisions)")
     parser.add_argument("--warmup", type=int, default=100)
     parser.add_argument("--reps", type=int, default=200)
     args = parser.parse_args()
@@ -159,7 +170,7 @@ def main():
     if swept:
         names = args.matrices or sorted(set(DASP_ISSUE21["h100"]) | set(DASP_ISSUE21["h200"]))
         precisions = args.precisions if "--precisions" in sys.argv else ["fp64"]
-        impls = ["dasp_tc"]
+        impls = args.impls if "--impls" in sys.argv else ["dasp_tc"]
     else:
         names, precisions, impls = args.matrices, args.precisions, args.impls
     rows, t0 = [], time.time()
@@ -177,9 +188,9 @@ def main():
     frame = pd.DataFrame(rows)
     frame.to_csv(out / ("bench_spmv_variants.csv" if swept else "bench_spmv.csv"), index=False)
     if swept:
-        for p, part in frame.groupby("precision", sort=False):
+        for (p, impl), part in frame.groupby(["precision", "impl"], sort=False):
             table = part.pivot_table(index="problem", columns="variant", values="value", sort=False)[variants]
-            print(f"\n{p} dasp_tc GFLOP/s per variant on {gpu}; geomean over the matrices beyond the L2 last")
+            print(f"\n{p} {impl} GFLOP/s per variant on {gpu}; geomean over the matrices beyond the L2 last")
             big = beyond_l2(part, l2_mb, p)
             print(table.round(1).to_string())
             print(pd.Series({v: geomean(table.loc[big[big].index, v]) for v in variants}).round(1).to_string())

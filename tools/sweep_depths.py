@@ -97,6 +97,8 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
             out["cc3"] = CC3
         out.update(bz64=dict(base, BZ=64), bz256=dict(base, BZ=256), t256=dict(base, NTHREADS=256),
                    v8=dict(base, V=8, NTHREADS=256), **{"32x16": dict(base, BX=32, BY=16, NTHREADS=256, V=2)})
+        if depth > 1:   # four blocks an SM (32 x 20 or 32 x 16, 256 threads)
+            out.update({f"by{by}_minb4": dict(TB3, BY=by, BZ=64, NTHREADS=256, MINB=4, VEC=1) for by in (16, 20)})
     for label, tile in list(out.items()):   # stencil_cc(3), stencil_tb3: its 16-byte copies switched (VEC)
         switched = dict(tile, VEC=1 - tile.get("VEC", 0))
         if tile["kernel"] in ("stencil_cc", "stencil_cc3", "stencil_tb3") and launchable(st, depth, switched, elem):

@@ -47,9 +47,9 @@ IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precision
          Impl("spmv", "scipy_csr", "cuda_core", "cuSPARSE", "cpu", precisions=PRECISIONS),
          Impl("spmv", "numpy_mma", "tensor_core", "DASP", "cpu", precisions=PRECISIONS),
          Impl("spmv", "numpy_mma_twin", "cuda_core", "DASP twin", "cpu", precisions=PRECISIONS))
-TC_UNROLL = 4        # spmv_tc.cu: tiles loaded before their MMAs
-TC_MINB = 4          # spmv_tc.cu: __launch_bounds__ blocks of 256 per SM (<= 64 registers on sm_90)
-TC_SEGFREE = {"fp64": 1, "fp32": 0, "fp16": 1}  # spmv_tc.cu: no segment masks where unneeded (docs/kernels_spmv.md)
+# spmv_tc.cu's knobs (their #ifndef there; docs/kernels_spmv.md), TC_MINB for all, the others per precision
+TC_UNROLL, TC_MINB, TC_SEGFREE = {"fp64": 4, "fp32": 4, "fp16": 2}, 4, {"fp64": 1, "fp32": 0, "fp16": 1}
+TC_PIPE = {"fp64": 1, "fp32": 0, "fp16": 1}
 THREADS = 256
 CUDA_TYPE = {"fp64": 1, "fp32": 0, "fp16": 2}   # cudaDataType_t: CUDA_R_64F, CUDA_R_32F, CUDA_R_16F
 
@@ -125,12 +125,12 @@ def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False
     import cupy as cp
 
     indptr, indices, data, _ = matrix
-    module = load_module("spmv_tc.cu", (f"-DPREC={precision}", f"-DTC_UNROLL={TC_UNROLL}", f"-DTC_MINB={TC_MINB}",
-                                        f"-DTC_SEGFREE={TC_SEGFREE[precision]}", f"-DTWIN={int(twin)}"))
+    knobs = dict(PREC=precision, TC_UNROLL=TC_UNROLL[precision], TC_MINB=TC_MINB, TC_SEGFREE=TC_SEGFREE[precision],
+                 TC_PIPE=TC_PIPE[precision], TWIN=int(twin))
+    module = load_module("spmv_tc.cu", tuple(f"-D{k}={v}" for k, v in knobs.items()))
     kernel = module.get_function("spmv_tc")
     slot, seg = p.placement(indptr)
-    ok = slot >= 0
-    slot = cp.where(ok, slot, 0)
+    slot = cp.where(ok := slot >= 0, slot, 0)
     word = cp.left_shift(seg.astype(cp.uint32), cp.uint32(SEG_SHIFT)) | indices[slot].astype(cp.uint32)
     dev = {"desc": cp.asarray(p.desc), "rows": cp.asarray(_nonempty(p.rows)),  # packed once, as DASP
            "pval": cp.where(ok, data[slot], 0).astype(data.dtype),

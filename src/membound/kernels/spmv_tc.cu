@@ -36,6 +36,9 @@
 #ifndef TC_MINB  // blocks of 256 threads per SM that the register allocation must allow
 #define TC_MINB 1
 #endif
+#ifndef TC_PIPE  // 1: a group's tiles in batches of TC_UNROLL, the next batch fetched before this one's MMAs
+#define TC_PIPE 0
+#endif
 #ifndef TC_SEGFREE  // where no segment masks are applied, bits: 1 groups of one segment a tile row, 2 long rows' pieces
 #define TC_SEGFREE 1
 #endif
@@ -69,24 +72,34 @@ __device__ __forceinline__ void load_cols(const int* p, int (&c)[4]) {
 
 struct Tile {
     vec_t a, x;  // this lane's values of A and the x at their columns
+    int c[S];    // their column words, until gathered
     int segs;    // their segments, 2 bits each
 };
 
-// SEG false: every slot is in segment 0 (a long row's piece, a group of one segment a tile row), so the
-// column words are plain columns and no slot is masked.
-template <bool SEG>
-__device__ __forceinline__ void load_tile(Tile& t, const val_t* __restrict__ val, const int* __restrict__ col,
-                                          const val_t* __restrict__ x) {
+// The tile's streamed words: values and column words.
+__device__ __forceinline__ void fetch(Tile& t, const val_t* __restrict__ val, const int* __restrict__ col) {
     t.a = P::load(val);
-    int c[S];
-    load_cols(col, c);
+    load_cols(col, t.c);
+}
+
+// The x at the tile's columns. SEG false: every slot is in segment 0 (a long row's piece, a group of one
+// segment a tile row), so the column words are plain columns and no slot is masked.
+template <bool SEG>
+__device__ __forceinline__ void gather(Tile& t, const val_t* __restrict__ x) {
     t.segs = 0;
 #pragma unroll
     for (int s = 0; s < S && SEG; ++s) {
-        t.segs |= static_cast<int>(static_cast<unsigned>(c[s]) >> SEG_SHIFT) << (2 * s);
-        c[s] &= COL_MASK;
+        t.segs |= static_cast<int>(static_cast<unsigned>(t.c[s]) >> SEG_SHIFT) << (2 * s);
+        t.c[s] &= COL_MASK;
     }
-    t.x = P::gather(x, c);
+    t.x = P::gather(x, t.c);
+}
+
+template <bool SEG>
+__device__ __forceinline__ void load_tile(Tile& t, const val_t* __restrict__ val, const int* __restrict__ col,
+                                          const val_t* __restrict__ x) {
+    fetch(t, val, col);
+    gather<SEG>(t, x);
 }
 
 // d += the products of segment j of this tile (B keeps x where the slot's segment is j, else 0).
@@ -145,11 +158,24 @@ __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict
     const int* __restrict__ pc = pcol + base;
     acc_t d[NC] = {}, res = 0;
     int k = 0, out = 0;  // tile within the group, output slot of the next sum
+#if TC_PIPE  // the next batch's values and column words are in flight during this batch's gathers and MMAs
+    Tile next[TC_UNROLL];
+#pragma unroll
+    for (int u = 0; u < TC_UNROLL; ++u)
+        if (u < nt) fetch(next[u], pv + u * TILE, pc + u * TILE);
+#endif
     for (int t0 = 0; t0 < nt; t0 += TC_UNROLL, pv += TC_UNROLL * TILE, pc += TC_UNROLL * TILE) {
         Tile tl[TC_UNROLL];
 #pragma unroll
-        for (int u = 0; u < TC_UNROLL; ++u)
+        for (int u = 0; u < TC_UNROLL; ++u) {
+#if TC_PIPE
+            tl[u] = next[u];
+            if (t0 + u < nt) gather<SEG>(tl[u], x);
+            if (t0 + TC_UNROLL + u < nt) fetch(next[u], pv + (TC_UNROLL + u) * TILE, pc + (TC_UNROLL + u) * TILE);
+#else
             if (t0 + u < nt) load_tile<SEG>(tl[u], pv + u * TILE, pc + u * TILE, x);
+#endif
+        }
 #pragma unroll
         for (int u = 0; u < TC_UNROLL; ++u) {
             if (t0 + u >= nt) break;

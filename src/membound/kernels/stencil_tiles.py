@@ -120,4 +120,6 @@ TUNED["h200"] = {
     # the same lease, --depths 2 3 --precisions fp64
     (2, "star", 1, 2, 8): dict(TB2, CH=8),  # fp64: 405.5 -> 455.6 GStencil/s
     (2, "box", 1, 2, 8): dict(TB2, CH=8),  # fp64: 387.3 -> 453.6 GStencil/s
+    # 2026-11-26, sweep_depths.py --tiles --stencils 3d7pt --depths 2 3 with stencil_tb3 tiles of four blocks an SM
+    (3, "star", 1, 3, 8): dict(TB3, BY=20, BZ=64, NTHREADS=256, MINB=4, VEC=1),  # fp64: 166.7 -> 190.0 GStencil/s
 }
