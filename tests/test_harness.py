@@ -182,3 +182,36 @@ def test_the_package_tree_in_the_docs_matches_the_sources():
         named |= {here + m for m in re.findall(r"\b\w+\.py\b", line)}
     on_disk = {str(p.relative_to(REPO / "src" / "membound")) for p in (REPO / "src" / "membound").rglob("*.py")}
     assert named == on_disk, (sorted(on_disk - named), sorted(named - on_disk))
+
+
+class _FakePool:
+    def __init__(self, log):
+        self.log = log
+
+    def malloc(self, size):
+        return size
+
+    def free_all_blocks(self):
+        self.log.append("async pool freed")
+
+
+def _fake_cupy(log, hip=False):
+    """A stand-in for cupy: what use_async_pool and free_device_memory call, recorded."""
+    from types import SimpleNamespace as NS
+
+    cuda = NS(runtime=NS(is_hip=hip), MemoryAsyncPool=lambda: _FakePool(log),
+              set_allocator=lambda f: log.append(("allocator", f.__self__.__class__.__name__)),
+              Device=lambda: NS(synchronize=lambda: None))
+    pool = NS(free_all_blocks=lambda: log.append("default pool freed"))
+    return NS(cuda=cuda, get_default_memory_pool=lambda: pool, get_default_pinned_memory_pool=lambda: NS(free_all_blocks=lambda: None))
+
+
+@pytest.mark.parametrize("hip", [False, True])
+def test_cuda_cases_take_their_arrays_from_one_stream_ordered_pool(monkeypatch, hip):
+    log = []
+    monkeypatch.setitem(__import__("sys").modules, "cupy", _fake_cupy(log, hip))
+    monkeypatch.setattr(harness, "_POOL", [])
+    harness.use_async_pool()
+    harness.use_async_pool()     # once per process
+    harness.free_device_memory()
+    assert log == (["default pool freed"] if hip else [("allocator", "_FakePool"), "async pool freed"])

@@ -111,7 +111,9 @@ def measure(impl: Impl, prepare: Callable[[], Case], backend: str, warmup: int, 
     """The checked and timed result row of one case (without run-info columns); CheckError on a mismatch.
 
     On CUDA the case is prepared and run on its own non-blocking stream, so that short kernels can
-    be captured into a CUDA graph (measure.time_kernel)."""
+    be captured into a CUDA graph (measure.time_kernel), with its arrays from the stream-ordered pool."""
+    if backend == "cuda":
+        use_async_pool()
     with _stream(backend):
         case = prepare()
         err = check(case.output(case.run()), case.reference, case.tol, case.what)
@@ -134,13 +136,28 @@ def measure(impl: Impl, prepare: Callable[[], Case], backend: str, warmup: int, 
             "note": "; ".join(notes + ([timing.note] if timing.note else [])), "rep": rep}
 
 
+_POOL = []   # the process's stream-ordered pool, once made (use_async_pool)
+
+
+def use_async_pool() -> None:
+    """Every device array of this process from CuPy's stream-ordered pool (cudaMallocAsync), on CUDA.
+    With CuPy's default pool (cudaMalloc) a case's arrays landed, by the allocation history, at one of
+    two bandwidth levels (SCALE at 2^27-2^28 in fp16: 2540-2590 GB/s or 2940-3020 on an H100); from
+    this pool every case ran at the high one (docs/kernels_scale.md, "The allocator")."""
+    import cupy as cp
+
+    if not _POOL and not cp.cuda.runtime.is_hip:
+        _POOL.append(cp.cuda.MemoryAsyncPool())
+        cp.cuda.set_allocator(_POOL[0].malloc)
+
+
 def free_device_memory() -> None:
     """Hand CuPy's cached blocks back to the driver (where CuPy is loaded): between a batch's cases, and
     before a profiled launch, whose replay passes save and restore the device memory it can reach."""
     cupy = sys.modules.get("cupy")
     if cupy is not None:
         cupy.cuda.Device().synchronize()
-        cupy.get_default_memory_pool().free_all_blocks()
+        (_POOL[0] if _POOL else cupy.get_default_memory_pool()).free_all_blocks()
         cupy.get_default_pinned_memory_pool().free_all_blocks()
 
 
