@@ -42,6 +42,9 @@
 #ifndef TC_SEGFREE  // where no segment masks are applied, bits: 1 groups of one segment a tile row, 2 long rows' pieces
 #define TC_SEGFREE 1
 #endif
+#ifndef TC_LEAN  // 1: groups of one segment a tile row summed group by group, a tile at a time (DASP's loop)
+#define TC_LEAN 0
+#endif
 constexpr bool PIECE_SEG = !(TC_SEGFREE & 2), GROUP_SEG = !(TC_SEGFREE & 1);
 
 constexpr unsigned FULL = 0xffffffffu;
@@ -199,6 +202,31 @@ __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict
     if (row >= 0) y[row] = P::narrow(res);
 }
 
+// GROUPS of one segment a tile row, TC_LEAN: group i's c tiles one after another (ptxas unrolls the loop), then
+// its sum to lanes 8i..8i+7: no batch bounds, group-end tests or copied registers, as in DASP's row-block loop.
+__device__ __forceinline__ void lean_groups(int4 w, int lane, const val_t* __restrict__ pval, const int* __restrict__ pcol,
+                                            const val_t* __restrict__ x, val_t* __restrict__ y, const int* __restrict__ rows) {
+    const int c = w.z, n_groups = w.w & 0xff;
+    const int row = lane < 8 * n_groups ? rows[w.y + lane] : -1;
+    const int src = 4 * (lane & 7) + ((lane & 7) >> 1);
+    const long long base = static_cast<long long>(w.x) * TILE + lane * S;
+    const val_t* __restrict__ pv = pval + base;
+    const int* __restrict__ pc = pcol + base;
+    acc_t res = 0;
+    for (int i = 0; i < n_groups; ++i) {
+        acc_t d[NC] = {};
+#pragma unroll 4
+        for (int t = 0; t < c; ++t, pv += TILE, pc += TILE) {
+            Tile tl;
+            load_tile<false>(tl, pv, pc, x);
+            product<false>(d, tl, 0);
+        }
+        const acc_t v = __shfl_sync(FULL, row_sum(d, lane), src);
+        if ((lane >> 3) == i) res = v;
+    }
+    if (row >= 0) y[row] = P::narrow(res);
+}
+
 // PIECE: the sum of .z tiles of one long row, added to its accumulator; the last piece writes y.
 __device__ __forceinline__ void piece(int4 w, int lane, const val_t* __restrict__ pval, const int* __restrict__ pcol,
                                       const val_t* __restrict__ x, val_t* __restrict__ y,
@@ -247,6 +275,8 @@ extern "C" __global__ void __launch_bounds__(256, TC_MINB) spmv_tc(const int4* _
     const int kind = w.w >> 16;
     if (kind == GROUPS && (GROUP_SEG || (w.w >> 8 & 0xff) > 1)) {
         groups<true>(w, lane, pval, pcol, x, y, rows);
+    } else if (kind == GROUPS && TC_LEAN) {
+        lean_groups(w, lane, pval, pcol, x, y, rows);
     } else if (kind == GROUPS) {
         groups<false>(w, lane, pval, pcol, x, y, rows);
     } else if (kind == PIECE) {
