@@ -273,7 +273,8 @@ def test_gpu_impls_match_the_reference_in_every_precision(seed, extra_rows):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("knobs", [dict(TC_LEAN=1), dict(TC_LEAN=1, TC_UNROLL=1, TC_PIPE=0)])
+@pytest.mark.parametrize("knobs", [dict(TC_LEAN=1, TC_SEGFREE=1),
+                                   dict(TC_LEAN=1, TC_SEGFREE=1, TC_UNROLL=1, TC_PIPE=0)])
 def test_gpu_lean_groups_pass_the_cases_checks(monkeypatch, knobs):
     """TC_LEAN (groups of one segment a tile row summed a tile at a time), in every precision, tensor cores
     and twin: each case's own check before and after timing (CheckError on a mismatch)."""
