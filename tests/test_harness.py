@@ -3,6 +3,7 @@
 import ast
 import contextlib
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -202,14 +203,14 @@ def _fake_cupy(log, hip=False):
     cuda = NS(runtime=NS(is_hip=hip), MemoryAsyncPool=lambda: _FakePool(log),
               set_allocator=lambda f: log.append(("allocator", f.__self__.__class__.__name__)),
               Device=lambda: NS(synchronize=lambda: None))
-    pool = NS(free_all_blocks=lambda: log.append("default pool freed"))
-    return NS(cuda=cuda, get_default_memory_pool=lambda: pool, get_default_pinned_memory_pool=lambda: NS(free_all_blocks=lambda: None))
+    pool, pinned = NS(free_all_blocks=lambda: log.append("default pool freed")), NS(free_all_blocks=lambda: None)
+    return NS(cuda=cuda, get_default_memory_pool=lambda: pool, get_default_pinned_memory_pool=lambda: pinned)
 
 
 @pytest.mark.parametrize("hip", [False, True])
 def test_cuda_cases_take_their_arrays_from_one_stream_ordered_pool(monkeypatch, hip):
     log = []
-    monkeypatch.setitem(__import__("sys").modules, "cupy", _fake_cupy(log, hip))
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(log, hip))
     monkeypatch.setattr(harness, "_POOL", [])
     harness.use_async_pool()
     harness.use_async_pool()     # once per process
