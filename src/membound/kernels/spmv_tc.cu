@@ -160,6 +160,22 @@ __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict
     const val_t* __restrict__ pv = pval + base;
     const int* __restrict__ pc = pcol + base;
     acc_t d[NC] = {}, res = 0;
+    if (TC_LEAN && !SEG) {  // group i's c tiles one after another (ptxas unrolls the loop), then its sum to lanes
+        for (int i = 0; i < n_groups; ++i) {  // 8i..8i+7: no batch bounds, group-end tests or copied registers (DASP)
+#pragma unroll 4
+            for (int t = 0; t < c; ++t, pv += TILE, pc += TILE) {
+                Tile tl;
+                load_tile<false>(tl, pv, pc, x);
+                product<false>(d, tl, 0);
+            }
+            const acc_t v = __shfl_sync(FULL, row_sum(d, lane), src);
+            if ((lane >> 3) == i) res = v;
+#pragma unroll
+            for (int r = 0; r < NC; ++r) d[r] = 0;
+        }
+        if (row >= 0) y[row] = P::narrow(res);
+        return;
+    }
     int k = 0, out = 0;  // tile within the group, output slot of the next sum
 #if TC_PIPE  // the next batch's values and column words are in flight during this batch's gathers and MMAs
     Tile next[TC_UNROLL];
@@ -198,31 +214,6 @@ __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict
             for (int r = 0; r < NC; ++r) d[r] = 0;
             k = 0;
         }
-    }
-    if (row >= 0) y[row] = P::narrow(res);
-}
-
-// GROUPS of one segment a tile row, TC_LEAN: group i's c tiles one after another (ptxas unrolls the loop), then
-// its sum to lanes 8i..8i+7: no batch bounds, group-end tests or copied registers, as in DASP's row-block loop.
-__device__ __forceinline__ void lean_groups(int4 w, int lane, const val_t* __restrict__ pval, const int* __restrict__ pcol,
-                                            const val_t* __restrict__ x, val_t* __restrict__ y, const int* __restrict__ rows) {
-    const int c = w.z, n_groups = w.w & 0xff;
-    const int row = lane < 8 * n_groups ? rows[w.y + lane] : -1;
-    const int src = 4 * (lane & 7) + ((lane & 7) >> 1);
-    const long long base = static_cast<long long>(w.x) * TILE + lane * S;
-    const val_t* __restrict__ pv = pval + base;
-    const int* __restrict__ pc = pcol + base;
-    acc_t res = 0;
-    for (int i = 0; i < n_groups; ++i) {
-        acc_t d[NC] = {};
-#pragma unroll 4
-        for (int t = 0; t < c; ++t, pv += TILE, pc += TILE) {
-            Tile tl;
-            load_tile<false>(tl, pv, pc, x);
-            product<false>(d, tl, 0);
-        }
-        const acc_t v = __shfl_sync(FULL, row_sum(d, lane), src);
-        if ((lane >> 3) == i) res = v;
     }
     if (row >= 0) y[row] = P::narrow(res);
 }
@@ -275,8 +266,6 @@ extern "C" __global__ void __launch_bounds__(256, TC_MINB) spmv_tc(const int4* _
     const int kind = w.w >> 16;
     if (kind == GROUPS && (GROUP_SEG || (w.w >> 8 & 0xff) > 1)) {
         groups<true>(w, lane, pval, pcol, x, y, rows);
-    } else if (kind == GROUPS && TC_LEAN) {
-        lean_groups(w, lane, pval, pcol, x, y, rows);
     } else if (kind == GROUPS) {
         groups<false>(w, lane, pval, pcol, x, y, rows);
     } else if (kind == PIECE) {
