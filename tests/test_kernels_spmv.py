@@ -273,21 +273,6 @@ def test_gpu_impls_match_the_reference_in_every_precision(seed, extra_rows):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("knobs", [dict(TC_LEAN=1, TC_SEGFREE=1),
-                                   dict(TC_LEAN=1, TC_SEGFREE=1, TC_UNROLL=1, TC_PIPE=0)])
-def test_gpu_lean_groups_pass_the_cases_checks(monkeypatch, knobs):
-    """TC_LEAN (groups of one segment a tile row summed a tile at a time), in every precision, tensor cores
-    and twin: each case's own check before and after timing (CheckError on a mismatch)."""
-    for name, value in knobs.items():
-        monkeypatch.setattr(spmv, name, dict.fromkeys(spmv.PRECISIONS, value))
-    matrix = ragged(16, 9000, lengths=LENGTHS + [5000], top=60)
-    rows = [harness.measure(impl, prepare, "cuda", 1, 2) for impl, prepare in
-            spmv.jobs("cuda", matrix, {"name": "ragged16", "source": "synthetic"}, np.random.default_rng(16),
-                      spmv.PRECISIONS) if impl.name != "cusparse_csr"]
-    assert len(rows) == 2 * len(spmv.PRECISIONS) and all(r["value"] > 0 for r in rows)
-
-
-@pytest.mark.gpu
 @pytest.mark.parametrize("precision", ["fp64", "fp32", "fp16"])
 @pytest.mark.parametrize("impl", ["cusparse_csr", "dasp_tc", "dasp_tc_twin"])
 def test_gpu_short_and_huge_rows_and_poison_is_overwritten(impl, precision):

@@ -62,11 +62,7 @@ VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", every(2))], "unroll4"
             **{f"segfree{b}": [(spmv, "TC_SEGFREE", every(b))] for b in (0, 1, 3)},
             **{f"pipe{p}": [(spmv, "TC_PIPE", every(p))] for p in (0, 1)},
             **{f"pipe{p}_unroll{u}": [(spmv, "TC_PIPE", every(p)), (spmv, "TC_UNROLL", every(u))]
-               for p in (0, 1) for u in (2, 3, 4)},
-            "lean": [(spmv, "TC_LEAN", every(1)), (spmv, "TC_SEGFREE", every(1))],   # fp32 too: its groups unmasked
-            **{f"lean_minb{b}": [(spmv, "TC_LEAN", every(1)), (spmv, "TC_SEGFREE", every(1)),
-                                 (spmv, "TC_UNROLL", every(1)), (spmv, "TC_PIPE", every(0)), (spmv, "TC_MINB", b)]
-               for b in (5, 6)}}
+               for p in (0, 1) for u in (2, 3, 4)}}
 
 
 def entries(names):

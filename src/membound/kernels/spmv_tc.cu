@@ -42,9 +42,6 @@
 #ifndef TC_SEGFREE  // where no segment masks are applied, bits: 1 groups of one segment a tile row, 2 long rows' pieces
 #define TC_SEGFREE 1
 #endif
-#ifndef TC_LEAN  // 1: groups of one segment a tile row summed group by group, a tile at a time (DASP's loop)
-#define TC_LEAN 0
-#endif
 constexpr bool PIECE_SEG = !(TC_SEGFREE & 2), GROUP_SEG = !(TC_SEGFREE & 1);
 
 constexpr unsigned FULL = 0xffffffffu;
@@ -160,22 +157,6 @@ __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict
     const val_t* __restrict__ pv = pval + base;
     const int* __restrict__ pc = pcol + base;
     acc_t d[NC] = {}, res = 0;
-    if (TC_LEAN && !SEG) {  // group i's c tiles one after another (ptxas unrolls the loop), then its sum to lanes
-        for (int i = 0; i < n_groups; ++i) {  // 8i..8i+7: no batch bounds, group-end tests or copied registers (DASP)
-#pragma unroll 4
-            for (int t = 0; t < c; ++t, pv += TILE, pc += TILE) {
-                Tile tl;
-                load_tile<false>(tl, pv, pc, x);
-                product<false>(d, tl, 0);
-            }
-            const acc_t v = __shfl_sync(FULL, row_sum(d, lane), src);
-            if ((lane >> 3) == i) res = v;
-#pragma unroll
-            for (int r = 0; r < NC; ++r) d[r] = 0;
-        }
-        if (row >= 0) y[row] = P::narrow(res);
-        return;
-    }
     int k = 0, out = 0;  // tile within the group, output slot of the next sum
 #if TC_PIPE  // the next batch's values and column words are in flight during this batch's gathers and MMAs
     Tile next[TC_UNROLL];
