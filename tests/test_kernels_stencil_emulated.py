@@ -49,6 +49,8 @@ VEC_CASES = [  # 16-byte copies (nx a multiple of every precision's vector), and
     ("star", 3, 1, 1, dict(CC3, BX=8, BY=16, BZ=8, V=4, NTHREADS=32, VEC=1, PF=2), (21, 13, 24)),   # cp.async planes
     ("box", 3, 1, 1, dict(CC3, BX=8, BY=16, BZ=5, V=4, NTHREADS=32, VEC=1, PF=1), (21, 13, 19)),
     ("box", 3, 1, 1, dict(CC3, BX=16, BY=8, BZ=8, V=2, NTHREADS=16, VEC=1, VS=1, PF=3), (21, 13, 24)),
+    ("star", 3, 1, 1, dict(CC3, BX=8, BY=16, BZ=3, V=4, NTHREADS=32, VEC=1, PF=2), (21, 13, 24)),   # whole segments
+    ("box", 3, 1, 1, dict(CC3, BX=16, BY=8, BZ=4, V=2, NTHREADS=16, VEC=1, VS=1, PF=3), (21, 13, 24)),
     ("star", 3, 1, 3, dict(SMALL_TB3, VEC=1, PF=2), (21, 13, 24)),   # stencil_tb3: 16-byte copies, planes in flight
     ("box", 3, 1, 2, dict(SMALL_TB3, VEC=1, PF=3), (21, 13, 19)),
     ("star", 3, 1, 1, dict(SMALL_TB3, BX=16, VEC=1), (21, 13, 24)),

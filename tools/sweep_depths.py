@@ -17,7 +17,9 @@ then set against B/(2D) GStencil/s (B the spec's bandwidth, D the element size; 
 >= 85% where I = K/D is below the CUDA-core balance of the precision that sums, fp32 for fp16).
 --tiles: cc_tb alone, at every depth in a handful of tiles (`variants`; each stencil_cc(3) and stencil_tb3
 tile also with its VEC switched, labelled +vec; stencil_tb3's tuned tile with 2 and 3 input planes in
-flight, _pf2 and _pf3, and at depth 1 stencil_cc3's with 1 and 2, _pf1 and _pf2; --variants keeps the
+flight, _pf2 and _pf3, in 3D the tuned tile over segments of 64-256 planes, _bz64 to _bz256, and at 5 and 6
+blocks an SM, _minb5 and _minb6, and at depth 1 stencil_cc3's with 1 and 2, _pf1 and _pf2, and over
+segments of 3 and 4 planes all in flight at once, whole3_*; --variants keeps the
 labels named; warm-up 1 and 5 timed calls unless given) in each precision, so that the best tile per
 stencil and depth can be chosen; writes $OUT/sweep_tiles.csv (every variant) and $OUT/best_tiles.csv,
 prints this GPU's TUNED entries for src/membound/kernels/stencil_tiles.py, and those that beat the tile
@@ -75,6 +77,13 @@ CC_SHAPES = {"64x32v8": (64, 32, 8, 256), "64x64v16": (64, 64, 16, 256), "128x16
              "64x16v4": (64, 16, 4, 256), "64x64v8": (64, 64, 8, 512), "32x32v8": (32, 32, 8, 128),
              "128x32v16": (128, 32, 16, 256)}
 
+# stencil_cc3 tiles loaded whole (every input plane of a short segment in flight at once): BX, BY, V, NTHREADS;
+# and in vector strips (VS): tile width in 16-byte vectors, BY, V
+WHOLE3_SHAPES = {"64x16v4": (64, 16, 4, 256), "64x16v8": (64, 16, 8, 128), "128x8v4": (128, 8, 4, 256),
+                 "128x8v2": (128, 8, 2, 512), "128x16v8": (128, 16, 8, 256), "256x8v8": (256, 8, 8, 256)}
+WHOLE3_VS = {"vs32x16v2": (32, 16, 2), "vs32x16v4": (32, 16, 4), "vs16x32v4": (16, 32, 4), "vs32x8v2": (32, 8, 2)}
+WHOLE3_BZ = (3, 4)   # of 2, 3, 4 and 8 on an H100 (2026-11-27), 3 and 4 won
+
 
 def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[str, dict]:
     """Today's tile, the default rule's, this GPU's for elements of `elem` bytes and a handful of
@@ -106,6 +115,9 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
     for label in ("tuned", "tuned+vec"):    # stencil_tb3 with more input planes in flight
         if label in out and out[label]["kernel"] == "stencil_tb3":
             out.update({f"{label}_pf{pf}": dict(out[label], PF=pf) for pf in (2, 3)})
+    if "BZ" in out["tuned"]:   # 3D: the tuned tile over longer segments of z (fewer halo planes read twice)
+        out.update({f"tuned_bz{bz}": dict(out["tuned"], BZ=bz) for bz in (64, 128, 256)})
+        out.update({f"tuned_minb{b}": dict(out["tuned"], MINB=b) for b in (5, 6)})   # more warps, fewer registers
     if depth == 1:   # the unblocked kernel in other shapes, with 16-byte copies (NTHREADS = BX * BY / V)
         cc, prefix = (CC2, "cc") if st.dims == 2 else (CC3, "cc3")
         for label, (bx, by, v, nt) in CC_SHAPES.items():
@@ -114,6 +126,14 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
             out.update(cc3_bz16=dict(CC3, BZ=16, VEC=1), cc3_bz64=dict(CC3, BZ=64, VEC=1))
         out.update(stream_variants(st))
         out.update(vs_variants(st.dims, elem))
+        if st.dims == 3:   # stencil_cc3 over short segments with every plane in flight at once (PF = BZ - 1)
+            for label, (bx, by, v, nt) in WHOLE3_SHAPES.items():
+                for bz in WHOLE3_BZ:
+                    out[f"whole3_{label}z{bz}"] = dict(CC3, BX=bx, BY=by, BZ=bz, V=v, NTHREADS=nt, VEC=1, PF=bz - 1)
+            for label, (w, by, v) in WHOLE3_VS.items():
+                for bz in WHOLE3_BZ:
+                    out[f"whole3_{label}z{bz}"] = dict(CC3, BX=w * 16 // elem, BY=by, BZ=bz, V=v,
+                                                       NTHREADS=w * by // v, VEC=1, VS=1, PF=bz - 1)
         if st.dims == 3:   # stencil_cc3 with PF planes in flight by cp.async
             for label in ("tuned", "cc3_128x16v8", "cc3_64x16v4", "cc3_64x32v8", "vs3_32x16v4", "vs3_16x32v4",
                           "vs3_16x16v2"):

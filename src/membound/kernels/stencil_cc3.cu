@@ -11,7 +11,7 @@
 // VS (the sums in vector strips of V rows and VW = 16 / ELEM columns, as stencil_cc.cu's; then
 // NTHREADS need not match BY), PF (0: the next plane in flight through registers, two barriers a
 // plane; >= 1, with VEC: PF planes in flight by cp.async into a ring of 2*RAD+1+PF slots, one barrier
-// a plane).
+// a plane; PF = BZ - 1: every input plane of a short segment in flight at once, the tile loaded whole).
 // Weights: dense (2*RAD+1)^3 array (offset order z, y, x).
 
 #define DIMS 3
