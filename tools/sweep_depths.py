@@ -77,12 +77,14 @@ CC_SHAPES = {"64x32v8": (64, 32, 8, 256), "64x64v16": (64, 64, 16, 256), "128x16
              "64x16v4": (64, 16, 4, 256), "64x64v8": (64, 64, 8, 512), "32x32v8": (32, 32, 8, 128),
              "128x32v16": (128, 32, 16, 256)}
 
-# stencil_cc3 tiles loaded whole (every input plane of a short segment in flight at once): BX, BY, V, NTHREADS;
-# and in vector strips (VS): tile width in 16-byte vectors, BY, V
+# stencil_cc3 tiles loaded whole (every input plane of a short segment in flight at once, PF = BZ - 1) over
+# segments of WHOLE3_BZ planes (of 2, 3, 4 and 8 on an H100, 2026-11-27, 3 and 4 won): BX, BY, V, NTHREADS;
+# and in vector strips, as VS_SHAPES (below) with BZ filled in
+WHOLE3_BZ = (3, 4)
 WHOLE3_SHAPES = {"64x16v4": (64, 16, 4, 256), "64x16v8": (64, 16, 8, 128), "128x8v4": (128, 8, 4, 256),
                  "128x8v2": (128, 8, 2, 512), "128x16v8": (128, 16, 8, 256), "256x8v8": (256, 8, 8, 256)}
-WHOLE3_VS = {"vs32x16v2": (32, 16, 2), "vs32x16v4": (32, 16, 4), "vs16x32v4": (16, 32, 4), "vs32x8v2": (32, 8, 2)}
-WHOLE3_BZ = (3, 4)   # of 2, 3, 4 and 8 on an H100 (2026-11-27), 3 and 4 won
+WHOLE3_VS = {f"vs{w}x{by}v{v}z{bz}": (w, by, v, bz, 0) for w, by, v in ((32, 16, 2), (32, 16, 4), (16, 32, 4),
+                                                                      (32, 8, 2)) for bz in WHOLE3_BZ}
 
 
 def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[str, dict]:
@@ -115,7 +117,7 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
     for label in ("tuned", "tuned+vec"):    # stencil_tb3 with more input planes in flight
         if label in out and out[label]["kernel"] == "stencil_tb3":
             out.update({f"{label}_pf{pf}": dict(out[label], PF=pf) for pf in (2, 3)})
-    if "BZ" in out["tuned"]:   # 3D: the tuned tile over longer segments of z (fewer halo planes read twice)
+    if st.dims == 3 and "BZ" in out["tuned"]:   # the tuned tile over longer segments (fewer halo planes read twice)
         out.update({f"tuned_bz{bz}": dict(out["tuned"], BZ=bz) for bz in (64, 128, 256)})
         out.update({f"tuned_minb{b}": dict(out["tuned"], MINB=b) for b in (5, 6)})   # more warps, fewer registers
     if depth == 1:   # the unblocked kernel in other shapes, with 16-byte copies (NTHREADS = BX * BY / V)
@@ -130,10 +132,8 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
             for label, (bx, by, v, nt) in WHOLE3_SHAPES.items():
                 for bz in WHOLE3_BZ:
                     out[f"whole3_{label}z{bz}"] = dict(CC3, BX=bx, BY=by, BZ=bz, V=v, NTHREADS=nt, VEC=1, PF=bz - 1)
-            for label, (w, by, v) in WHOLE3_VS.items():
-                for bz in WHOLE3_BZ:
-                    out[f"whole3_{label}z{bz}"] = dict(CC3, BX=w * 16 // elem, BY=by, BZ=bz, V=v,
-                                                       NTHREADS=w * by // v, VEC=1, VS=1, PF=bz - 1)
+            out.update({f"whole3_{label}": dict(tile, PF=tile["BZ"] - 1)
+                        for label, tile in vs_variants(3, elem, WHOLE3_VS).items()})
         if st.dims == 3:   # stencil_cc3 with PF planes in flight by cp.async
             for label in ("tuned", "cc3_128x16v8", "cc3_64x16v4", "cc3_64x32v8", "vs3_32x16v4", "vs3_16x32v4",
                           "vs3_16x16v2"):
@@ -188,11 +188,12 @@ VS_SHAPES = {2: {"vs_32x32v4": (32, 32, 4, 1, 0), "vs_32x32v8": (32, 32, 8, 1, 0
                  "vs3_16x16v2m8": (16, 16, 2, 32, 8)}}
 
 
-def vs_variants(dims: int, elem: int) -> dict[str, dict]:
-    """stencil_cc (2D) and stencil_cc3 (3D) with their sums in vector strips (VS), elements of `elem` bytes."""
+def vs_variants(dims: int, elem: int, shapes: dict | None = None) -> dict[str, dict]:
+    """stencil_cc (2D) and stencil_cc3 (3D) with their sums in vector strips (VS), elements of `elem` bytes,
+    in `shapes` (default VS_SHAPES[dims])."""
     vw, base, third = 16 // elem, (CC2 if dims == 2 else CC3), ("TPB" if dims == 2 else "BZ")
     return {label: dict(base, BX=w * vw, BY=by, V=v, NTHREADS=w * by // v, MINB=minb, VEC=1, VS=1, **{third: t})
-            for label, (w, by, v, t, minb) in VS_SHAPES[dims].items()}
+            for label, (w, by, v, t, minb) in (shapes or VS_SHAPES[dims]).items()}
 
 
 def tile_text(tile: dict) -> str:
