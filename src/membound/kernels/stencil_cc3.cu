@@ -64,10 +64,17 @@ stencil_cc3(const real* __restrict__ in, real* __restrict__ out, const Weights w
   const int z1 = min(z0 + BZ, nz);
   const int tx = threadIdx.x % BX, ty = threadIdx.x / BX * V;
   const int gx = gx0 + tx;
+#if VEC
+  int off[NSTAGE];   // this thread's vectors of a plane, wrapped once
+  plane_offsets(off, gy0, gx0, ny, nx);
+#define FETCH(r, gz) fetch(r, in, gz, off, gy0, gx0, ny, nx)
+#else
+#define FETCH(r, gz) fetch(r, in, gz, gy0, gx0, ny, nx)
+#endif
 
 #if PF
   auto fetch_plane = [&](int p) {   // input plane z0 - RAD + p into its slot, if this block needs it
-    fetch_async(ring + p % NSLOT * PLANE, in, wrap(z0 - RAD + p, nz), gy0, gx0, ny, nx, z0 - RAD + p < z1 + RAD);
+    fetch_async(ring + p % NSLOT * PLANE, in, wrap(z0 - RAD + p, nz), off, gy0, gx0, ny, nx, z0 - RAD + p < z1 + RAD);
   };
 #pragma unroll 1
   for (int p = 0; p < 2 * RAD + PF; ++p) fetch_plane(p);   // planes z0 - RAD .. z0 + RAD + PF - 1
@@ -75,10 +82,10 @@ stencil_cc3(const real* __restrict__ in, real* __restrict__ out, const Weights w
   stage_t r[NSTAGE];
 #pragma unroll 1
   for (int p = 0; p < 2 * RAD; ++p) {            // planes z0 - RAD .. z0 + RAD - 1
-    fetch(r, in, wrap(z0 - RAD + p, nz), gy0, gx0, ny, nx);
+    FETCH(r, wrap(z0 - RAD + p, nz));
     put(r, ring + p * PLANE);
   }
-  fetch(r, in, wrap(z0 + RAD, nz), gy0, gx0, ny, nx);
+  FETCH(r, wrap(z0 + RAD, nz));
 #endif
 
 #pragma unroll 1
@@ -91,7 +98,7 @@ stencil_cc3(const real* __restrict__ in, real* __restrict__ out, const Weights w
 #else
     put(r, ring + (k + 2 * RAD) % NSLOT * PLANE);   // plane z + RAD
     __syncthreads();
-    if (z + 1 < z1) fetch(r, in, wrap(z + 1 + RAD, nz), gy0, gx0, ny, nx);   // in flight meanwhile
+    if (z + 1 < z1) FETCH(r, wrap(z + 1 + RAD, nz));   // in flight meanwhile
 #endif
 
 #if VS   // vector strips of V rows and VW columns (stencil_vec.cuh)

@@ -5,8 +5,10 @@
 // before including it; TILE_VALUE(v), what the tile holds of an input value v (default: v itself).
 // PLANE_VEC 1 (TILE_VALUE itself, TILE_PITCH = TILE_W a multiple of VW elements, the tile's first
 // column gx0 - HALO - XO a multiple of VW): whole 16-byte vectors, each wrapped as one where nx is a
-// multiple of VW (else assembled element by element). A kernel keeps `stage_t r[NSTAGE]` in flight;
-// or, PLANE_ASYNC defined (PLANE_VEC and stencil_async.cuh), has fetch_async copy planes by cp.async.
+// multiple of VW (else assembled element by element), at offsets in the plane that plane_offsets wraps
+// once per block (the rows and columns of a tile are the same in every plane). A kernel keeps
+// `stage_t r[NSTAGE]` in flight; or, PLANE_ASYNC defined (PLANE_VEC and stencil_async.cuh), has
+// fetch_async copy planes by cp.async.
 #pragma once
 
 #ifndef TILE_VALUE
@@ -21,19 +23,29 @@ typedef uint4 stage_t;
 #define NSTAGE ((NVEC + NTHREADS - 1) / NTHREADS)
 static_assert(TILE_PITCH == TILE_W && TILE_W % VW == 0, "PLANE_VEC: rows of whole vectors, no gap");
 
-__device__ __forceinline__ void fetch(stage_t (&r)[NSTAGE], const real* __restrict__ in, int gz, int gy0,
-                                      int gx0, int ny, int nx) {
+// This thread's vectors of the tile: their offsets (wrapped row * nx + wrapped column) in a plane.
+__device__ __forceinline__ void plane_offsets(int (&off)[NSTAGE], int gy0, int gx0, int ny, int nx) {
+#pragma unroll
+  for (int j = 0; j < NSTAGE; ++j) {
+    const int i = threadIdx.x + j * NTHREADS;
+    off[j] = i < NVEC ? wrap(gy0 - HALO + i / (TILE_W / VW), ny) * nx +
+                            wrap(gx0 - HALO - XO + i % (TILE_W / VW) * VW, nx) : 0;
+  }
+}
+
+__device__ __forceinline__ void fetch(stage_t (&r)[NSTAGE], const real* __restrict__ in, int gz,
+                                      const int (&off)[NSTAGE], int gy0, int gx0, int ny, int nx) {
   const real* plane = in + (size_t)gz * ny * nx;
   const int x0 = gx0 - HALO - XO;
 #pragma unroll
   for (int j = 0; j < NSTAGE; ++j) {
     const int i = threadIdx.x + j * NTHREADS;
     if (i < NVEC) {
-      const real* row = plane + (size_t)wrap(gy0 - HALO + i / (TILE_W / VW), ny) * nx;
-      const int x = x0 + i % (TILE_W / VW) * VW;
       if (nx % VW == 0) {
-        r[j] = __ldg(reinterpret_cast<const uint4*>(row + wrap(x, nx)));
+        r[j] = __ldg(reinterpret_cast<const uint4*>(plane + off[j]));
       } else {
+        const real* row = plane + (size_t)wrap(gy0 - HALO + i / (TILE_W / VW), ny) * nx;
+        const int x = x0 + i % (TILE_W / VW) * VW;
         union { uint4 v; real e[VW]; } u;
 #pragma unroll
         for (int v = 0; v < VW; ++v) u.e[v] = __ldg(row + wrap(x + v, nx));
@@ -54,17 +66,20 @@ __device__ __forceinline__ void put(const stage_t (&r)[NSTAGE], real* tile) {
 #ifdef PLANE_ASYNC
 // The same plane copied by cp.async straight into `tile` (no registers), as one commit group of this
 // thread; `live` false: an empty group (the kernel's waits count one group per plane).
-__device__ __forceinline__ void fetch_async(real* tile, const real* __restrict__ in, int gz, int gy0, int gx0,
-                                            int ny, int nx, bool live) {
+__device__ __forceinline__ void fetch_async(real* tile, const real* __restrict__ in, int gz,
+                                            const int (&off)[NSTAGE], int gy0, int gx0, int ny, int nx, bool live) {
   if (live) {
     const real* plane = in + (size_t)gz * ny * nx;
     const int x0 = gx0 - HALO - XO;
-    for (int i = threadIdx.x; i < NVEC; i += NTHREADS) {
-      const real* row = plane + (size_t)wrap(gy0 - HALO + i / (TILE_W / VW), ny) * nx;
-      const int x = x0 + i % (TILE_W / VW) * VW;
+#pragma unroll
+    for (int j = 0; j < NSTAGE; ++j) {
+      const int i = threadIdx.x + j * NTHREADS;
+      if (i >= NVEC) break;
       if (nx % VW == 0) {
-        copy_async16_l1(tile + i * VW, row + wrap(x, nx));   // through L1: .cg reads each L2 sector twice (stencil_stream)
+        copy_async16_l1(tile + i * VW, plane + off[j]);   // through L1: .cg reads each L2 sector twice (stencil_stream)
       } else {
+        const real* row = plane + (size_t)wrap(gy0 - HALO + i / (TILE_W / VW), ny) * nx;
+        const int x = x0 + i % (TILE_W / VW) * VW;
 #pragma unroll
         for (int v = 0; v < VW; ++v) copy_async(tile + i * VW + v, row + wrap(x + v, nx));
       }
