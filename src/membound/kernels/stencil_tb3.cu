@@ -52,18 +52,30 @@ stencil_tb3(const real* __restrict__ in, real* __restrict__ out, const Weights w
     const int k = p - first + NS0 * NS * DEPTH;   // >= 0 for every plane a stage touches
     return smem + XO + (stage ? NS0 + (stage - 1) * NS + k % NS : k % NS0) * PLANE;
   };
+#if VEC
+  constexpr int NOFF = (PLANE / VW + NTHREADS - 1) / NTHREADS;
+  int off[NOFF];   // this thread's vectors of a plane (wrapped row * nx + wrapped column): the same in every plane
+#pragma unroll
+  for (int j = 0; j < NOFF; ++j) {
+    const int i = threadIdx.x + j * NTHREADS;
+    off[j] = wrap(gy0 - H + i / (SX / VW), ny) * nx + wrap(gx0 - H - XO + i % (SX / VW) * VW, nx);
+  }
+#endif
   auto load = [&](int p) {   // input plane p into its slot (p past last_in: an empty group)
     if (p <= last_in) {
       const real* plane = in + (size_t)wrap(p, nz) * ny * nx;
       real* dst = slot(0, p) - XO;
-#if VEC   // the loop of stencil_plane.cuh's fetch_async, kept here: through fetch_async fp64 3d27pt at depth 3
-          // ran 11.6% slower on an H100 (same copies, other code; docs/kernels_stencil.md)
-      for (int i = threadIdx.x; i < PLANE / VW; i += NTHREADS) {
-        const int y = i / (SX / VW), x = gx0 - H - XO + i % (SX / VW) * VW;
-        const real* row = plane + (size_t)wrap(gy0 - H + y, ny) * nx;
+#if VEC   // its own loop, not stencil_plane.cuh's fetch_async: through fetch_async fp64 3d27pt at depth 3 ran
+          // 11.6% slower on an H100 (same copies, other code; docs/kernels_stencil.md)
+#pragma unroll
+      for (int j = 0; j < NOFF; ++j) {
+        const int i = threadIdx.x + j * NTHREADS;
+        if (i >= PLANE / VW) break;
         if (nx % VW == 0) {
-          copy_async16_l1(dst + i * VW, row + wrap(x, nx));
+          copy_async16_l1(dst + i * VW, plane + off[j]);
         } else {
+          const real* row = plane + (size_t)wrap(gy0 - H + i / (SX / VW), ny) * nx;
+          const int x = gx0 - H - XO + i % (SX / VW) * VW;
 #pragma unroll
           for (int v = 0; v < VW; ++v) copy_async(dst + i * VW + v, row + wrap(x + v, nx));
         }
