@@ -54,7 +54,9 @@ stencil_tb3(const real* __restrict__ in, real* __restrict__ out, const Weights w
   };
 #if VEC
   constexpr int NOFF = (PLANE / VW + NTHREADS - 1) / NTHREADS;
-  int off[NOFF];   // this thread's vectors of a plane (wrapped row * nx + wrapped column): the same in every plane
+  // this thread's vectors of a plane (wrapped row * nx + wrapped column): the same in every plane. stencil_plane.cuh's
+  // plane_offsets computes the same, but through it ptxas emits other code for the whole kernel (not timed)
+  int off[NOFF];
 #pragma unroll
   for (int j = 0; j < NOFF; ++j) {
     const int i = threadIdx.x + j * NTHREADS;
