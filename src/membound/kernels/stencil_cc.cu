@@ -55,8 +55,9 @@ __device__ __forceinline__ void vector_strips(const real* src, real* out, const 
   for (int i = threadIdx.x; i < BY / V * NVC; i += NTHREADS) {
     const int y = i / NVC * V, gx = gx0 + i % NVC * VW;
     const real* p = src + y * SX + H + i % NVC * VW;   // tile row y: global row gy0 + y - H
+    real* row = out + (size_t)(gy0 + y) * nx;           // output row 0 of the strip
     vector_strip(w, [&](int) { return p; }, [&](int o, const acc_t (&sums)[VW]) {
-      if (gy0 + y + o < ny && gx < nx) store_vec(out + (size_t)(gy0 + y + o) * nx, sums, gx, nx);
+      if (gy0 + y + o < ny && gx < nx) store_vec(row + (size_t)o * nx, sums, gx, nx);
     });
   }
 }

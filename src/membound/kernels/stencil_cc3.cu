@@ -104,10 +104,10 @@ stencil_cc3(const real* __restrict__ in, real* __restrict__ out, const Weights w
 #if VS   // vector strips of V rows and VW columns (stencil_vec.cuh)
     for (int i = threadIdx.x; i < BY / V * (BX / VW); i += NTHREADS) {
       const int y = i / (BX / VW) * V, x = i % (BX / VW) * VW;   // tile row y: global row gy0 + y - RAD
+      real* row = out + ((size_t)z * ny + gy0 + y) * nx;          // output row 0 of the strip
       vector_strip(w, [&](int dz) { return ring + (k + RAD + dz) % NSLOT * PLANE + y * SX + XO + RAD + x; },
                    [&](int o, const acc_t (&sums)[VW]) {
-                     if (gy0 + y + o < ny && gx0 + x < nx)
-                       store_vec(out + ((size_t)z * ny + gy0 + y + o) * nx, sums, gx0 + x, nx);
+                     if (gy0 + y + o < ny && gx0 + x < nx) store_vec(row + (size_t)o * nx, sums, gx0 + x, nx);
                    });
     }
 #else

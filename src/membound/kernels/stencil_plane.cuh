@@ -36,21 +36,22 @@ __device__ __forceinline__ void plane_offsets(int (&off)[NSTAGE], int gy0, int g
 __device__ __forceinline__ void fetch(stage_t (&r)[NSTAGE], const real* __restrict__ in, int gz,
                                       const int (&off)[NSTAGE], int gy0, int gx0, int ny, int nx) {
   const real* plane = in + (size_t)gz * ny * nx;
+  if (nx % VW == 0) {   // tested once a plane; a thread past the tile loads the plane's first vector (off 0)
+#pragma unroll
+    for (int j = 0; j < NSTAGE; ++j) r[j] = __ldg(reinterpret_cast<const uint4*>(plane + off[j]));
+    return;
+  }
   const int x0 = gx0 - HALO - XO;
 #pragma unroll
   for (int j = 0; j < NSTAGE; ++j) {
     const int i = threadIdx.x + j * NTHREADS;
     if (i < NVEC) {
-      if (nx % VW == 0) {
-        r[j] = __ldg(reinterpret_cast<const uint4*>(plane + off[j]));
-      } else {
-        const real* row = plane + (size_t)wrap(gy0 - HALO + i / (TILE_W / VW), ny) * nx;
-        const int x = x0 + i % (TILE_W / VW) * VW;
-        union { uint4 v; real e[VW]; } u;
+      const real* row = plane + (size_t)wrap(gy0 - HALO + i / (TILE_W / VW), ny) * nx;
+      const int x = x0 + i % (TILE_W / VW) * VW;
+      union { uint4 v; real e[VW]; } u;
 #pragma unroll
-        for (int v = 0; v < VW; ++v) u.e[v] = __ldg(row + wrap(x + v, nx));
-        r[j] = u.v;
-      }
+      for (int v = 0; v < VW; ++v) u.e[v] = __ldg(row + wrap(x + v, nx));
+      r[j] = u.v;
     }
   }
 }
@@ -70,14 +71,16 @@ __device__ __forceinline__ void fetch_async(real* tile, const real* __restrict__
                                             const int (&off)[NSTAGE], int gy0, int gx0, int ny, int nx, bool live) {
   if (live) {
     const real* plane = in + (size_t)gz * ny * nx;
-    const int x0 = gx0 - HALO - XO;
+    if (nx % VW == 0) {   // tested once a plane
 #pragma unroll
-    for (int j = 0; j < NSTAGE; ++j) {
-      const int i = threadIdx.x + j * NTHREADS;
-      if (i >= NVEC) break;
-      if (nx % VW == 0) {
-        copy_async16_l1(tile + i * VW, plane + off[j]);   // through L1: .cg reads each L2 sector twice (stencil_stream)
-      } else {
+      for (int j = 0; j < NSTAGE; ++j)   // through L1: .cg reads each L2 sector twice (stencil_stream)
+        if (threadIdx.x + j * NTHREADS < NVEC) copy_async16_l1(tile + (threadIdx.x + j * NTHREADS) * VW, plane + off[j]);
+    } else {
+      const int x0 = gx0 - HALO - XO;
+#pragma unroll
+      for (int j = 0; j < NSTAGE; ++j) {
+        const int i = threadIdx.x + j * NTHREADS;
+        if (i >= NVEC) break;
         const real* row = plane + (size_t)wrap(gy0 - HALO + i / (TILE_W / VW), ny) * nx;
         const int x = x0 + i % (TILE_W / VW) * VW;
 #pragma unroll

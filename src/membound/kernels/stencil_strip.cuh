@@ -73,7 +73,8 @@ __device__ __forceinline__ void sums(acc_t (&acc)[V], const W& w, const Cols& co
 // inside the domain, rounded to storage.
 __device__ __forceinline__ void write_strip(real* plane, const acc_t (&acc)[V], int gy, int gx, int ny, int nx) {
   if (gx >= nx) return;
+  real* p = plane + (size_t)gy * nx + gx;   // one 64-bit address, then a row's stride per point
 #pragma unroll
-  for (int v = 0; v < V; ++v)
-    if (gy + v < ny) plane[(size_t)(gy + v) * nx + gx] = to_real(acc[v]);
+  for (int v = 0; v < V; ++v, p += nx)
+    if (gy + v < ny) *p = to_real(acc[v]);
 }

@@ -69,13 +69,15 @@ stencil_tb3(const real* __restrict__ in, real* __restrict__ out, const Weights w
       real* dst = slot(0, p) - XO;
 #if VEC   // its own loop, not stencil_plane.cuh's fetch_async: through fetch_async fp64 3d27pt at depth 3 ran
           // 11.6% slower on an H100 (same copies, other code; docs/kernels_stencil.md)
+      if (nx % VW == 0) {   // tested once a plane
 #pragma unroll
-      for (int j = 0; j < NOFF; ++j) {
-        const int i = threadIdx.x + j * NTHREADS;
-        if (i >= PLANE / VW) break;
-        if (nx % VW == 0) {
-          copy_async16_l1(dst + i * VW, plane + off[j]);
-        } else {
+        for (int j = 0; j < NOFF; ++j)
+          if (threadIdx.x + j * NTHREADS < PLANE / VW) copy_async16_l1(dst + (threadIdx.x + j * NTHREADS) * VW, plane + off[j]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < NOFF; ++j) {
+          const int i = threadIdx.x + j * NTHREADS;
+          if (i >= PLANE / VW) break;
           const real* row = plane + (size_t)wrap(gy0 - H + i / (SX / VW), ny) * nx;
           const int x = gx0 - H - XO + i % (SX / VW) * VW;
 #pragma unroll
