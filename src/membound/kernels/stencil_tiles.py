@@ -128,3 +128,11 @@ TUNED["h200"] = {
     # 2026-11-26, sweep_depths.py --tiles --stencils 3d7pt --depths 2 3 with stencil_tb3 tiles of four blocks an SM
     (3, "star", 1, 3, 8): dict(TB3, BY=20, BZ=64, NTHREADS=256, MINB=4, VEC=1),  # fp64: 166.7 -> 190.0 GStencil/s
 }
+# h200: tools/sweep_depths.py --tiles --apply, 2026-11-27, 3D depth 1 with 9876306 (stencil_stream cp.async slices at
+# offsets wrapped once): tiles >= 3% faster than the ones before (through L1, CPY 1)
+TUNED["h200"] = {
+    **TUNED.get("h200", {}),
+    (3, "box", 1, 1, 8): dict(ST, NTX=32, BY=16, CPY=1),  # fp64: 202.0 -> 219.4 GStencil/s
+    (3, "box", 1, 1, 4): dict(ST, NTX=32, BY=16, CPY=1),  # fp32: 390.9 -> 443.2 GStencil/s
+    (3, "star", 1, 1, 2): dict(ST, NTX=32, BY=16, CPY=1),  # fp16: 719.1 -> 918.0 GStencil/s
+}
