@@ -12,7 +12,7 @@ import pytest
 
 from membound import families
 from membound.kernels import harness
-from membound.run import codedeps, measure
+from membound.run import codedeps, measure, timing
 
 REPO = Path(__file__).resolve().parents[1]
 IMPL = harness.Impl("scale", "numpy", "cuda_core", "STREAM", "cpu")
@@ -160,6 +160,27 @@ def test_gpu_short_kernel_is_graph_timed_and_long_is_not():
     long = harness.measure(impl, lambda: scale.prepare(impl, "cuda", 2**26, rng), "cuda", 2, 5)
     assert "graph" not in long["note"] and long["t_launch_median_s"] == pytest.approx(long["t_median_s"])
     cp.cuda.Device().synchronize()
+
+
+def test_a_launch_slowed_by_the_host_is_still_graph_timed_when_its_device_time_is_short(monkeypatch):
+    """The 9876306 H100 run: fp32 SCALE at 2^23 took 79 us a launch timed alone (a busy CPU) and 24 us
+    on the device; the graph probe, not the launch alone, decides."""
+    graphs = []
+
+    def graph(run, batch, reps):
+        graphs.append(batch)
+        return [24e-6] * reps
+
+    monkeypatch.setattr(timing, "time_gpu", lambda run, warmup, reps: [79e-6] * reps)
+    monkeypatch.setattr(timing, "time_graph", graph)
+    t = timing.time_kernel(lambda: None, "cuda", 2, 5)
+    assert graphs[0] == timing.PROBE_LAUNCHES and graphs[1] == int(timing.GRAPH_SAMPLE_S // 24e-6)
+    assert t.seconds == [24e-6] * 5 and t.launch_median == 79e-6 and "24.0 us in a graph of 8" in t.note
+    monkeypatch.setattr(timing, "time_graph", lambda run, batch, reps: [60e-6] * reps)   # long on the device too
+    assert timing.time_kernel(lambda: None, "cuda", 2, 5) == timing.Timing([79e-6] * 5, 79e-6, "")
+    monkeypatch.setattr(timing, "time_gpu", lambda run, warmup, reps: [2e-3] * reps)      # long: no probe
+    monkeypatch.setattr(timing, "time_graph", lambda *a: pytest.fail("a long kernel was probed"))
+    assert timing.time_kernel(lambda: None, "cuda", 2, 5).note == ""
 
 
 def test_no_module_over_300_lines():

@@ -18,7 +18,7 @@ import yaml
 from membound.kernels import spmv, spmv_plan, stencil as S
 from membound.matrices import csr, surrogate, table2
 from membound.model.precision import dot_tolerance
-from membound.run import measure
+from membound.run import measure, timing
 
 MATS = Path("/tmp/mats")
 SPMV_VARIANTS = {"default": {}}   # FP64; the plan's variants per precision: tools/bench_spmv.py
@@ -69,7 +69,7 @@ def spmv_case(path, impls, variants, rng, warmup=30, reps=100):
             run()
             tol = dot_tolerance("fp64", "cuda_core", int(np.diff(matrix.indptr).max()), ref, abs(matrix) @ np.abs(x_host))
             err = measure.check(y.get(), ref, tol, f"{meta['name']} {impl} {v}")
-            t = np.median(measure.time_gpu(run, warmup, reps)) if reps else float("nan")
+            t = np.median(timing.time_gpu(run, warmup, reps)) if reps else float("nan")
             rows.append(dict(matrix=meta["name"], impl=impl, variant=v, gflops=2 * matrix.nnz / t / 1e9, err=err,
                              mma=p.mma if p else None, ratio=p.mma * 512 / (2 * matrix.nnz) if p else None))
     return rows, run
@@ -86,7 +86,7 @@ def stencil_run(name, impl, tile, rng, domain=None, steps=12, reps=5):
     domain = domain or DOMAIN[dims]
     w = S.random_weights(rng, shape, dims, radius)
     run = S._cuda_runner(impl, st, w, cp.random.random(domain), steps)
-    t = np.median(measure.time_gpu(run, 2, reps)) if reps else float("nan")
+    t = np.median(timing.time_gpu(run, 2, reps)) if reps else float("nan")
     return err, np.prod(domain) * steps / t / 1e9, run
 
 

@@ -13,7 +13,7 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from membound.run import measure, runinfo
+from membound.run import measure, runinfo, timing
 from membound.counters import mma
 from membound.run.measure import guarded, write_result
 
@@ -40,7 +40,7 @@ def run_shape(m: int, n: int, k: int, rng: np.random.Generator) -> dict:
     da, db = cp.asarray(a), cp.asarray(b)
     problem = f"{m}x{n}x{k}"
     with measure.nvtx_range(measure.launch_tag("dgemm", "cublas", problem)):
-        times = measure.time_gpu(lambda: cp.matmul(da, db), 0, 1)
+        times = timing.time_gpu(lambda: cp.matmul(da, db), 0, 1)
     err = measure.check(cp.asnumpy(cp.matmul(da, db)), a @ b, TOL, f"dgemm {problem}")
     t = measure.stats(times)
     return {"kernel": "dgemm", "impl": "cublas", "unit": "tensor_core", "role": "counter check",

@@ -7,7 +7,7 @@ the timed callable, how to read the checked values from its result, their refere
 
 1. skip policy: a tensor-core implementation on a device without mma.sync is not run (`skip_reason`);
 2. check: one run, its output against the reference, before any time is kept (measure.check);
-3. warm-up and timing (measure.time_kernel: per launch, and for short kernels a CUDA graph);
+3. warm-up and timing (timing.time_kernel: per launch, and for short kernels a CUDA graph);
 4. a second check of the output left by the timed runs;
 5. statistics and the result row (measure.ROW_COLUMNS), with the repetition index `rep`.
 
@@ -24,7 +24,8 @@ from typing import Any
 
 from membound.model.precision import PRECISIONS, SPARSITIES
 from membound.run import runinfo
-from membound.run.measure import check, launch_tag, nvtx_range, stats, time_kernel, write_result
+from membound.run.measure import check, launch_tag, nvtx_range, stats, write_result
+from membound.run.timing import time_kernel
 
 UNITS = ("cuda_core", "tensor_core")
 
@@ -111,7 +112,7 @@ def measure(impl: Impl, prepare: Callable[[], Case], backend: str, warmup: int, 
     """The checked and timed result row of one case (without run-info columns); CheckError on a mismatch.
 
     On CUDA the case is prepared and run on its own non-blocking stream, so that short kernels can
-    be captured into a CUDA graph (measure.time_kernel), with its arrays from the stream-ordered pool."""
+    be captured into a CUDA graph (timing.time_kernel), with its arrays from the stream-ordered pool."""
     if backend == "cuda":
         use_async_pool()
     with _stream(backend):
