@@ -74,7 +74,8 @@ __device__ __forceinline__ void fetch_async(real* tile, const real* __restrict__
     if (nx % VW == 0) {   // tested once a plane
 #pragma unroll
       for (int j = 0; j < NSTAGE; ++j)   // through L1: .cg reads each L2 sector twice (stencil_stream)
-        if (threadIdx.x + j * NTHREADS < NVEC) copy_async16_l1(tile + (threadIdx.x + j * NTHREADS) * VW, plane + off[j]);
+        if (threadIdx.x + j * NTHREADS < NVEC)
+          copy_async16_l1(tile + (threadIdx.x + j * NTHREADS) * VW, plane + off[j]);
     } else {
       const int x0 = gx0 - HALO - XO;
 #pragma unroll

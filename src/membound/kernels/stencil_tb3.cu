@@ -72,7 +72,8 @@ stencil_tb3(const real* __restrict__ in, real* __restrict__ out, const Weights w
       if (nx % VW == 0) {   // tested once a plane
 #pragma unroll
         for (int j = 0; j < NOFF; ++j)
-          if (threadIdx.x + j * NTHREADS < PLANE / VW) copy_async16_l1(dst + (threadIdx.x + j * NTHREADS) * VW, plane + off[j]);
+          if (threadIdx.x + j * NTHREADS < PLANE / VW)
+            copy_async16_l1(dst + (threadIdx.x + j * NTHREADS) * VW, plane + off[j]);
       } else {
 #pragma unroll
         for (int j = 0; j < NOFF; ++j) {

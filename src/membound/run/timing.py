@@ -65,7 +65,8 @@ def time_kernel(run: Callable[[], object], backend: str, warmup: int, reps: int,
     between two events when the graph cannot be captured). Launch overhead then stays outside the
     figure, and the data stays resident in the caches as in a real repeated use. A launch timed alone
     includes the host's time to enqueue it once the GPU waits for it (a busy CPU: 27 -> 79 us, H100,
-    fp32 SCALE at 2^23), so one below PROBE_BELOW_S is first timed in a small graph (the fastest of 3 replays), and that decides."""
+    fp32 SCALE at 2^23), so one below PROBE_BELOW_S is first timed in a small graph (the fastest of 3
+    replays), and that decides."""
     if backend == "cpu":
         seconds = time_cpu(run, warmup, reps)
         return Timing(seconds, float(np.median(seconds)), "")
