@@ -155,16 +155,26 @@ def launchable(st: P.Stencil, depth: int, tile: dict, elem: int) -> bool:
 
 
 def stream_variants(st: P.Stencil) -> dict[str, dict]:
-    """stencil_stream at depth 1: threads along x (and rows, 3D), vectors per thread, each with cp.async
-    (CPY 0) and with register-staged copies (_c2), and for the first shape the chunk, the copies through L1,
-    the prefetch and the waves."""
+    """stencil_stream at depth 1: threads along x (and rows, 3D, VY of them a thread), vectors per thread,
+    each with cp.async (CPY 0) and with register-staged copies (_c2; 3D: and through L1, _c1), and for the
+    first shape the chunk, the copies through L1, the prefetch and the waves."""
     kw = 2 * st.radius + 1
     shapes = ({"st_x128": dict(NTX=128), "st_x64": dict(NTX=64), "st_x256": dict(NTX=256),
                "st_x64_u2": dict(NTX=64, UV=2)} if st.dims == 2 else
               {"st_x32y16": dict(NTX=32, BY=16), "st_x16y16": dict(NTX=16, BY=16), "st_x32y8": dict(NTX=32, BY=8),
-               "st_x64y4": dict(NTX=64, BY=4), "st_x32y8_u2": dict(NTX=32, BY=8, UV=2)})
+               "st_x64y4": dict(NTX=64, BY=4), "st_x32y8_u2": dict(NTX=32, BY=8, UV=2),
+               "st_x32y16v2": dict(NTX=32, BY=16, VY=2), "st_x32y16v4": dict(NTX=32, BY=16, VY=4),
+               "st_x32y32v4": dict(NTX=32, BY=32, VY=4), "st_x64y8v2": dict(NTX=64, BY=8, VY=2),
+               "st_x32y32v2": dict(NTX=32, BY=32, VY=2), "st_x64y16v4": dict(NTX=64, BY=16, VY=4),
+               "st_x64y16v2": dict(NTX=64, BY=16, VY=2), "st_x128y8v4": dict(NTX=128, BY=8, VY=4),
+               "st_x64y8v4": dict(NTX=64, BY=8, VY=4)})
     out = {label: dict(ST, CH=kw, **shape) for label, shape in shapes.items()}
     out.update({f"{label}_c2": dict(ST, CH=kw, CPY=2, **shape) for label, shape in shapes.items()})
+    if st.dims == 3:
+        out.update({f"{label}_c1": dict(ST, CH=kw, CPY=1, **shape) for label, shape in shapes.items()})
+        for label in [label for label, shape in shapes.items() if shape.get("VY", 1) > 1]:
+            out.update({f"{label}_c1_pf1": dict(out[f"{label}_c1"], PF=1),         # less shared memory a block
+                        f"{label}_c1_w2": dict(out[f"{label}_c1"], WAVES=2)})      # more, shorter blocks
     first = dict(ST, CH=kw, **next(iter(shapes.values())))
     out.update(st_c2_ch2=dict(first, CPY=2, CH=2 * kw), st_c1=dict(first, CPY=1), st_pf1=dict(first, PF=1),
                **{f"st_waves{n}": dict(first, WAVES=n) for n in (2, 4, 8)})

@@ -116,8 +116,12 @@ def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None
         sx = (tile["NTX"] * tile["UV"] + 2 * -(-r // vw)) * vw
         rows = tile["BY"] + 2 * r if st.dims == 3 else 1
         macros["DIMS"], macros["BY"] = st.dims, tile["BY"] if st.dims == 3 else 1
+        vy = tile.get("VY", 1)
+        if macros["BY"] % vy:
+            raise ValueError(f"stencil {st.name}: stencil_stream's VY={vy} rows a thread must divide BY={macros['BY']} "
+                             "(2D: VY=1); choose another tile in stencil_tiles")
         slots = 2 if tile.get("CPY") == 2 else tile["PF"] + 1
-        words, threads = slots * tile["CH"] * rows * sx, tile["NTX"] * macros["BY"]
+        words, threads = slots * tile["CH"] * rows * sx, tile["NTX"] * macros["BY"] // vy
     elif name == "stencil_tb2":   # an input ring of PF + 1 + HC chunks, then depth - 1 stage rings
         ch, hc = tile["CH"], -(-2 * r // tile["CH"])
         p_in, p_st = tile["PF"] + 1 + hc, 2 + hc

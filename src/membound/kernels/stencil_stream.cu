@@ -5,15 +5,17 @@
 // vectors, chunks of CH slices, with one barrier per chunk: CPY 0, cp.async PF chunks ahead (CPY 1:
 // the same through L1); CPY 2, the next chunk in flight in registers (16-byte loads) while this one
 // is summed, then stored to shared memory (a ring of two chunks). A thread owns UV vectors of one
-// row (vector g * NTX + tx of the block's row): it reads each input slice once from shared memory
-// (its vectors and the neighbours its halo needs, 16-byte loads), widens each value once and adds it
-// into the 2 * RAD + 1 output slices it is a term of, a ring of accumulators in registers. An output
-// slice is complete RAD slices after its own and leaves by 16-byte stores, rounded to storage.
+// row (vector g * NTX + tx of the block's row; 3D: of VY adjacent rows): it reads each input slice once
+// from shared memory (its vectors and the neighbours its halo needs, 16-byte loads; VY + 2 RAD rows for
+// VY output rows), widens each value once and adds it into the 2 * RAD + 1 output slices (and rows) it
+// is a term of, a ring of accumulators in registers. An output slice is complete RAD slices after its
+// own and leaves by 16-byte stores, rounded to storage.
 // A point so costs its K FMAs, about one widening, and a share of a shared load, a copy and a store,
 // where the tile kernels (stencil_cc, stencil_cc3) load and widen every term from shared memory.
 // Rows whose length is not a multiple of VW are copied and stored element by element (same sums).
 // Compile-time macros (set by stencil_plan.cc_launch): DIMS, RAD, STAR (0 box | 1 star), NTX (threads
-// along x), UV (vectors per thread), BY (3D: rows per block; 2D: 1), CH (slices per chunk, a multiple
+// along x), UV (vectors per thread), BY (3D: rows per block; 2D: 1), VY (3D: rows per thread, a divisor
+// of BY; 2D: 1), CH (slices per chunk, a multiple
 // of 2 * RAD + 1, so that every accumulator index is a compile-time constant), CPY (0, 1, 2 above), PF
 // (CPY 0 and 1: chunks in flight, >= 1), MINB (minimum blocks per SM, 0: the compiler's choice). Weights: dense (2*RAD+1)^DIMS array
 // (stream offset first), by value (stencil_strip.cuh).
@@ -23,7 +25,10 @@
 #define HY (DIMS == 3 ? RAD : 0)             // halo rows of a slice
 #define SROWS (BY + 2 * HY)
 #define SLICE (SROWS * SX)
-#define NTHREADS (NTX * BY)
+#ifndef VY
+#define VY 1
+#endif
+#define NTHREADS (NTX * BY / VY)
 #define V 1                                  // (stencil_strip.cuh's strip length; unused here)
 #ifndef CPY
 #define CPY 0
@@ -35,6 +40,7 @@
 #include "stencil_vec.cuh"
 
 static_assert(DIMS == 3 || BY == 1, "a 2D slice is one row: BY = 1");
+static_assert(BY % VY == 0, "VY must divide BY");
 static_assert(CH % KW == 0, "CH must be a multiple of 2 * RAD + 1");
 static_assert(PF >= 1, "PF: at least one chunk in flight");
 
@@ -43,7 +49,7 @@ stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weight
                int seg) {
   extern __shared__ real smem[];   // a ring of NSLOT chunks of CH slices
   WEIGHTS(w, wts);
-  const int tx = threadIdx.x % NTX, ty = threadIdx.x / NTX;
+  const int tx = threadIdx.x % NTX, ty = threadIdx.x / NTX * VY;   // ty: the thread's first row
   const int gx0 = blockIdx.x * (NTX * UV * VW);
   const int gy0 = DIMS == 3 ? blockIdx.y * BY : 0;
   const int ns = DIMS == 3 ? nz : ny;                       // slices along the stream axis
@@ -126,13 +132,15 @@ stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weight
   for (int k = 0; k < PF; ++k) load(k);
 #endif
 
-  acc_t acc[KW][UV][VW];   // acc[(o - s0) % KW]: the sums of output slice o
+  acc_t acc[KW][VY][UV][VW];   // acc[(o - s0) % KW][r]: the sums of row ty + r of output slice o
 #pragma unroll
   for (int a = 0; a < KW; ++a)
 #pragma unroll
-    for (int g = 0; g < UV; ++g)
+    for (int r = 0; r < VY; ++r)
 #pragma unroll
-      for (int u = 0; u < VW; ++u) acc[a][g][u] = 0;
+      for (int g = 0; g < UV; ++g)
+#pragma unroll
+        for (int u = 0; u < VW; ++u) acc[a][r][g][u] = 0;
 
   const int iters = (n_in + CH - 1) / CH;
 #pragma unroll 1
@@ -152,33 +160,41 @@ stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weight
       for (int g = 0; g < UV; ++g) {
         const real* p = chunk + i * SLICE + (g * NTX + tx) * VW;
 #pragma unroll
-        for (int dy = -HY; dy <= HY; ++dy) {
+        for (int j = -HY; j < VY + HY; ++j) {   // input row ty + j: a term of rows ty + j - dy
           acc_t v[VW + 2 * RAD];
-          row_values(v, p + dy * SX, STAR && dy != 0);
+          row_values(v, p + j * SX, STAR && (j < 0 || j >= VY));   // a star needs the halo of centre rows only
 #pragma unroll
-          for (int ds = -RAD; ds <= RAD; ++ds)
+          for (int dy = -HY; dy <= HY; ++dy) {
+            const int r = j - dy;
+            if (r < 0 || r >= VY) continue;
 #pragma unroll
-            for (int dx = -RAD; dx <= RAD; ++dx) {
-              if (!term(ds, dy, dx)) continue;
-              const acc_t wt = w[DIMS == 3 ? widx(ds, dy, dx) : widx(0, ds, dx)];
-              const int a = ((i - ds) % KW + KW) % KW;
+            for (int ds = -RAD; ds <= RAD; ++ds)
 #pragma unroll
-              for (int u = 0; u < VW; ++u) acc[a][g][u] = fma(wt, v[u + RAD + dx], acc[a][g][u]);
-            }
+              for (int dx = -RAD; dx <= RAD; ++dx) {
+                if (!term(ds, dy, dx)) continue;
+                const acc_t wt = w[DIMS == 3 ? widx(ds, dy, dx) : widx(0, ds, dx)];
+                const int a = ((i - ds) % KW + KW) % KW;
+#pragma unroll
+                for (int u = 0; u < VW; ++u) acc[a][r][g][u] = fma(wt, v[u + RAD + dx], acc[a][r][g][u]);
+              }
+          }
         }
       }
       // output slice o = s0 + k * CH + i - RAD has all its terms: store it (inside the segment), clear it
       const int o = s0 + k * CH + i - RAD, a = ((i - RAD) % KW + KW) % KW;
-      const int gy = gy0 + ty;
-      if (o >= s_lo && o < s_hi && gy < ny) {
-        real* dst = out + o * pitch + (DIMS == 3 ? (size_t)gy * nx : 0);
 #pragma unroll
-        for (int g = 0; g < UV; ++g) store_vec(dst, acc[a][g], gx0 + (g * NTX + tx) * VW, nx);
+      for (int r = 0; r < VY; ++r) {
+        const int gy = gy0 + ty + r;
+        if (o >= s_lo && o < s_hi && gy < ny) {
+          real* dst = out + o * pitch + (DIMS == 3 ? (size_t)gy * nx : 0);
+#pragma unroll
+          for (int g = 0; g < UV; ++g) store_vec(dst, acc[a][r][g], gx0 + (g * NTX + tx) * VW, nx);
+        }
+#pragma unroll
+        for (int g = 0; g < UV; ++g)
+#pragma unroll
+          for (int u = 0; u < VW; ++u) acc[a][r][g][u] = 0;
       }
-#pragma unroll
-      for (int g = 0; g < UV; ++g)
-#pragma unroll
-        for (int u = 0; u < VW; ++u) acc[a][g][u] = 0;
     }
 #if CPY == 2
     put(k + 1);
