@@ -42,6 +42,9 @@ VEC_CASES = [  # 16-byte copies (nx a multiple of every precision's vector), and
     ("star", 2, 1, 1, dict(CC, BX=32, V=8, VS=1), (37, 48)),           # vector strips
     ("box", 2, 3, 1, dict(CC, BX=32, V=4, TPB=2, VS=1), (45, 71)),
     ("star", 2, 3, 1, dict(CC, BX=16, V=8, NTHREADS=8, VS=1), (45, 72)),
+    ("box", 2, 1, 1, dict(CC, NOWRAP=1), (45, 48)),                   # interior tiles without the wrap
+    ("star", 2, 3, 2, dict(CC, BX=32, TPB=2, NOWRAP=1), (64, 72)),
+    ("box", 2, 3, 1, dict(CC, BX=32, V=4, VS=1, NOWRAP=1), (45, 71)),    # nx odd: element copies
     ("box", 3, 1, 1, dict(CC3, BX=8, BY=16, BZ=8, V=4, NTHREADS=32, VEC=1), (21, 13, 24)),
     ("star", 3, 1, 1, dict(CC3, BX=16, BY=8, BZ=8, V=4, NTHREADS=8, VEC=1, VS=1), (21, 13, 24)),
     ("box", 3, 1, 1, dict(CC3, BX=16, BY=8, BZ=8, V=2, NTHREADS=4, VEC=1, VS=1), (21, 13, 19)),

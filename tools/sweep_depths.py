@@ -114,6 +114,8 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
         switched = dict(tile, VEC=1 - tile.get("VEC", 0))
         if tile["kernel"] in ("stencil_cc", "stencil_cc3", "stencil_tb3") and launchable(st, depth, switched, elem):
             out[f"{label}+vec"] = switched
+    if out["tuned"]["kernel"] == "stencil_cc" and out["tuned"].get("VEC"):   # the interior tiles without the wrap
+        out["tuned+nowrap"] = dict(out["tuned"], NOWRAP=1)
     for label in ("tuned", "tuned+vec"):    # stencil_tb3 with more input planes in flight
         if label in out and out[label]["kernel"] == "stencil_tb3":
             out.update({f"{label}_pf{pf}": dict(out[label], PF=pf) for pf in (2, 3)})

@@ -12,7 +12,8 @@
 // VEC 1: the tiles are copied in 16-byte vectors (2, 4 or 8 elements) where the field's row length is
 // a multiple of a vector (else element by element): each shared row then starts XO pad columns left of
 // the tile, so that its first element's global column is a multiple of a vector; a vector never
-// straddles the periodic seam. VEC 0: element by element, no pad.
+// straddles the periodic seam. VEC 0: element by element, no pad. NOWRAP 1 (with VEC): the tiles inside
+// the field copied at offsets from their corner, without the wrap's tests and branches (edge tiles wrap).
 // Compile-time macros (set by stencil.py): RAD, STAR (0 box | 1 star), DEPTH, BX, BY (output tile),
 // V (strip length, divides BY), NTHREADS, MINB (minimum blocks per SM, 0: the compiler's choice),
 // TPB, WSMEM (weights in shared memory: stencil_strip.cuh), VEC, VS (depth 1: the sums in vector strips,
@@ -31,6 +32,9 @@
 #else
 #define XO 0
 #define SX SXO
+#endif
+#ifndef NOWRAP
+#define NOWRAP 0
 #endif
 #define LY (BY + 2 * H)
 #define SY (LY + (DEPTH > 1 ? V : 0))   // slack rows for partial strips of the inner steps
@@ -73,18 +77,34 @@ __device__ __forceinline__ void load_tile(real* buf, const real* __restrict__ in
   if (nx % VW == 0) {
     constexpr int NC = SX / VW;
     const int x0 = gx0 - H - XO;
+    // NOWRAP: a tile inside the field (all but the edge blocks; the same for the whole block) is copied
+    // without the wrap, its vectors at int offsets from its corner
+    const bool inside = NOWRAP && gy0 >= H && gy0 - H + LY <= ny && x0 >= 0 && x0 + SX <= nx &&
+                        nx <= 2147483647 / LY;
+    const real* corner = in + (long long)(gy0 - H) * nx + x0;
+    auto near = [&](int i) { return corner + ((unsigned)i / NC * nx + (unsigned)i % NC * VW); };   // vector i
+    auto wrapped = [&](int i) {   // vector i of any tile
+      return in + (size_t)wrap(gy0 - H + i / NC, ny) * nx + wrap(x0 + i % NC * VW, nx);
+    };
 #if TPB > 1
-    for (int i = threadIdx.x; i < LY * NC; i += NTHREADS)
-      copy_async16(buf + i * VW, in + (size_t)wrap(gy0 - H + i / NC, ny) * nx + wrap(x0 + i % NC * VW, nx));
+    if (inside) {
+      for (int i = threadIdx.x; i < LY * NC; i += NTHREADS) copy_async16(buf + i * VW, near(i));
+    } else {
+      for (int i = threadIdx.x; i < LY * NC; i += NTHREADS) copy_async16(buf + i * VW, wrapped(i));
+    }
     async_commit();
 #else
     constexpr int NV = (LY * NC + NTHREADS - 1) / NTHREADS;
     uint4 stage[NV];
+    if (inside) {
 #pragma unroll
-    for (int j = 0, i = threadIdx.x; j < NV; ++j, i += NTHREADS)
-      if (i < LY * NC)
-        stage[j] = __ldg(reinterpret_cast<const uint4*>(in + (size_t)wrap(gy0 - H + i / NC, ny) * nx +
-                                                        wrap(x0 + i % NC * VW, nx)));
+      for (int j = 0, i = threadIdx.x; j < NV; ++j, i += NTHREADS)
+        if (i < LY * NC) stage[j] = __ldg(reinterpret_cast<const uint4*>(near(i)));
+    } else {
+#pragma unroll
+      for (int j = 0, i = threadIdx.x; j < NV; ++j, i += NTHREADS)
+        if (i < LY * NC) stage[j] = __ldg(reinterpret_cast<const uint4*>(wrapped(i)));
+    }
 #pragma unroll
     for (int j = 0, i = threadIdx.x; j < NV; ++j, i += NTHREADS)
       if (i < LY * NC) *reinterpret_cast<uint4*>(buf + i * VW) = stage[j];

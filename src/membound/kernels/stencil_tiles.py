@@ -3,7 +3,8 @@ each stencil shape and depth (data only; stencil_plan.py decides and checks, doc
 
 Tile keys are the kernels' compile-time macros (the .cu headers say what each means), and `kernel`, the
 .cu file: stencil_cc (2D, a tile plus halo per block: BX x BY output tile, V points per thread along y,
-TPB tiles per block along y, VEC 16-byte copies, VS the sums in vector strips), stencil_tb2 (2D,
+TPB tiles per block along y, VEC 16-byte copies, VS the sums in vector strips, NOWRAP the interior tiles
+copied without the wrap), stencil_tb2 (2D,
 streaming along y: NT columns, chunks of CH rows, PF chunks in flight, OWNREG a thread's own column in
 registers, WAVES waves of blocks over the field), stencil_cc3 (3D at depth 1, a ring of planes; VEC and
 VS as stencil_cc), stencil_tb3 (3D, streaming along z: BX x BY x BZ per block), stencil_stream (2D and
@@ -19,7 +20,7 @@ a key with a fifth item, the element size in bytes (8, 4, 2: fp64, fp32, fp16), 
 that precision where the precisions' best tiles differ.
 """
 
-CC2 = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0, VEC=0, VS=0)
+CC2 = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0, VEC=0, VS=0, NOWRAP=0)
 CC3 = dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0, VEC=0, VS=0, PF=0)
 TB2 = dict(kernel="stencil_tb2", NT=256, CH=4, PF=1, OWNREG=1, MINB=0, WSMEM=0, WAVES=1)
 TB3 = dict(kernel="stencil_tb3", BX=32, BY=32, BZ=128, V=4, NTHREADS=512, MINB=0, WSMEM=0, VEC=0, PF=1)
@@ -158,4 +159,18 @@ TUNED["h200"] = {
 TUNED["h200"] = {
     **TUNED.get("h200", {}),
     (2, "box", 3, 1, 4): dict(ST, NTX=128, CH=7, PF=1),  # fp32: 379.7 -> 406.8 GStencil/s
+}
+# h100 and h200: the same tiles with NOWRAP (the interior tiles copied without the wrap), A/B/A in one call per GPU,
+# 2026-11-27 (the kernel before against the new; docs/kernels_stencil.md): where it gained >= 3% in both passes
+TUNED["h100"] = {
+    **TUNED.get("h100", {}),
+    (2, "box", 3, 1, 4): dict(CC2, BX=128, BY=16, V=4, NTHREADS=128, VEC=1, VS=1, NOWRAP=1),  # fp32: 332.0 -> 342.0
+    (2, "box", 3, 1, 2): dict(CC2, BX=256, V=4, MINB=3, VEC=1, VS=1, NOWRAP=1),  # fp16: 404.0 -> 421.0
+    (2, "star", 1, 2, 2): dict(CC2, VEC=1, NOWRAP=1),  # fp16: 793.7 -> 834.9
+}
+TUNED["h200"] = {
+    **TUNED.get("h200", {}),
+    (2, "star", 1, 1, 2): dict(CC2, BX=256, NTHREADS=128, MINB=6, VEC=1, VS=1, NOWRAP=1),  # fp16: 925.3 -> 984.5
+    (2, "star", 1, 2, 2): dict(CC2, VEC=1, NOWRAP=1),  # fp16: 810.5 -> 846.7
+    (2, "box", 3, 1, 2): dict(CC2, BX=256, V=4, MINB=3, VEC=1, VS=1, NOWRAP=1),  # fp16: 412.7 -> 429.3
 }
