@@ -12,7 +12,7 @@ from membound.kernels import harness
 from membound.kernels import stencil as S
 from membound.kernels import stencil_cuda
 from membound.kernels import stencil_plan as P
-from membound.kernels.stencil_tiles import BASES, CC2, TB2, TUNED
+from membound.kernels.stencil_tiles import BASES, CC2, ST, TB2, TUNED
 from membound.model import equations
 from membound.model.precision import PRECISIONS, fmt
 from membound.run import config, measure
@@ -226,6 +226,8 @@ def test_the_gpus_tiles_are_what_runs_and_what_is_checked():
         P.cc_launch(st, 3, tile=dict(TB2, NT=16))
     with pytest.raises(ValueError, match="with VS sums vectors of its 16-byte copies: set VEC=1"):   # not a compile error
         P.cc_launch(st, 1, tile=dict(CC2, VS=1))
+    with pytest.raises(ValueError, match=r"VY=2 rows a thread must divide BY=1 \(2D: VY=1\)"):
+        P.cc_launch(st, 1, tile=dict(ST, CH=7, VY=2))
 
 
 @pytest.mark.parametrize("gpu", [None, *TUNED])
