@@ -15,10 +15,10 @@
 // Rows whose length is not a multiple of VW are copied and stored element by element (same sums).
 // Compile-time macros (set by stencil_plan.cc_launch): DIMS, RAD, STAR (0 box | 1 star), NTX (threads
 // along x), UV (vectors per thread), BY (3D: rows per block; 2D: 1), VY (3D: rows per thread, a divisor
-// of BY; 2D: 1), CH (slices per chunk, a multiple
-// of 2 * RAD + 1, so that every accumulator index is a compile-time constant), CPY (0, 1, 2 above), PF
-// (CPY 0 and 1: chunks in flight, >= 1), MINB (minimum blocks per SM, 0: the compiler's choice). Weights: dense (2*RAD+1)^DIMS array
-// (stream offset first), by value (stencil_strip.cuh).
+// of BY; 2D: 1), CH (slices per chunk, a multiple of 2 * RAD + 1, so that every accumulator index is a
+// compile-time constant), CPY (0, 1, 2 above), PF (CPY 0 and 1: chunks in flight, >= 1), MINB (minimum
+// blocks per SM, 0: the compiler's choice). Weights: dense (2*RAD+1)^DIMS array (stream offset first),
+// by value (stencil_strip.cuh).
 
 #define NV (NTX * UV + 2 * HV)               // vectors per row of a slice
 #define SX (NV * VW)                         // row pitch, elements
