@@ -5,8 +5,10 @@ import json
 import math
 import types
 
+import numpy as np
 import pandas as pd
 import pytest
+from PIL import Image
 from matplotlib.figure import Figure
 
 from membound.matrices import table2
@@ -377,3 +379,19 @@ def test_compare_stacks_a_row_per_gpu_and_precision_and_a_roofline_per_precision
     assert fig.axes[3].texts[0].get_text() == "a100 fp16: no rows in this precision"
     roofs = compare.rooflines([(g, fig2.data(STENCILS, config.load_gpu(g), ["fp64", "fp32"])) for g in ("a100", "h200")])
     assert [ax.get_ylabel() for ax in roofs.axes] == ["fp64: attainable GFLOP/s", "fp32: attainable GFLOP/s"]
+
+
+def test_stencil_legend_of_five_series_stays_inside_the_figure(tmp_path):
+    series = (("cc_naive", "cuda_core", "Brick", 1), ("tc_twin", "cuda_core", "ConvStencil twin", 3),
+              ("cc_tb", "cuda_core", "EBISU", 3), ("tc", "tensor_core", "ConvStencil", 3),
+              ("tc_sparse", "tensor_core", "SPIDER/SparStencil", 3))
+    rows = raw([{"kernel": "stencil", "impl": impl, "unit": unit, "role": role, "problem": p, "depth": d,
+                 "domain": "10240x10240", "steps": 12, "t_median_s": 1e-3, "metric": "GStencil/s", "value": 100.0,
+                 "precision": "fp32"} for p in ("2d5pt", "2d9pt") for impl, unit, role, d in series])
+    gpu = config.load_gpu("h100")
+    fig = fig8.figure(fig8.data(rows, gpu), gpu, "caption", ["fp32"])
+    (legend,) = [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+    assert len(legend.get_texts()) == 5
+    save_figure(fig, tmp_path / "f.pdf", tmp_path / "f.png")
+    ink = np.asarray(Image.open(tmp_path / "f.png").convert("L")) < 200
+    assert not ink[:, :5].any() and not ink[:, -5:].any()   # nothing drawn at the saved image's edges

@@ -106,9 +106,19 @@ def size_sweep(ax, data: pd.DataFrame, x: str, side: str, split: float, xlabel: 
 
 
 def legend_above(ax, ncol: int = 2, extra=()) -> None:
-    """The legend of `ax` (and the `extra` handles) above its top edge, where it covers no data."""
+    """The legend of `ax` (and the `extra` handles) above its top edge, where it covers no data: in `ncol`
+    columns, or fewer where that would come near the figure's edges (10% of room: text is wider in a
+    saved PNG's dpi than on the canvas)."""
     handles = ax.get_legend_handles_labels()[0] + list(extra)
-    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=ncol, frameon=False, fontsize="small")
+    fig = ax.figure
+    renderer = fig.canvas.get_renderer()
+    centre = ax.get_window_extent(renderer).x0 + ax.get_window_extent(renderer).width / 2
+    room = 2 * min(centre, fig.bbox.width - centre) * 0.9
+    for n in range(ncol, 0, -1):
+        legend = ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=n, frameon=False,
+                           fontsize="small")
+        if legend.get_window_extent(renderer).width <= room:
+            return
 
 
 def panels(nrows: int, widths, height: float):
