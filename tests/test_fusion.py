@@ -183,6 +183,10 @@ def test_classification_table_and_figure(tmp_path):
     assert "held: yes 2, no 1, n/a 1" in (tmp_path / "c.md").read_text()
     assert len(cl_plot.overlay(v)) == 4
     fig = cl_plot.figure(cl.grid(specs), cl_plot.overlay(v), H100["name"], "GPU: test")
+    renderer = fig.canvas.get_renderer()
+    heads = [fig._suptitle.get_window_extent(renderer), fig.legends[0].get_window_extent(renderer)]
+    panels = [ax.get_tightbbox(renderer) for ax in fig.axes if ax.get_visible()]   # with their titles
+    assert not heads[0].overlaps(heads[1]) and not any(h.overlaps(p) for h in heads for p in panels)
     save_figure(fig, tmp_path / "f.pdf", tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 10_000
 

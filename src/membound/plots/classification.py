@@ -84,12 +84,13 @@ def figure(grid: pd.DataFrame, measured: pd.DataFrame, gpu_name: str, caption: s
         draw(ax, g, mine if here else measured.iloc[:0])
     for ax in list(axes.flat)[len(groups):]:
         ax.set_visible(False)
+    inch = 1 / fig.get_figheight()     # title, legend (3 rows) and the first row's panel titles, from the top down
     if groups:
         fig.legend(handles=legend_handles(grid), loc="upper center", ncol=4, fontsize=7, frameon=False,
-                   bbox_to_anchor=(0.5, 0.97))
-    fig.suptitle(TITLE)
+                   bbox_to_anchor=(0.5, 1 - 0.35 * inch))
+    fig.suptitle(TITLE, y=1 - 0.1 * inch)
     style.footer(fig, caption)
-    fig.subplots_adjust(top=1 - 1.0 / fig.get_figheight())
+    fig.subplots_adjust(top=1 - 1.4 * inch)
     return fig
 
 
