@@ -313,6 +313,21 @@ def test_roofline_note_without_counters_stays_off_the_roof():
         assert not any(box.x0 <= x <= box.x1 and box.y0 <= y <= box.y1 for x, y in points)
 
 
+
+def test_achieved_roofline_names_the_fp16_rows_it_leaves_out_and_its_legend_covers_no_panel():
+    from membound.analysis.wqi import FP16_INSTRUCTIONS
+    from membound.plots import roofline_achieved
+    row = {"part": "main", "kernel": "scale", "unit": "cuda_core", "I_ach": 0.06, "I_l2_ach": 0.05, "GFLOPs_ach": 200.0}
+    wqi = pd.DataFrame([{**row, "status": "measured", "precision": "fp64"},
+                        *[{**row, "status": FP16_INSTRUCTIONS, "precision": "fp16"}] * 2])
+    fig = roofline_achieved.figure(wqi, config.load_gpu("h100"))
+    renderer = fig.canvas.get_renderer()
+    notes = [" ".join(t.get_text() for t in ax.texts) for ax in fig.axes]
+    assert "not plotted" not in notes[0] and "not plotted: 2 fp16 row(s)" in notes[2]
+    (legend,) = fig.legends
+    box = legend.get_window_extent(renderer)
+    assert len(legend.get_texts()) == 4 and not any(box.overlaps(ax.get_tightbbox(renderer)) for ax in fig.axes)
+
 def test_spmv_panels_are_lettered_and_the_ratio_is_not_called_a_speedup():
     rows = spmv_rows({"D1": (2000, 1.5, "real"), "D8": (400000, 0.9, "real")})
     fig = fig7.figure(fig7.data(rows, L2_1MB), L2_1MB, "caption")

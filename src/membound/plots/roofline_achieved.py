@@ -11,42 +11,63 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
+from membound.analysis.wqi import FP16_INSTRUCTIONS  # noqa: E402
 from membound.model import peaks  # noqa: E402
 from membound.model.precision import PRECISIONS  # noqa: E402
 
 MARKERS = {"scale": "o", "spmv": "s", "stencil": "^", "gemv": "D"}
+COLOR = {"cuda_core": "C0", "tensor_core": "C3"}
+SKIPPED = "not plotted: {n} fp16 row(s) whose W counts\nfp16 instructions, not FLOPs (docs/counters.md)"
 
 
-def _panel(ax, measured: pd.DataFrame, p: peaks.Peaks) -> None:
-    """One precision's roofs and measured points (a note where there are none)."""
+def _panel(ax, measured: pd.DataFrame, p: peaks.Peaks, skipped: int) -> None:
+    """One precision's roofs and measured points, and a note for what it does not show."""
     bw = p.bandwidth * 1e3                                      # GB/s
     x = np.logspace(-3, 3, 200)
+    roofs = []
     for label, unit, ls in (("CUDA cores", "cuda_core", "-"), ("tensor cores", "tensor_core", "--")):
         if tflops := p.peak(unit):
-            ax.plot(x, np.minimum(bw * x, tflops * 1e3), ls, color="0.3", lw=1, label=f"{label} {tflops:g} TFLOP/s")
+            ax.plot(x, np.minimum(bw * x, tflops * 1e3), ls, color="0.3", lw=1)
+            roofs.append(f"{label} {tflops:g}")
     for (kernel, unit), grp in measured.groupby(["kernel", "unit"]):
-        color = "C0" if unit == "cuda_core" else "C3"
-        ax.scatter(grp["I_ach"], grp["GFLOPs_ach"], marker=MARKERS.get(kernel, "D"), color=color,
-                   label=f"{kernel} {unit} (DRAM)")
+        ax.scatter(grp["I_ach"], grp["GFLOPs_ach"], marker=MARKERS.get(kernel, "D"), color=COLOR[unit])
         ax.scatter(grp["I_l2_ach"], grp["GFLOPs_ach"], marker=MARKERS.get(kernel, "D"), facecolors="none",
-                   edgecolors=color, label=f"{kernel} {unit} (L2)")
-    notes = [n for n in (p.note, "" if len(measured) else "not measured (no counter rows)") if n]
+                   edgecolors=COLOR[unit])
+    notes = [n for n in (p.note, "" if len(measured) else "not measured (no counter rows)",
+                         SKIPPED.format(n=skipped) if skipped else "") if n]
     if notes:
-        ax.text(0.03, 0.95, "; ".join(notes), transform=ax.transAxes, va="top", color="0.4", fontsize=8)
+        ax.text(0.03, 0.95, "\n".join(notes), transform=ax.transAxes, va="top", color="0.4", fontsize=7)
+    kind = f" ({p.mma_type} on tensor cores)" if p.has_tensor_cores else ""
     ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)", ylabel="GFLOP/s",
-           title=f"{p.precision} ({p.mma_type} on tensor cores)" if p.has_tensor_cores else p.precision)
+           title=f"{p.precision}{kind}\nroofs: {', '.join(roofs)} TFLOP/s")
     ax.grid(True, which="major", lw=0.3)
-    ax.legend(fontsize=6, loc="lower right")
+
+
+def legend_handles(measured: pd.DataFrame) -> list:
+    """The roofs' line styles, then a filled (DRAM) and a hollow (L2) marker per kernel and unit measured."""
+    out = [Line2D([], [], ls=ls, color="0.3", lw=1, label=f"{label} roof") for label, ls in
+           (("CUDA-core", "-"), ("tensor-core", "--"))]
+    for (kernel, unit), _ in measured.groupby(["kernel", "unit"]):
+        for where, face in (("DRAM", COLOR[unit]), ("L2", "none")):
+            out.append(Line2D([], [], marker=MARKERS.get(kernel, "D"), ls="none", mfc=face, mec=COLOR[unit],
+                              label=f"{kernel} {unit} ({where} bytes)"))
+    return out
 
 
 def figure(wqi: pd.DataFrame, gpu: dict, precisions=PRECISIONS):
-    """The roofline figure of the measured main rows of `wqi`, a panel per precision of `precisions`."""
-    fig, axes = plt.subplots(1, len(precisions), figsize=(6 * len(precisions), 4.5), squeeze=False)
-    measured = wqi[(wqi["status"] == "measured") & (wqi["part"] == "main")]
-    precision = measured["precision"].fillna("fp64") if "precision" in measured else pd.Series("fp64", measured.index)
+    """The roofline figure of the measured main rows of `wqi`, a panel per precision of `precisions`, and one
+    legend right of them (the panels' upper left stays for notes)."""
+    fig, axes = plt.subplots(1, len(precisions), figsize=(6 * len(precisions) + 2.2, 4.8), squeeze=False)
+    main = wqi[wqi["part"] == "main"]
+    precision = main["precision"].fillna("fp64") if "precision" in main else pd.Series("fp64", main.index)
+    measured = main["status"] == "measured"
     for ax, name in zip(axes[0], precisions):
-        _panel(ax, measured[precision == name], peaks.at(gpu, name))
+        here = precision == name
+        skipped = int((here & (main["status"] == FP16_INSTRUCTIONS)).sum())
+        _panel(ax, main[measured & here], peaks.at(gpu, name), skipped)
     fig.suptitle(f"Achieved roofline, {gpu['name']} (DRAM roof {gpu['memory_bandwidth_TBs']:g} TB/s)")
-    fig.tight_layout()
+    fig.legend(handles=legend_handles(main[measured]), loc="center right", fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1 - 2.2 / fig.get_figwidth(), 1))
     return fig
