@@ -328,6 +328,15 @@ def test_achieved_roofline_names_the_fp16_rows_it_leaves_out_and_its_legend_cove
     box = legend.get_window_extent(renderer)
     assert len(legend.get_texts()) == 4 and not any(box.overlaps(ax.get_tightbbox(renderer)) for ax in fig.axes)
 
+
+def test_spmv_figure_names_the_matrices_a_precision_did_not_run():
+    rows = spmv_rows({"D1": (2000, 1.5, "real"), "D8": (400000, 0.9, "real"), "D20": (9000, 1.1, "surrogate")})
+    rows = pd.concat([rows, rows[rows["code"] != "D20"].assign(precision="fp16")])
+    fig = fig7.figure(fig7.data(rows, L2_1MB), L2_1MB, "caption", ["fp64", "fp16"])
+    labels = [ax.get_xlabel() for ax in fig.axes if ax.get_title(loc="left").startswith("(a)")]
+    assert "not run" not in labels[0] and "not run in fp16: D20 (see the SpMV log)" in labels[1]
+
+
 def test_spmv_panels_are_lettered_and_the_ratio_is_not_called_a_speedup():
     rows = spmv_rows({"D1": (2000, 1.5, "real"), "D8": (400000, 0.9, "real")})
     fig = fig7.figure(fig7.data(rows, L2_1MB), L2_1MB, "caption")

@@ -9,6 +9,8 @@ originals)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
@@ -40,19 +42,20 @@ def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     return common.by_precision_order(out, ["order", "unit"])[COLUMNS]
 
 
-def draw(axes, data: pd.DataFrame) -> None:
-    """Draw Figure 7 (one precision) into the two panels of `axes`: (a) GFLOP/s per matrix, (b) the
-    geometric means."""
+def draw(axes, data: pd.DataFrame, codes=()) -> None:
+    """Draw Figure 7 (one precision) into the two panels of `axes`: (a) GFLOP/s per matrix, naming the
+    matrices of `codes` (those of every precision) that have no row here, (b) the geometric means."""
     if data.empty:
         for ax in axes:
             ax.text(0.5, 0.5, "no SpMV rows", transform=ax.transAxes, ha="center")
         return
-    _per_matrix(axes[0], data, data.drop_duplicates("problem"))
+    _per_matrix(axes[0], data, data.drop_duplicates("problem"), [c for c in codes if c not in set(data["code"])])
     _geomeans(axes[1], data)
 
 
-def _per_matrix(ax, data: pd.DataFrame, matrices: pd.DataFrame) -> None:
-    """(a): a bar per matrix and (unit, role), on a grey background where the matrix exceeds the L2."""
+def _per_matrix(ax, data: pd.DataFrame, matrices: pd.DataFrame, absent: list) -> None:
+    """(a): a bar per matrix and (unit, role), on a grey background where the matrix exceeds the L2; the
+    x label names the `absent` matrices (not run in this precision: the SpMV job's log says why)."""
     larger = matrices.loc[matrices["larger_than_L2"], "problem"]
     x, _ = style.grouped_bars(ax, data, "problem")
     for i in x[larger]:
@@ -60,7 +63,8 @@ def _per_matrix(ax, data: pd.DataFrame, matrices: pd.DataFrame) -> None:
     ax.set_xticks(x, [c + ("*" if s == "surrogate" else "") for c, s in zip(matrices["code"], matrices["source"])],
                   rotation=90)
     surrogate = "; * surrogate" if (matrices["source"] == "surrogate").any() else ""
-    ax.set(xlabel=f"matrix (Table 2 code{surrogate})", ylabel=f"effective {data['metric'].iloc[0]}")
+    missing = f"; not run in {data['precision'].iloc[0]}: {', '.join(absent)} (see the SpMV log)" if absent else ""
+    ax.set(xlabel=f"matrix (Table 2 code{surrogate}{missing})", ylabel=f"effective {data['metric'].iloc[0]}")
     style.bar_yscale(ax, data["value"])
     style.legend_above(ax, 2 if is_original(data).any() else 3, [Patch(color="0.92", label="matrix larger than the L2")])
     ax.set_title("(a) effective GFLOP/s per matrix", fontsize=9, loc="left", pad=_pad(data))
@@ -100,5 +104,6 @@ def _pad(data: pd.DataFrame) -> int:
 
 def figure(data: pd.DataFrame, gpu: dict, caption: str, precisions=PRECISIONS):
     """Figure 7 of `data` (see `data`), a row per precision, with `caption` at its foot."""
-    return style.facets(draw, WIDTHS, HEIGHT, data, f"{TITLE} on {gpu['name']}", caption, precisions,
-                        lambda p: peaks.no_rows(gpu, p, "SpMV"))
+    codes = sorted(data["code"].unique(), key=lambda c: int(c[1:]))   # D1..D21
+    return style.facets(partial(draw, codes=codes), WIDTHS, HEIGHT, data, f"{TITLE} on {gpu['name']}", caption,
+                        precisions, lambda p: peaks.no_rows(gpu, p, "SpMV"))
