@@ -45,10 +45,11 @@ def _panel(ax, measured: pd.DataFrame, p: peaks.Peaks, skipped: int) -> None:
     ax.grid(True, which="major", lw=0.3)
 
 
-def legend_handles(measured: pd.DataFrame) -> list:
-    """The roofs' line styles, then a filled (DRAM) and a hollow (L2) marker per kernel and unit measured."""
-    out = [Line2D([], [], ls=ls, color="0.3", lw=1, label=f"{label} roof") for label, ls in
-           (("CUDA-core", "-"), ("tensor-core", "--"))]
+def legend_handles(measured: pd.DataFrame, roofs) -> list:
+    """The line styles of the `roofs` drawn (units), then a filled (DRAM) and a hollow (L2) marker per kernel
+    and unit measured."""
+    out = [Line2D([], [], ls=ls, color="0.3", lw=1, label=f"{label} roof") for unit, label, ls in
+           (("cuda_core", "CUDA-core", "-"), ("tensor_core", "tensor-core", "--")) if unit in roofs]
     for (kernel, unit), _ in measured.groupby(["kernel", "unit"]):
         for where, face in (("DRAM", COLOR[unit]), ("L2", "none")):
             out.append(Line2D([], [], marker=MARKERS.get(kernel, "D"), ls="none", mfc=face, mec=COLOR[unit],
@@ -63,11 +64,12 @@ def figure(wqi: pd.DataFrame, gpu: dict, precisions=PRECISIONS):
     main = wqi[wqi["part"] == "main"]
     precision = main["precision"].fillna("fp64") if "precision" in main else pd.Series("fp64", main.index)
     measured = main["status"] == "measured"
+    roofs = set()
     for ax, name in zip(axes[0], precisions):
-        here = precision == name
-        skipped = int((here & (main["status"] == FP16_INSTRUCTIONS)).sum())
-        _panel(ax, main[measured & here], peaks.at(gpu, name), skipped)
+        here, p = precision == name, peaks.at(gpu, name)
+        roofs |= {unit for unit in ("cuda_core", "tensor_core") if p.peak(unit)}
+        _panel(ax, main[measured & here], p, int((here & (main["status"] == FP16_INSTRUCTIONS)).sum()))
     fig.suptitle(f"Achieved roofline, {gpu['name']} (DRAM roof {gpu['memory_bandwidth_TBs']:g} TB/s)")
-    fig.legend(handles=legend_handles(main[measured]), loc="center right", fontsize=7, frameon=False)
+    fig.legend(handles=legend_handles(main[measured], roofs), loc="center right", fontsize=7, frameon=False)
     fig.tight_layout(rect=(0, 0, 1 - 2.2 / fig.get_figwidth(), 1))
     return fig

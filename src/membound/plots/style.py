@@ -112,7 +112,8 @@ def legend_above(ax, ncol: int = 2, extra=()) -> None:
     handles = ax.get_legend_handles_labels()[0] + list(extra)
     fig = ax.figure
     renderer = fig.canvas.get_renderer()
-    centre = ax.get_window_extent(renderer).x0 + ax.get_window_extent(renderer).width / 2
+    box = ax.get_window_extent(renderer)
+    centre = (box.x0 + box.x1) / 2
     room = 2 * min(centre, fig.bbox.width - centre) * 0.9
     for n in range(ncol, 0, -1):
         legend = ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=n, frameon=False,
