@@ -1,18 +1,17 @@
 """The CUDA-core stencil kernels' tiles: each kernel's base tile, and per GPU the tile measured best for
 each stencil shape and depth (data only; stencil_plan.py decides and checks, docs/kernels_stencil.md).
 
-Tile keys are the kernels' compile-time macros (the .cu headers say what each means), and `kernel`, the
-.cu file: stencil_cc (2D, a tile plus halo per block: BX x BY output tile, V points per thread along y,
-TPB tiles per block along y, VEC 16-byte copies, VS the sums in vector strips, NOWRAP the interior tiles
-copied without the wrap), stencil_tb2 (2D,
-streaming along y: NT columns, chunks of CH rows, PF chunks in flight, OWNREG a thread's own column in
-registers, WAVES waves of blocks over the field), stencil_cc3 (3D at depth 1, a ring of planes; VEC and
-VS as stencil_cc), stencil_tb3 (3D, streaming along z: BX x BY x BZ per block), stencil_stream (2D and
-3D at depth 1, streaming with the sums in registers: NTX threads along x of UV 16-byte vectors each,
-BY rows in 3D, VY of them a thread, chunks of CH slices, CPY the copies (0 cp.async, 1 the same through L1, 2 staged in
-registers), PF chunks in flight, WAVES waves of blocks); stencil_cc3's PF: planes in flight by cp.async
-(0: one, through registers), stencil_tb3's VEC and PF: its input planes in 16-byte copies, PF in flight;
-MINB minimum blocks per SM (0: the compiler's choice), WSMEM weights in shared memory.
+Tile keys are the kernels' compile-time macros (the .cu headers say what each means), and `kernel`, the .cu
+file: stencil_cc (2D, a tile plus halo per block: BX x BY output tile, V points per thread along y, TPB tiles
+per block along y, VEC 16-byte copies, VS the sums in vector strips, NOWRAP the interior tiles copied without
+the wrap), stencil_tb2 (2D, streaming along y: NT columns, chunks of CH rows, PF chunks in flight, OWNREG a
+thread's own column in registers, WAVES waves of blocks over the field), stencil_cc3 (3D at depth 1, a ring of
+planes; VEC and VS as stencil_cc), stencil_tb3 (3D, streaming along z: BX x BY x BZ per block), stencil_stream
+(2D and 3D at depth 1, streaming with the sums in registers: NTX threads along x of UV 16-byte vectors each,
+BY rows in 3D, VY of them a thread, chunks of CH slices, CPY the copies (0 cp.async, 1 the same through L1, 2
+staged in registers), PF chunks in flight, WAVES waves of blocks); stencil_cc3's PF: planes in flight by
+cp.async (0: one, through registers), stencil_tb3's VEC and PF: its input planes in 16-byte copies, PF in
+flight; MINB minimum blocks per SM (0: the compiler's choice), WSMEM weights in shared memory.
 
 TUNED[gpu][(dims, shape, radius, depth)], gpu a profile name (config/gpus/<gpu>.yaml): the best checked
 variant of `tools/sweep_depths.py --tiles` on that GPU at 10240^2 / 512^3, which prints these entries;
