@@ -39,8 +39,24 @@ def mma_of(p: spmv_plan.Plan) -> int:
     return int((per_group * (w[groups] & 0xFF)).sum() + p.desc[kind == spmv_plan.PIECE, 2].sum())
 
 
+def test_piece_length_grows_with_the_plan_within_its_range():
+    low, high = spmv_plan.PIECE_TILES
+    share = spmv_plan.PIECE_SHARE
+    assert spmv_plan.piece_tiles(0) == low == spmv_plan.piece_tiles(2 * low * share - 1)
+    assert spmv_plan.piece_tiles(2 * low * share) == 2 * low
+    assert spmv_plan.piece_tiles(1000 * high * share) == high
+
+
+@pytest.fixture(params=["small pieces", "long pieces"])
+def pieces(request, monkeypatch):
+    """The plan's piece length: the rule's for these small matrices (the shortest), or the longest."""
+    if request.param == "long pieces":
+        monkeypatch.setattr(spmv_plan, "PIECE_SHARE", 1e-9)
+    return request.param
+
+
 @pytest.mark.parametrize("s", [1, 2, 4])
-def test_plan_covers_every_nonzero_and_row_once(s):
+def test_plan_covers_every_nonzero_and_row_once(s, pieces):
     matrix = ragged(0)
     p = spmv_plan.plan(matrix.indptr, s)
     slot, seg = p.placement(matrix.indptr)
@@ -65,6 +81,8 @@ def test_plan_covers_every_nonzero_and_row_once(s):
         last = tile + np.arange(w & 0xFF) * c + c - 1
         inner = np.setdiff1d(np.arange(tile, tile + c * (w & 0xFF)), last)
         assert not seg.reshape(-1, 32 * s)[inner].any()
+    most = -(-np.diff(matrix.indptr).max() // (32 * s))   # the longest row's tiles
+    assert p.desc[kind == spmv_plan.PIECE, 2].max() == min(most, spmv_plan.PIECE_TILES[pieces == "long pieces"])
 
 
 def test_plan_packs_short_rows_like_dasp():
@@ -130,7 +148,7 @@ def test_placement_puts_every_nonzero_once_in_its_rows_lane_in_column_order(s, l
 
 @pytest.mark.parametrize("precision", ["fp64", "fp32", "fp16"])
 @pytest.mark.parametrize("impl", ["scipy_csr", "numpy_mma", "numpy_mma_twin"])
-def test_cpu_impls_match_the_reference(impl, precision):
+def test_cpu_impls_match_the_reference(impl, precision, pieces):
     matrix = spmv.rounded(ragged(1), "ragged", precision)
     x = quantize(np.random.default_rng(2).uniform(-1, 1, matrix.shape[1]), precision)
     y = np.full(matrix.shape[0], np.nan, matrix.dtype)
@@ -275,7 +293,7 @@ def test_gpu_impls_match_the_reference_in_every_precision(seed, extra_rows):
 @pytest.mark.gpu
 @pytest.mark.parametrize("precision", ["fp64", "fp32", "fp16"])
 @pytest.mark.parametrize("impl", ["cusparse_csr", "dasp_tc", "dasp_tc_twin"])
-def test_gpu_short_and_huge_rows_and_poison_is_overwritten(impl, precision):
+def test_gpu_short_and_huge_rows_and_poison_is_overwritten(impl, precision, pieces):
     """Short rows of every packing, one row of 5000 nnz (many pieces), run three times: the long rows'
     counters are reset by each launch, every y overwritten."""
     import cupy as cp

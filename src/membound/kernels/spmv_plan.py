@@ -4,8 +4,8 @@ m8n8k4, 2 for tf32 m16n8k8, 4 for fp16 m16n8k16; `slots_per_lane`). `plan` is O(
 host; where each nonzero goes (`Plan.placement`, O(nnz)) is computed where indptr lies: numpy, or CuPy
 on the device.
 
-- **long** rows (> LONG nnz): cut into pieces of PIECE_TILES tiles of 32 S consecutive nonzeros, one warp
-  each, summed atomically (spmv_tc.cu PIECE).
+- **long** rows (> LONG nnz): cut into pieces of `piece_tiles` tiles of 32 S consecutive nonzeros, one
+  warp each, summed atomically (spmv_tc.cu PIECE).
 - **empty** rows: 32 to a warp, y = 0 (ZEROS).
 - every other row lies in one **tile row** ("lane row") of c tiles, 8 lane rows to a group (GROUPS), and
   several short rows may share one (DASP's short-row packing, generalized): a lane row holds a primary
@@ -34,7 +34,8 @@ from membound.run.measure import array_module
 SEG_SHIFT = 30      # column word = segment << SEG_SHIFT | column (spmv_tc.cu)
 MAX_SEG = 4         # rows per lane row (2 bits)
 LONG = 256          # rows with more nonzeros are split into pieces
-PIECE_TILES = 8     # tiles per piece of a long row
+PIECE_TILES = (8, 64)   # tiles per piece of a long row: a power of 2 in this range (piece_tiles)
+PIECE_SHARE = 4096      # ... and at most 1 / PIECE_SHARE of the plan's tiles
 TARGET = 8          # tiles a warp's groups should add up to (at most 4 groups: 32 output lanes; docs/kernels_spmv.md)
 WINDOW = 4096       # rows are packed and sorted only within windows, so x's and y's accesses stay local
 GROUPS, PIECE, ZEROS = 0, 1, 2
@@ -87,6 +88,18 @@ class Plan:
         seg = xp.zeros(self.slots, xp.uint8)
         seg[dest] = xp.asarray(self.segment)[row]
         return slot, seg
+
+
+def piece_tiles(tiles: int) -> int:
+    """Tiles per piece of a long row in a plan of `tiles` tiles: the largest power of 2 in PIECE_TILES
+    that is at most tiles / PIECE_SHARE. Each piece ends in an atomic add and a fence, so a large matrix's
+    long rows go in long pieces; a small matrix's stay short, so that no piece outlasts the other warps
+    (docs/kernels_spmv.md, "Piece length")."""
+    low, high = PIECE_TILES
+    size = low
+    while size * 2 <= min(high, tiles / PIECE_SHARE):
+        size *= 2
+    return size
 
 
 def groups_per_warp(c, j):
@@ -215,7 +228,8 @@ def plan(indptr: np.ndarray, s: int) -> Plan:
     # long rows and their pieces, then the groups, in the tile stream
     long_row = np.flatnonzero(length > LONG)
     long_tiles = -(-length[long_row] // tile)
-    pieces = -(-long_tiles // PIECE_TILES)
+    per_piece = piece_tiles(int(long_tiles.sum() + c.sum()))
+    pieces = -(-long_tiles // per_piece)
     long_base = np.cumsum(long_tiles) - long_tiles
     group_base = long_tiles.sum() + np.cumsum(c) - c
     # where every row's nonzeros go (Plan): a long row's are consecutive (jump 0), fillers right-aligned
@@ -231,12 +245,12 @@ def plan(indptr: np.ndarray, s: int) -> Plan:
     start[r], segment[r] = np.where(seg_of == 0, 0, fill_start[present]), seg_of
     first[long_row], jump[long_row] = long_base * tile, 0
     desc, rows, mma = _warps(items, group, g_lane, c, j, g_warp, group_base, long_row, long_base, pieces, long_tiles,
-                             np.flatnonzero(length == 0))
+                             per_piece, np.flatnonzero(length == 0))
     return Plan(s, desc, rows, long_row.astype(np.int32), pieces.astype(np.int32), mma,
                 int(long_tiles.sum() + c.sum()) * tile, first, start, jump, segment)
 
 
-def _warps(items, group, g_lane, c, j, g_warp, group_base, long_row, long_base, pieces, long_tiles, empty):
+def _warps(items, group, g_lane, c, j, g_warp, group_base, long_row, long_base, pieces, long_tiles, per_piece, empty):
     """The descriptors and output rows of the piece, group and zero warps, in that order, and the MMAs."""
     n_groups = len(c)
     out_len = 8 * j
@@ -248,8 +262,8 @@ def _warps(items, group, g_lane, c, j, g_warp, group_base, long_row, long_base, 
     # pieces
     li = np.repeat(np.arange(len(long_row)), pieces)
     p = np.arange(len(li)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
-    piece_tiles = np.minimum(PIECE_TILES, long_tiles[li] - p * PIECE_TILES)
-    piece_desc = np.stack([long_base[li] + p * PIECE_TILES, li, piece_tiles, np.full(len(li), PIECE << 16)], axis=1)
+    tiles = np.minimum(per_piece, long_tiles[li] - p * per_piece)
+    piece_desc = np.stack([long_base[li] + p * per_piece, li, tiles, np.full(len(li), PIECE << 16)], axis=1)
     # group warps: the first group of each warp
     n_warps = int(g_warp.max()) + 1 if n_groups else 0
     lead = np.searchsorted(g_warp, np.arange(n_warps), "left")
