@@ -50,6 +50,7 @@ IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precision
 # spmv_tc.cu's knobs (their #ifndef there; docs/kernels_spmv.md), TC_MINB for all, the others per precision
 TC_UNROLL, TC_MINB, TC_SEGFREE = {"fp64": 4, "fp32": 4, "fp16": 2}, 4, {"fp64": 1, "fp32": 0, "fp16": 1}
 TC_PIPE = {"fp64": 1, "fp32": 0, "fp16": 1}
+TC_AHEAD = 2048   # warps ahead whose descriptors are prefetched to the L2 (docs/kernels_spmv.md)
 THREADS = 256
 CUDA_TYPE = {"fp64": 1, "fp32": 0, "fp16": 2}   # cudaDataType_t: CUDA_R_64F, CUDA_R_32F, CUDA_R_16F
 
@@ -126,7 +127,7 @@ def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False
 
     indptr, indices, data, _ = matrix
     knobs = dict(PREC=precision, TC_UNROLL=TC_UNROLL[precision], TC_MINB=TC_MINB, TC_SEGFREE=TC_SEGFREE[precision],
-                 TC_PIPE=TC_PIPE[precision], TWIN=int(twin))
+                 TC_PIPE=TC_PIPE[precision], TC_AHEAD=TC_AHEAD, TWIN=int(twin))
     module = load_module("spmv_tc.cu", tuple(f"-D{k}={v}" for k, v in knobs.items()))
     kernel = module.get_function("spmv_tc")
     slot, seg = p.placement(indptr)

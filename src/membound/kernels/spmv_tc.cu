@@ -39,6 +39,9 @@
 #ifndef TC_PIPE  // 1: a group's tiles in batches of TC_UNROLL, the next batch fetched before this one's MMAs
 #define TC_PIPE 0
 #endif
+#ifndef TC_AHEAD  // the descriptors of the block this many warps ahead are prefetched to the L2 (0: none)
+#define TC_AHEAD 0
+#endif
 #ifndef TC_SEGFREE  // where no segment masks are applied, bits: 1 groups of one segment a tile row, 2 long rows' pieces
 #define TC_SEGFREE 1
 #endif
@@ -244,6 +247,11 @@ extern "C" __global__ void __launch_bounds__(256, TC_MINB) spmv_tc(const int4* _
     const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
     if (warp >= n_warps) return;  // warp-uniform
     const int4 w = __ldg(desc + warp);
+#if TC_AHEAD
+    // a later block's descriptors (one 128-byte line: 8 warps), so that its warps start on an L2 hit
+    if (threadIdx.x == 0 && warp + TC_AHEAD < n_warps)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(desc + warp + TC_AHEAD));
+#endif
     const int kind = w.w >> 16;
     if (kind == GROUPS && (GROUP_SEG || (w.w >> 8 & 0xff) > 1)) {
         groups<true>(w, lane, pval, pcol, x, y, rows);
