@@ -47,10 +47,9 @@ IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precision
          Impl("spmv", "scipy_csr", "cuda_core", "cuSPARSE", "cpu", precisions=PRECISIONS),
          Impl("spmv", "numpy_mma", "tensor_core", "DASP", "cpu", precisions=PRECISIONS),
          Impl("spmv", "numpy_mma_twin", "cuda_core", "DASP twin", "cpu", precisions=PRECISIONS))
-# spmv_tc.cu's knobs (their #ifndef there; docs/kernels_spmv.md), TC_MINB for all, the others per precision
+# spmv_tc.cu's knobs (their #ifndef there; docs/kernels_spmv.md), TC_MINB and TC_AHEAD for all, the others per precision
 TC_UNROLL, TC_MINB, TC_SEGFREE = {"fp64": 4, "fp32": 4, "fp16": 2}, 4, {"fp64": 1, "fp32": 0, "fp16": 1}
-TC_PIPE = {"fp64": 1, "fp32": 0, "fp16": 1}
-TC_AHEAD = 2048   # warps ahead whose descriptors are prefetched to the L2 (docs/kernels_spmv.md)
+TC_PIPE, TC_AHEAD = {"fp64": 1, "fp32": 0, "fp16": 1}, 2048
 THREADS = 256
 CUDA_TYPE = {"fp64": 1, "fp32": 0, "fp16": 2}   # cudaDataType_t: CUDA_R_64F, CUDA_R_32F, CUDA_R_16F
 
