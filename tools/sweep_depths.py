@@ -169,7 +169,8 @@ def stream_variants(st: P.Stencil) -> dict[str, dict]:
                "st_x32y32v4": dict(NTX=32, BY=32, VY=4), "st_x64y8v2": dict(NTX=64, BY=8, VY=2),
                "st_x32y32v2": dict(NTX=32, BY=32, VY=2), "st_x64y16v4": dict(NTX=64, BY=16, VY=4),
                "st_x64y16v2": dict(NTX=64, BY=16, VY=2), "st_x128y8v4": dict(NTX=128, BY=8, VY=4),
-               "st_x64y8v4": dict(NTX=64, BY=8, VY=4)})
+               "st_x64y8v4": dict(NTX=64, BY=8, VY=4), "st_x128y4v4": dict(NTX=128, BY=4, VY=4),
+               "st_x128y4v2": dict(NTX=128, BY=4, VY=2)})
     out = {label: dict(ST, CH=kw, **shape) for label, shape in shapes.items()}
     out.update({f"{label}_c2": dict(ST, CH=kw, CPY=2, **shape) for label, shape in shapes.items()})
     if st.dims == 3:
