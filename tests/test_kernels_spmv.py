@@ -47,12 +47,13 @@ def test_piece_length_grows_with_the_plan_within_its_range():
     assert spmv_plan.piece_tiles(1000 * high * share) == high
 
 
-@pytest.fixture(params=["small pieces", "long pieces"])
+@pytest.fixture(params=["shortest", "longest"])
 def pieces(request, monkeypatch):
-    """The plan's piece length: the rule's for these small matrices (the shortest), or the longest."""
-    if request.param == "long pieces":
+    """The plans' piece length: the rule's for these small matrices (the shortest), or the longest."""
+    low, high = spmv_plan.PIECE_TILES
+    if request.param == "longest":
         monkeypatch.setattr(spmv_plan, "PIECE_SHARE", 1e-9)
-    return request.param
+    return high if request.param == "longest" else low
 
 
 @pytest.mark.parametrize("s", [1, 2, 4])
@@ -82,7 +83,7 @@ def test_plan_covers_every_nonzero_and_row_once(s, pieces):
         inner = np.setdiff1d(np.arange(tile, tile + c * (w & 0xFF)), last)
         assert not seg.reshape(-1, 32 * s)[inner].any()
     most = -(-np.diff(matrix.indptr).max() // (32 * s))   # the longest row's tiles
-    assert p.desc[kind == spmv_plan.PIECE, 2].max() == min(most, spmv_plan.PIECE_TILES[pieces == "long pieces"])
+    assert p.desc[kind == spmv_plan.PIECE, 2].max() == min(most, pieces)
 
 
 def test_plan_packs_short_rows_like_dasp():
