@@ -122,6 +122,8 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
     if st.dims == 3 and "BZ" in out["tuned"]:   # the tuned tile over longer segments (fewer halo planes read twice)
         out.update({f"tuned_bz{bz}": dict(out["tuned"], BZ=bz) for bz in (64, 128, 256)})
         out.update({f"tuned_minb{b}": dict(out["tuned"], MINB=b) for b in (5, 6)})   # more warps, fewer registers
+    if out["tuned"]["kernel"] == "stencil_stream":   # the same: more blocks an SM, fewer registers a thread
+        out.update({f"tuned_minb{b}": dict(out["tuned"], MINB=b) for b in (2, 3, 4)})
     if depth == 1:   # the unblocked kernel in other shapes, with 16-byte copies (NTHREADS = BX * BY / V)
         cc, prefix = (CC2, "cc") if st.dims == 2 else (CC3, "cc3")
         for label, (bx, by, v, nt) in CC_SHAPES.items():
