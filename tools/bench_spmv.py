@@ -54,6 +54,7 @@ VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", every(2))], "unroll4"
             "minb1": [(spmv, "TC_MINB", 1)], "minb5": [(spmv, "TC_MINB", 5)], "minb6": [(spmv, "TC_MINB", 6)],
             **{f"piece{t}": [(spmv_plan, "PIECE_TILES", (t, t))] for t in (8, 16, 32, 64)},
             **{f"piece8to{t}": [(spmv_plan, "PIECE_TILES", (8, t))] for t in (32, 64, 128)},
+            **{f"share{n}": [(spmv_plan, "PIECE_SHARE", n)] for n in (1024, 2048, 8192)},
             **{f"ahead{a}": [(spmv, "TC_AHEAD", a)] for a in (0, 1024, 2048, 4096, 8192)},
             "target2": [(spmv_plan, "TARGET", 2)], "target4": [(spmv_plan, "TARGET", 4)],
             "target16": [(spmv_plan, "TARGET", 16)], "window512": [(spmv_plan, "WINDOW", 512)],
@@ -88,7 +89,7 @@ def surrogate_file(entry) -> Path:
     return found
 
 
-PLAN_KNOBS = ("LONG", "MAX_SEG", "PIECE_TILES", "TARGET", "WINDOW")
+PLAN_KNOBS = ("LONG", "MAX_SEG", "PIECE_SHARE", "PIECE_TILES", "TARGET", "WINDOW")
 PLANS: dict = {}   # (s, plan knobs) -> Plan of the current matrix: a variant of the kernel only reuses it
 make_plan = spmv.plan
 
