@@ -189,11 +189,12 @@ def shared_bytes(impl: str, st: Stencil, gpu: str | None = None, precision: str 
     """Dynamic shared memory per block of `impl` for stencil `st` at its depth (cc_naive: depth 1) on
     `gpu` in `precision`."""
     if impl == "tc_sparse":                     # stencil_sp.cu: one plane tile of the precision's elements
-        from membound.kernels.stencil_sp import pitch_for, tile_for
+        from membound.kernels.stencil_sp import structure_pitch, tile_for
 
         rf = st.radius * st.depth
         sp = precision if precision in ("fp32", "fp16") else "fp32"
-        return (8 * tile_for(st.dims)["WY"] + 2 * rf) * pitch_for(rf, sp, dims=st.dims) * fmt(sp).bytes
+        pitch = structure_pitch(st.shape, st.dims, st.radius, st.depth, sp)
+        return (8 * tile_for(st.dims)["WY"] + 2 * rf) * pitch * fmt(sp).bytes
     if impl.startswith("tc"):
         mask = fused_support(support(st.shape, st.dims, st.radius), st.depth)
         return tc_config(st, len(tc_rows(mask.astype(float), mask, precision)[1]), impl == "tc_twin", precision)[2]

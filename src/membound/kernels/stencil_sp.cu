@@ -12,7 +12,7 @@
 // Macros: DIMS, RF, PREC, NX (16-wide tiles per warp along x, sharing each A fragment), WX, WY
 // (warps along x, y), BZ (3D: output planes per block), PITCH (shared row pitch, elements), NOFF (B offsets per lane: 4 or 8, 1 with
 // RUNS), NFRAG (fragments), FSM (1: the fragments copied to shared memory once per block; 0: read
-// through L1), RUNS (1: layout "runs" of sparse24, a lane's B elements one 16-byte load).
+// through L1, PF: each one ahead), RUNS (1: layout "runs" of sparse24, a lane's B elements one 16-byte load).
 // Field (nz, ny, nx), x fastest, periodic; a block streams the 2*RF+BZ planes of its BZ output planes
 // (3D) through one tile.
 
@@ -26,6 +26,9 @@
 #define XO (RF + RUNW)                          // the tile column of x offset u = 0 (runs start up to RUNW-1 left)
 #define LXT (BX + 2 * XO)
 #define RZ (DIMS == 3 ? RF : 0)
+#ifndef PF
+#define PF (!FSM)   // fragment f + 1 loaded before f's MMAs: hides the latency of fragments read through L1
+#endif
 #ifndef BZ
 #define BZ 1                                    // output planes per block (3D), sharing each input plane
 #endif
@@ -67,6 +70,16 @@ __device__ __forceinline__ void mma_sp(float* d, const uint4& a, const unsigned*
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
 #endif
+}
+
+// The NX tiles' MMAs of one fragment (A a, metadata e, B offsets off from the lane's base).
+__device__ __forceinline__ void tile_mmas(float (*acc)[4], const uint4& a, unsigned e, const int* off, const real* base) {
+#pragma unroll
+  for (int n = 0; n < NX; ++n) {
+    unsigned b[4];
+    b_regs(b, base + 16 * n, off);
+    mma_sp(acc[n], a, b, e);
+  }
 }
 
 // afrag[f*32 + lane], meta[f*32 + lane], offs[(f*32 + lane)*NOFF + r]: lane's A registers, metadata
@@ -115,6 +128,28 @@ stencil_sp(const real* __restrict__ in, real* __restrict__ out, const uint4* __r
       const int dz = p - k;
       if (dz < -RZ || dz > RZ) continue;
       const int f0 = planes[dz + RZ], f1 = planes[dz + RZ + 1];
+#if PF
+      if (f0 == f1) continue;
+      uint4 a = s_a[f0 * 32 + lane];   // fragment f's registers; f + 1's are loaded before f's MMAs
+      unsigned e = s_e[f0 * 32 + lane];
+      int off[NOFF];
+#pragma unroll
+      for (int r = 0; r < NOFF; ++r) off[r] = s_o[(f0 * 32 + lane) * NOFF + r];
+#pragma unroll 1
+      for (int f = f0; f < f1; ++f) {
+        const int fn = min(f + 1, f1 - 1);
+        const uint4 an = s_a[fn * 32 + lane];
+        const unsigned en = s_e[fn * 32 + lane];
+        int offn[NOFF];
+#pragma unroll
+        for (int r = 0; r < NOFF; ++r) offn[r] = s_o[(fn * 32 + lane) * NOFF + r];
+        tile_mmas(acc[k], a, e, off, base);
+        a = an;
+        e = en;
+#pragma unroll
+        for (int r = 0; r < NOFF; ++r) off[r] = offn[r];
+      }
+#else
 #pragma unroll 1
       for (int f = f0; f < f1; ++f) {
         const uint4 a = s_a[f * 32 + lane];
@@ -122,13 +157,9 @@ stencil_sp(const real* __restrict__ in, real* __restrict__ out, const uint4* __r
         int off[NOFF];
 #pragma unroll
         for (int r = 0; r < NOFF; ++r) off[r] = s_o[(f * 32 + lane) * NOFF + r];
-#pragma unroll
-        for (int n = 0; n < NX; ++n) {
-          unsigned b[4];
-          b_regs(b, base + 16 * n, off);
-          mma_sp(acc[k][n], a, b, e);
-        }
+        tile_mmas(acc[k], a, e, off, base);
       }
+#endif
     }
   }
 #pragma unroll

@@ -17,6 +17,7 @@ Fragment layouts (PTX ISA 9.7.14.6.2, mma.sp with sparse A; g = lane / 4, q = la
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import numpy as np
 
@@ -103,13 +104,41 @@ def tile_for(dims: int) -> dict:
     return TILE3 if dims == 3 else TILE
 
 
-def pitch_for(radius: int, precision: str, layout: str | None = None, dims: int = 2) -> int:
+def pitch_for(form: sparse24.SparseForm, dims: int = 2) -> int:
     """Shared row pitch in elements: the tile's width, then 4 banks further per row (fp32: = 4 mod 32
-    elements, fp16: = 8 mod 64), so that the 8 rows g of one B load fall in different banks."""
-    t = tile_for(dims)
-    width = 16 * t["NX"] * t["WX"] + 2 * (radius + run_width(precision, layout or LAYOUT))
-    step, rem = (32, 4) if precision == "fp32" else (64, 8)
-    return width + (rem - width) % step
+    elements, fp16: = 8 mod 64), so that the 8 rows g of one B load start in different banks; in layout
+    "runs" the pitch among that one and the 7 next 16-byte steps (every offset of a row in the banks)
+    whose B loads take the fewest shared wavefronts (`wavefronts`; ties keep the first)."""
+    t, p = tile_for(dims), form.precision
+    width = 16 * t["NX"] * t["WX"] + 2 * (form.radius + run_width(p))
+    step, rem = (32, 4) if p == "fp32" else (64, 8)
+    first = width + (rem - width) % step
+    if LAYOUT != "runs":
+        return first
+    return min((first + k * step // 8 for k in range(8)), key=lambda pitch: wavefronts(form, pitch))
+
+
+@cache
+def structure_pitch(shape: str, dims: int, radius: int, depth: int, precision: str) -> int:
+    """pitch_for the form of the stencil's structure (the same columns whatever the weights), cached."""
+    return pitch_for(sparse24.transform(shape, dims, radius, depth, precision, layout=LAYOUT), dims)
+
+
+def wavefronts(form: sparse24.SparseForm, pitch: int) -> float:
+    """Shared-memory wavefronts of one warp's B load in layout "runs" (16 bytes a lane), averaged over
+    the fragments: the 8 lanes of a quarter warp take as many wavefronts as the most distinct 16-byte
+    chunks that fall in one group of 4 banks, so 4 is conflict-free. Equals ncu's
+    l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld per shared load on four fragment-bound kernels
+    (H100, 2026-11-27, docs/kernels_stencil.md)."""
+    rows = (np.arange(32) >> 2) + form.radius                      # lane's row g, the tile's first row -RF
+    elem = (rows * pitch + form.radius + run_width(form.precision) + b_offsets(form, pitch, True)[..., 0])
+    chunk = (elem * fmt(form.precision).bytes // 16).reshape(-1, 4, 8)       # (fragments, quarter, lane)
+    chunk = np.sort(chunk, axis=-1)
+    new = np.concatenate([np.ones_like(chunk[..., :1], bool), np.diff(chunk, axis=-1) != 0], axis=-1)
+    per_group = np.zeros((*chunk.shape[:2], 8), np.int64)
+    f, q, _ = np.indices(chunk.shape)
+    np.add.at(per_group, (f, q, chunk % 8), new)
+    return float(per_group.max(axis=-1).sum(axis=-1).mean())
 
 
 # ---------------------------------------------------------------------------------------- CPU
@@ -134,7 +163,7 @@ def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:
     """(macros, dynamic shared bytes) of stencil_sp.cu for `form` in `dims` dimensions: they follow
     the form's structure (its fragments, the lanes' B offsets), not its weights' values."""
     p, runs, tile = form.precision, LAYOUT == "runs", tile_for(dims)
-    pitch = pitch_for(form.radius, p, dims=dims)
+    pitch = pitch_for(form, dims)
     noff, nfrag = 1 if runs else b_slots(p).shape[1], len(form.a)
     frag_bytes = nfrag * 32 * (20 + 4 * noff)
     fsm = int(frag_bytes <= FRAG_SMEM)
