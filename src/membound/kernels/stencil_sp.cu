@@ -72,13 +72,29 @@ __device__ __forceinline__ void mma_sp(float* d, const uint4& a, const unsigned*
 #endif
 }
 
-// The NX tiles' MMAs of one fragment (A a, metadata e, B offsets off from the lane's base).
-__device__ __forceinline__ void tile_mmas(float (*acc)[4], const uint4& a, unsigned e, const int* off, const real* base) {
+// One fragment's registers of a lane: A, metadata, B offsets (elements from the lane's base).
+struct Frag {
+  uint4 a;
+  unsigned e;
+  int off[NOFF];
+};
+
+__device__ __forceinline__ Frag frag(const uint4* s_a, const unsigned* s_e, const int* s_o, int f, int lane) {
+  Frag r;
+  r.a = s_a[f * 32 + lane];
+  r.e = s_e[f * 32 + lane];
+#pragma unroll
+  for (int i = 0; i < NOFF; ++i) r.off[i] = s_o[(f * 32 + lane) * NOFF + i];
+  return r;
+}
+
+// The NX tiles' MMAs of one fragment.
+__device__ __forceinline__ void tile_mmas(float (*acc)[4], const Frag& fr, const real* base) {
 #pragma unroll
   for (int n = 0; n < NX; ++n) {
     unsigned b[4];
-    b_regs(b, base + 16 * n, off);
-    mma_sp(acc[n], a, b, e);
+    b_regs(b, base + 16 * n, fr.off);
+    mma_sp(acc[n], fr.a, b, fr.e);
   }
 }
 
@@ -130,35 +146,16 @@ stencil_sp(const real* __restrict__ in, real* __restrict__ out, const uint4* __r
       const int f0 = planes[dz + RZ], f1 = planes[dz + RZ + 1];
 #if PF
       if (f0 == f1) continue;
-      uint4 a = s_a[f0 * 32 + lane];   // fragment f's registers; f + 1's are loaded before f's MMAs
-      unsigned e = s_e[f0 * 32 + lane];
-      int off[NOFF];
-#pragma unroll
-      for (int r = 0; r < NOFF; ++r) off[r] = s_o[(f0 * 32 + lane) * NOFF + r];
+      Frag cur = frag(s_a, s_e, s_o, f0, lane);   // fragment f; f + 1's loaded before f's MMAs
 #pragma unroll 1
       for (int f = f0; f < f1; ++f) {
-        const int fn = min(f + 1, f1 - 1);
-        const uint4 an = s_a[fn * 32 + lane];
-        const unsigned en = s_e[fn * 32 + lane];
-        int offn[NOFF];
-#pragma unroll
-        for (int r = 0; r < NOFF; ++r) offn[r] = s_o[(fn * 32 + lane) * NOFF + r];
-        tile_mmas(acc[k], a, e, off, base);
-        a = an;
-        e = en;
-#pragma unroll
-        for (int r = 0; r < NOFF; ++r) off[r] = offn[r];
+        const Frag next = frag(s_a, s_e, s_o, min(f + 1, f1 - 1), lane);
+        tile_mmas(acc[k], cur, base);
+        cur = next;
       }
 #else
 #pragma unroll 1
-      for (int f = f0; f < f1; ++f) {
-        const uint4 a = s_a[f * 32 + lane];
-        const unsigned e = s_e[f * 32 + lane];
-        int off[NOFF];
-#pragma unroll
-        for (int r = 0; r < NOFF; ++r) off[r] = s_o[(f * 32 + lane) * NOFF + r];
-        tile_mmas(acc[k], a, e, off, base);
-      }
+      for (int f = f0; f < f1; ++f) tile_mmas(acc[k], frag(s_a, s_e, s_o, f, lane), base);
 #endif
     }
   }
