@@ -95,11 +95,26 @@ def test_runs_layout_gives_each_lane_one_aligned_vector(name, precision):
 
 
 def test_wavefronts_count_what_ncu_measured():
-    """2d49pt fp32 t = 4 at the pitch it ran with before pitches were chosen (164): ncu counted
-    567.4 M shared wavefronts for 72.1 M B loads (H100, 2026-11-27), 7.87 a load; 4 is the least."""
+    """2d49pt fp32 t = 4 as it ran before pitches were chosen (pitch 164, every zero run loading the
+    tile's first aligned run): ncu counted 567.4 M shared wavefronts for 72.1 M B loads (H100,
+    2026-11-27), 7.87 a load; 4 is the least."""
     form = sparse24.transform("box", 2, 3, 4, "fp32", layout="runs")
+    lanes = form.cols[:, SP.b_slots("fp32")[:4]]                       # (nf, lane q, its 4 slots, 4)
+    zero = lanes[..., 3].all(axis=-1)
+    lanes[zero, :, 1], lanes[zero, :, 2] = 0, -form.radius % 4 + np.arange(4)
+    form.cols[:, SP.b_slots("fp32")[:4]] = lanes
     assert SP.wavefronts(form, 164) == pytest.approx(567.4 / 72.1, abs=0.01)
     assert all(SP.wavefronts(form, 164 + 4 * k) >= 4 for k in range(8))
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_a_zero_run_loads_a_run_of_its_mma(precision):
+    form = sparse24.transform("box", 2, 3, 4, precision, layout="runs")
+    lanes = form.cols[:, SP.b_slots(precision)[:4]]                    # (nf, lane q, its slots, 4)
+    zero = lanes[..., 3].all(axis=-1)
+    assert zero.any() and not zero.all(axis=-1).any()
+    for f, q in zip(*np.nonzero(zero)):
+        assert any(np.array_equal(lanes[f, q, :, :3], lanes[f, p, :, :3]) for p in range(4) if not zero[f, p])
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])

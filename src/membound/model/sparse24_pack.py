@@ -66,7 +66,9 @@ def runs(wf3: np.ndarray, mask3: np.ndarray, dz: int, precision: str, rf: int) -
     slots q, q+4, q+8, q+12; f16: 8r+2q, 8r+2q+1) are RUN consecutive input columns of one fused row,
     starting at u = -rf mod RUN (one aligned vector load a lane). Runs of lanes 4g, 4g+1 (and of
     4g+2, 4g+3) share the 1:2 / 2:4 chunks: two runs are paired where every chunk stays structured,
-    greedily (most nonzeros first), a run without a partner beside a zero run; two pairs make an MMA."""
+    greedily (most nonzeros first), a run without a partner beside a zero run; two pairs make an MMA.
+    A zero run loads the run of its pair's other lane (else the MMA's first): its weights are zero, and
+    a lane sharing another's address adds no shared-memory wavefront (kernels/stencil_sp.wavefronts)."""
     kept, _ = GRANULARITY[precision]
     run, rz, rad = RUN[precision], wf3.shape[0] // 2, wf3.shape[-1] // 2
     runs = []
@@ -102,6 +104,9 @@ def runs(wf3: np.ndarray, mask3: np.ndarray, dz: int, precision: str, rf: int) -
     mmas = []
     for m in range(0, len(pairs), 2):
         lanes = [pairs[m][0], pairs[m][1] or pad, pairs[m + 1][0], pairs[m + 1][1] or pad]
+        real = [lane for lane in lanes if lane[2] is not None]
+        lanes = [lane if lane[2] is not None else (lanes[q ^ 1] if lanes[q ^ 1][2] is not None else real[0])[:2] + (None,)
+                 for q, lane in enumerate(lanes)]
         slots = []
         for kk in range(SP_SHAPE[precision][2]):
             q, e = (kk % 4, kk // 4) if precision == "fp32" else ((kk % 8) // 2, 2 * (kk // 8) + kk % 2)
