@@ -128,8 +128,8 @@ def wavefronts(form: sparse24.SparseForm, pitch: int) -> float:
     """Shared-memory wavefronts of one warp's B load in layout "runs" (16 bytes a lane), averaged over
     the fragments: the 8 lanes of a quarter warp take as many wavefronts as the most distinct 16-byte
     chunks that fall in one group of 4 banks, so 4 is conflict-free. Equals ncu's
-    l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld per shared load on four fragment-bound kernels
-    (H100, 2026-11-27, docs/kernels_stencil.md)."""
+    l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld per shared load on nine of ten measured kernels;
+    the tenth, with more lanes sharing addresses, took 15% fewer (H100, 2026-11-27, docs/kernels_stencil.md)."""
     rows = (np.arange(32) >> 2) + form.radius                      # lane's row g, the tile's first row -RF
     elem = (rows * pitch + form.radius + run_width(form.precision) + b_offsets(form, pitch, True)[..., 0])
     chunk = (elem * fmt(form.precision).bytes // 16).reshape(-1, 4, 8)       # (fragments, quarter, lane)

@@ -105,7 +105,8 @@ def runs(wf3: np.ndarray, mask3: np.ndarray, dz: int, precision: str, rf: int) -
     for m in range(0, len(pairs), 2):
         lanes = [pairs[m][0], pairs[m][1] or pad, pairs[m + 1][0], pairs[m + 1][1] or pad]
         real = [lane for lane in lanes if lane[2] is not None]
-        lanes = [lane if lane[2] is not None else (lanes[q ^ 1] if lanes[q ^ 1][2] is not None else real[0])[:2] + (None,)
+        lanes = [lane if lane[2] is not None
+                 else (lanes[q ^ 1] if lanes[q ^ 1][2] is not None else real[0])[:2] + (None,)
                  for q, lane in enumerate(lanes)]
         slots = []
         for kk in range(SP_SHAPE[precision][2]):
