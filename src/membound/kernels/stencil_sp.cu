@@ -12,7 +12,8 @@
 // Macros: DIMS, RF, PREC, NX (16-wide tiles per warp along x, sharing each A fragment), WX, WY
 // (warps along x, y), BZ (3D: output planes per block), PITCH (shared row pitch, elements), NOFF (B offsets per lane: 4 or 8, 1 with
 // RUNS), NFRAG (fragments), FSM (1: the fragments copied to shared memory once per block; 0: read
-// through L1, PF: each one ahead), RUNS (1: layout "runs" of sparse24, a lane's B elements one 16-byte load).
+// through L1, PF: each one ahead), RUNS (1: layout "runs" of sparse24, a lane's B elements one 16-byte load),
+// DB (3D: the next plane read into registers while this one's MMAs run), MINB (blocks an SM).
 // Field (nz, ny, nx), x fastest, periodic; a block streams the 2*RF+BZ planes of its BZ output planes
 // (3D) through one tile.
 
@@ -32,6 +33,12 @@
 #ifndef BZ
 #define BZ 1                                    // output planes per block (3D), sharing each input plane
 #endif
+#ifndef DB
+#define DB 0   // 1: plane p + 1 read into registers during plane p's MMAs, stored to the tile after them
+#endif
+#define NW (WX * WY)
+#define LROWS ((LYT + NW - 1) / NW)             // tile rows a warp copies
+#define LCOLS ((LXT + 31) / 32)                 // tile columns a lane copies in each
 
 // real (fp16: raw bits, conversions in PTX), to_real, wrap and the tf32 operand:
 #define ELEM (PREC / 8)
@@ -98,10 +105,42 @@ __device__ __forceinline__ void tile_mmas(float (*acc)[4], const Frag& fr, const
   }
 }
 
+// A lane's elements of one plane's tile (rows warp + NW i, columns lane + 32 j), read into registers.
+__device__ __forceinline__ void plane_regs(real (&v)[LROWS][LCOLS], const real* plane, int warp, int lane, int gx0,
+                                           int gy0, int ny, int nx) {
+#pragma unroll
+  for (int i = 0; i < LROWS; ++i) {
+    const int y = warp + NW * i;
+    if (y >= LYT) break;
+    const real* row = plane + (size_t)wrap(gy0 - RF + y, ny) * nx;
+#pragma unroll
+    for (int j = 0; j < LCOLS; ++j) {
+      const int x = lane + 32 * j;
+      if (x < LXT) v[i][j] = operand(row[wrap(gx0 - XO + x, nx)]);
+    }
+  }
+}
+
+__device__ __forceinline__ void regs_tile(real* tile, const real (&v)[LROWS][LCOLS], int warp, int lane) {
+#pragma unroll
+  for (int i = 0; i < LROWS; ++i) {
+    const int y = warp + NW * i;
+    if (y >= LYT) break;
+#pragma unroll
+    for (int j = 0; j < LCOLS; ++j) {
+      const int x = lane + 32 * j;
+      if (x < LXT) tile[y * PITCH + x] = v[i][j];
+    }
+  }
+}
+
 // afrag[f*32 + lane], meta[f*32 + lane], offs[(f*32 + lane)*NOFF + r]: lane's A registers, metadata
 // and B offsets (elements from its base in the tile) of fragment f; planes[p]..planes[p+1]: the
 // fragments of plane dz = p - RZ.
-extern "C" __global__ void __launch_bounds__(32 * WX * WY, 2)
+#ifndef MINB
+#define MINB 2   // blocks an SM the registers must allow
+#endif
+extern "C" __global__ void __launch_bounds__(32 * WX * WY, MINB)
 stencil_sp(const real* __restrict__ in, real* __restrict__ out, const uint4* __restrict__ afrag,
            const unsigned* __restrict__ meta, const int* __restrict__ offs, const int* __restrict__ planes,
            int nz, int ny, int nx) {
@@ -130,15 +169,25 @@ stencil_sp(const real* __restrict__ in, real* __restrict__ out, const uint4* __r
 
   // 3D: the block's BZ output planes gz0 + k share each input plane gz0 + p, used by output k with
   // dz = p - k: 2 RZ + BZ plane loads for BZ planes (2D: BZ 1, RZ 0, one plane).
+#if DB
+  real v[LROWS][LCOLS];
+  plane_regs(v, in + (size_t)wrap(gz0 - RZ, nz) * ny * nx, warp, lane, gx0, gy0, ny, nx);
+#endif
 #pragma unroll 1
   for (int p = -RZ; p <= RZ + BZ - 1; ++p) {
     __syncthreads();
+#if DB
+    regs_tile(tile, v, warp, lane);
+    __syncthreads();
+    if (p < RZ + BZ - 1) plane_regs(v, in + (size_t)wrap(gz0 + p + 1, nz) * ny * nx, warp, lane, gx0, gy0, ny, nx);
+#else
     const real* plane = in + (size_t)wrap(gz0 + p, nz) * ny * nx;
     for (int y = warp; y < LYT; y += WX * WY) {            // a warp per row, lanes along x: coalesced
       const real* row = plane + (size_t)wrap(gy0 - RF + y, ny) * nx;
       for (int x = lane; x < LXT; x += 32) tile[y * PITCH + x] = operand(row[wrap(gx0 - XO + x, nx)]);
     }
     __syncthreads();
+#endif
 #pragma unroll
     for (int k = 0; k < BZ; ++k) {
       const int dz = p - k;

@@ -30,7 +30,9 @@ from membound.run import measure
 META_LAYOUT = "split"
 LAYOUT = sparse24.LAYOUT                          # the transform's layout this kernel runs ("runs": RUNS=1)
 TILE = {"NX": 4, "WX": 2, "WY": 4, "BZ": 1}       # 16-wide tiles per warp along x, warps along x and y
-TILE3 = {"NX": 2, "WX": 2, "WY": 4, "BZ": 4}      # 3D: 4 output planes per block share each input plane
+# 3D: 4 output planes per block share each input plane, the next plane read into registers during this
+# one's MMAs (DB) at 3 blocks an SM (MINB; docs/kernels_stencil.md, "3D planes through registers")
+TILE3 = {"NX": 2, "WX": 2, "WY": 4, "BZ": 4, "DB": 1, "MINB": 3}
 FRAG_SMEM = 48 * 1024                             # fragments up to this size go to shared memory (FSM=1)
 
 
