@@ -124,7 +124,18 @@ def test_pitch_takes_the_fewest_wavefronts_of_every_bank_offset(precision):
     first = next(p for p in range(16 * 8 + 2 * (12 + sparse24.RUN[precision]), 10**4) if p % step == step // 8)
     assert pitch % (step // 8) == 0 and first <= pitch < first + step
     assert SP.wavefronts(form, pitch) == min(SP.wavefronts(form, first + k * step // 8) for k in range(8))
-    assert SP.structure_pitch("box", 2, 3, 4, precision) == pitch
+    assert SP.structure_module("box", 2, 3, 4, precision)[0]["PITCH"] == pitch
+
+
+def test_shared_bytes_count_the_fragments_held_in_shared_memory():
+    """3D fp32 3d27pt at depth 3 keeps its 57.8 KiB of fragments in shared memory (FSM, up to
+    FRAG_SMEM[3]); the workflow's shared-memory check counts them beside the plane tile."""
+    from membound.kernels import stencil_plan as P
+
+    macros, smem = SP.module(sparse24.transform("box", 3, 1, 3, "fp32", layout=SP.LAYOUT), 3)
+    frag_bytes = macros["NFRAG"] * 32 * (20 + 4 * macros["NOFF"])
+    assert macros["FSM"] == 1 and frag_bytes > 48 * 1024
+    assert P.shared_bytes("tc_sparse", S.Stencil("3d27pt", "box", 3, 1, 3), precision="fp32") == smem > frag_bytes
 
 
 def test_plane_starts_split_the_fragments_by_dz():

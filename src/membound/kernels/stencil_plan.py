@@ -188,13 +188,11 @@ def tc_config(st: Stencil, nfrag: int, twin: bool, precision: str = "fp64") -> t
 def shared_bytes(impl: str, st: Stencil, gpu: str | None = None, precision: str = "fp64") -> int:
     """Dynamic shared memory per block of `impl` for stencil `st` at its depth (cc_naive: depth 1) on
     `gpu` in `precision`."""
-    if impl == "tc_sparse":                     # stencil_sp.cu: one plane tile of the precision's elements
-        from membound.kernels.stencil_sp import structure_pitch, tile_for
+    if impl == "tc_sparse":                     # stencil_sp.cu: one plane tile, and the fragments where FSM
+        from membound.kernels.stencil_sp import structure_module
 
-        rf = st.radius * st.depth
         sp = precision if precision in ("fp32", "fp16") else "fp32"
-        pitch = structure_pitch(st.shape, st.dims, st.radius, st.depth, sp)
-        return (8 * tile_for(st.dims)["WY"] + 2 * rf) * pitch * fmt(sp).bytes
+        return structure_module(st.shape, st.dims, st.radius, st.depth, sp)[1]
     if impl.startswith("tc"):
         mask = fused_support(support(st.shape, st.dims, st.radius), st.depth)
         return tc_config(st, len(tc_rows(mask.astype(float), mask, precision)[1]), impl == "tc_twin", precision)[2]

@@ -31,9 +31,11 @@ META_LAYOUT = "split"
 LAYOUT = sparse24.LAYOUT                          # the transform's layout this kernel runs ("runs": RUNS=1)
 TILE = {"NX": 4, "WX": 2, "WY": 4, "BZ": 1}       # 16-wide tiles per warp along x, warps along x and y
 # 3D: 4 output planes per block share each input plane, the next plane read into registers during this
-# one's MMAs (DB) at 3 blocks an SM (MINB; docs/kernels_stencil.md, "3D planes through registers")
+# one's MMAs (DB) at 3 blocks an SM (MINB; docs/kernels_stencil.md, "3D planes through registers, ...")
 TILE3 = {"NX": 2, "WX": 2, "WY": 4, "BZ": 4, "DB": 1, "MINB": 3}
-FRAG_SMEM = 48 * 1024                             # fragments up to this size go to shared memory (FSM=1)
+# fragments up to this size (per dims) go to shared memory (FSM=1), beyond it read through L1: in 2D
+# more cost occupancy; in 3D (a 17 KiB tile) they paid up to 100 KiB (docs/kernels_stencil.md)
+FRAG_SMEM = {2: 48 * 1024, 3: 100 * 1024}
 
 
 def operand(a: np.ndarray, precision: str) -> np.ndarray:
@@ -121,9 +123,9 @@ def pitch_for(form: sparse24.SparseForm, dims: int = 2) -> int:
 
 
 @cache
-def structure_pitch(shape: str, dims: int, radius: int, depth: int, precision: str) -> int:
-    """pitch_for the form of the stencil's structure (the same columns whatever the weights), cached."""
-    return pitch_for(sparse24.transform(shape, dims, radius, depth, precision, layout=LAYOUT), dims)
+def structure_module(shape: str, dims: int, radius: int, depth: int, precision: str) -> tuple[dict, int]:
+    """`module` of the form of the stencil's structure (the same columns whatever the weights), cached."""
+    return module(sparse24.transform(shape, dims, radius, depth, precision, layout=LAYOUT), dims)
 
 
 def wavefronts(form: sparse24.SparseForm, pitch: int) -> float:
@@ -168,7 +170,7 @@ def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:
     pitch = pitch_for(form, dims)
     noff, nfrag = 1 if runs else b_slots(p).shape[1], len(form.a)
     frag_bytes = nfrag * 32 * (20 + 4 * noff)
-    fsm = int(frag_bytes <= FRAG_SMEM)
+    fsm = int(frag_bytes <= FRAG_SMEM[dims])
     macros = dict(DIMS=dims, RF=form.radius, PREC=32 if p == "fp32" else 16, PITCH=pitch, NOFF=noff, NFRAG=nfrag,
                   FSM=fsm, RUNS=int(runs), **tile)
     return macros, (8 * tile["WY"] + 2 * form.radius) * pitch * fmt(p).bytes + fsm * frag_bytes
