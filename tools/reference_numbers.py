@@ -1,0 +1,131 @@
+"""The README's figures of a committed reference run, from its raw rows (a developer tool, not a rule;
+tests/test_reference_numbers.py holds the README's stencil tables to it):
+
+    python tools/reference_numbers.py h200 [--against OLD_RAW_DIR]
+
+Prints, from results/reference/<gpu>/raw/ alone: the rows of the README's stencil tables (GStencil/s,
+the median over repetitions of each run's median; share of B/(2d) at depth 1, B the spec's bandwidth),
+the 2:4-sparse against the dense tensor cores at Table 3's depth, the GPU jobs' seconds per family
+(Snakemake's benchmark files), and SCALE and GEMV at their largest size. With --against (the raw/ of an
+earlier run, e.g. from `git archive`): each stencil implementation's geometric mean ratio against it.
+Where the reference profile has rendered the GPU: its claims, a line per claim and precision.
+"""
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from membound.model.precision import fmt
+from membound.run import config
+
+REPO = Path(__file__).resolve().parents[1]
+ROLES = ["cc_naive", "share", "cc_tb", "cc_tb_best", "tc", "tc_twin", "tc_sparse"]   # the tables' columns
+
+
+def size(problem: str) -> int:
+    """The n of a SCALE or GEMV problem name: 'n=2^28' or 'n=16384'."""
+    n = problem.split("=")[1]
+    base, _, exp = n.partition("^")
+    return int(base) ** int(exp or 1)
+
+
+def medians(raw: Path, family: str) -> pd.Series:
+    """Median over repetitions of each row's value, by (problem, precision, impl, depth)."""
+    rows = pd.concat([pd.read_csv(f) for f in sorted(raw.glob(f"{family}*.csv"))])
+    keys = [k for k in ("problem", "precision", "impl", "depth") if k in rows]
+    return rows.groupby(keys, dropna=False)["value"].median()
+
+
+def stencil_cells(raw: Path, gpu: str) -> dict:
+    """{(precision, stencil): cells of its README row, as printed there}."""
+    med, kernels = medians(raw, "stencil"), yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    bandwidth = config.load_gpu(gpu)["memory_bandwidth_TBs"]
+    out = {}
+    for name, k in kernels["stencil"]["kernels"].items():
+        t = k["depth"]
+        for p in ("fp64", "fp32", "fp16"):
+            at = med.xs((name, p), level=("problem", "precision"))
+            tb = at.loc["cc_tb"]
+            naive, bound = at[("cc_naive", 1)], bandwidth * 1e3 / (2 * fmt(p).bytes)   # B/(2d) in GStencil/s
+            cells = [f"{naive:.1f}", f"{100 * naive / bound:.1f}%", f"{at[('cc_tb', t)]:.1f}",
+                     f"{tb.max():.1f} ({tb.idxmax()})", f"{at[('tc', t)]:.1f}", f"{at[('tc_twin', t)]:.1f}"]
+            if ("tc_sparse", t) in at.index:
+                cells.append(f"{at[('tc_sparse', t)]:.1f}")
+            out[(p, name)] = cells
+    return out
+
+
+def sparse_ratios(raw: Path) -> dict:
+    """{(precision, '2d'/'3d'): (min, max) of tc_sparse / tc at Table 3's depth}."""
+    med, kernels = medians(raw, "stencil"), yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    out = {}
+    for p in ("fp32", "fp16"):
+        for d in (2, 3):
+            r = [med[(n, p, "tc_sparse", k["depth"])] / med[(n, p, "tc", k["depth"])]
+                 for n, k in kernels["stencil"]["kernels"].items() if k["dims"] == d]
+            out[(p, f"{d}d")] = (min(r), max(r))
+    return out
+
+
+def job_seconds(raw: Path) -> pd.DataFrame:
+    """GPU jobs' seconds (the last row of each Snakemake benchmark file), family x benchmarks/counters."""
+    rows = []
+    for f in sorted((raw / "benchmarks").glob("*.tsv")):
+        kind, family = f.name.split(".")[0].split("_", 1)
+        rows.append({"family": family, "kind": kind, "s": pd.read_csv(f, sep="\t")["s"].iloc[-1]})
+    return pd.DataFrame(rows).pivot_table(index="family", columns="kind", values="s", aggfunc="sum")
+
+
+def against(raw: Path, old: Path) -> pd.DataFrame:
+    """Per stencil implementation: geometric mean, min and max of new / old over the configurations of both."""
+    ratio = (medians(raw, "stencil") / medians(old, "stencil")).dropna()
+    return ratio.groupby(level="impl").agg(geomean=lambda r: float(np.exp(np.log(r).mean())), lo="min", hi="max",
+                                           configurations="size")
+
+
+def claim_lines(run: Path) -> list[str]:
+    """A line per claim and precision of the rendered claims.json (none where it was not rendered)."""
+    path = run / "claims.json"
+    if not path.exists():
+        return []
+    claims = json.loads(path.read_text())["claims"]
+    return [f"{c['id']} {c['precision']}: {c['verdict']}, {c['summary']}" for c in claims]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("gpu")
+    parser.add_argument("--against", type=Path, help="the raw/ folder of an earlier run")
+    args = parser.parse_args(argv)
+    run = REPO / "results" / "reference" / args.gpu
+    raw = run / "raw"
+    cells = stencil_cells(raw, args.gpu)
+    for p in ("fp64", "fp32", "fp16"):
+        rows = {name: row for (q, name), row in cells.items() if q == p}
+        print(f"\n{p}: " + " | ".join(ROLES[: len(next(iter(rows.values())))]))
+        for name, row in rows.items():
+            print(f"| {name} | {args.gpu.upper()} | " + " | ".join(row) + " |")
+    print("\ntc_sparse / tc at Table 3's depth:",
+          "; ".join(f"{p} {d} {lo:.2f}-{hi:.2f}" for (p, d), (lo, hi) in sparse_ratios(raw).items()))
+    jobs = job_seconds(raw)
+    print("\nGPU jobs (s):\n" + jobs.round(1).to_string() + f"\nall {jobs.sum().round(1).to_dict()}, "
+          f"total {jobs.sum().sum():.1f}")
+    for family in ("scale", "gemv"):
+        med = medians(raw, family)
+        largest = max(med.index.get_level_values("problem"), key=size)
+        at = med.xs(largest, level="problem")
+        at = at.droplevel("depth") if "depth" in at.index.names else at
+        print(f"\n{family} at {largest} (GB/s):\n" + at.round(0).to_string())
+    if args.against:
+        print("\nagainst " + str(args.against) + ":\n" + against(raw, args.against).round(3).to_string())
+    for line in claim_lines(run):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
