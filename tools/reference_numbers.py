@@ -23,6 +23,7 @@ from membound.model.precision import fmt
 from membound.run import config
 
 REPO = Path(__file__).resolve().parents[1]
+KERNELS = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["stencil"]["kernels"]   # Table 3's depths
 ROLES = ["cc_naive", "share", "cc_tb", "cc_tb_best", "tc", "tc_twin", "tc_sparse"]   # the tables' columns
 
 
@@ -40,12 +41,11 @@ def medians(raw: Path, family: str) -> pd.Series:
     return rows.groupby(keys, dropna=False)["value"].median()
 
 
-def stencil_cells(raw: Path, gpu: str) -> dict:
-    """{(precision, stencil): cells of its README row, as printed there}."""
-    med, kernels = medians(raw, "stencil"), yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+def stencil_cells(med: pd.Series, gpu: str) -> dict:
+    """{(precision, stencil): cells of its README row, as printed there}, from the stencil medians."""
     bandwidth = config.load_gpu(gpu)["memory_bandwidth_TBs"]
     out = {}
-    for name, k in kernels["stencil"]["kernels"].items():
+    for name, k in KERNELS.items():
         t = k["depth"]
         for p in ("fp64", "fp32", "fp16"):
             at = med.xs((name, p), level=("problem", "precision"))
@@ -59,14 +59,13 @@ def stencil_cells(raw: Path, gpu: str) -> dict:
     return out
 
 
-def sparse_ratios(raw: Path) -> dict:
-    """{(precision, '2d'/'3d'): (min, max) of tc_sparse / tc at Table 3's depth}."""
-    med, kernels = medians(raw, "stencil"), yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+def sparse_ratios(med: pd.Series) -> dict:
+    """{(precision, '2d'/'3d'): (min, max) of tc_sparse / tc at Table 3's depth}, from the stencil medians."""
     out = {}
     for p in ("fp32", "fp16"):
         for d in (2, 3):
             r = [med[(n, p, "tc_sparse", k["depth"])] / med[(n, p, "tc", k["depth"])]
-                 for n, k in kernels["stencil"]["kernels"].items() if k["dims"] == d]
+                 for n, k in KERNELS.items() if k["dims"] == d]
             out[(p, f"{d}d")] = (min(r), max(r))
     return out
 
@@ -80,9 +79,9 @@ def job_seconds(raw: Path) -> pd.DataFrame:
     return pd.DataFrame(rows).pivot_table(index="family", columns="kind", values="s", aggfunc="sum")
 
 
-def against(raw: Path, old: Path) -> pd.DataFrame:
+def against(med: pd.Series, old: Path) -> pd.DataFrame:
     """Per stencil implementation: geometric mean, min and max of new / old over the configurations of both."""
-    ratio = (medians(raw, "stencil") / medians(old, "stencil")).dropna()
+    ratio = (med / medians(old, "stencil")).dropna()
     return ratio.groupby(level="impl").agg(geomean=lambda r: float(np.exp(np.log(r).mean())), lo="min", hi="max",
                                            configurations="size")
 
@@ -103,25 +102,26 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     run = REPO / "results" / "reference" / args.gpu
     raw = run / "raw"
-    cells = stencil_cells(raw, args.gpu)
+    med = medians(raw, "stencil")
+    cells = stencil_cells(med, args.gpu)
     for p in ("fp64", "fp32", "fp16"):
         rows = {name: row for (q, name), row in cells.items() if q == p}
         print(f"\n{p}: " + " | ".join(ROLES[: len(next(iter(rows.values())))]))
         for name, row in rows.items():
             print(f"| {name} | {args.gpu.upper()} | " + " | ".join(row) + " |")
     print("\ntc_sparse / tc at Table 3's depth:",
-          "; ".join(f"{p} {d} {lo:.2f}-{hi:.2f}" for (p, d), (lo, hi) in sparse_ratios(raw).items()))
+          "; ".join(f"{p} {d} {lo:.2f}-{hi:.2f}" for (p, d), (lo, hi) in sparse_ratios(med).items()))
     jobs = job_seconds(raw)
     print("\nGPU jobs (s):\n" + jobs.round(1).to_string() + f"\nall {jobs.sum().round(1).to_dict()}, "
           f"total {jobs.sum().sum():.1f}")
     for family in ("scale", "gemv"):
-        med = medians(raw, family)
-        largest = max(med.index.get_level_values("problem"), key=size)
-        at = med.xs(largest, level="problem")
+        fam = medians(raw, family)
+        largest = max(fam.index.get_level_values("problem"), key=size)
+        at = fam.xs(largest, level="problem")
         at = at.droplevel("depth") if "depth" in at.index.names else at
         print(f"\n{family} at {largest} (GB/s):\n" + at.round(0).to_string())
     if args.against:
-        print("\nagainst " + str(args.against) + ":\n" + against(raw, args.against).round(3).to_string())
+        print("\nagainst " + str(args.against) + ":\n" + against(med, args.against).round(3).to_string())
     for line in claim_lines(run):
         print(line)
     return 0
