@@ -198,7 +198,7 @@ def test_compile_ahead_names_the_modules_the_runner_compiles(monkeypatch, precis
             for impl in impls:
                 if impl == "tc_sparse":
                     form = sparse24.transform(shape, dims, radius, depth, precision, w, stencil_sp.LAYOUT)
-                    asked.append(("stencil_sp.cu", stencil_sp.module(form, dims)[0]))
+                    asked.append((stencil_sp.source(dims)[0], stencil_sp.module(form, dims)[0]))
                 elif impl.startswith("tc"):
                     rows, frags = stencil_cuda.b_operands(w, depth, precision)
                     S._tc_kernel(st, frags, rows, impl == "tc_twin", precision)

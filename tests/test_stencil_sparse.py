@@ -133,17 +133,25 @@ def test_shared_bytes_count_the_fragments_held_in_shared_memory():
     from membound.kernels import stencil_plan as P
 
     macros, smem = SP.module(sparse24.transform("box", 3, 1, 3, "fp32", layout=SP.LAYOUT), 3)
-    frag_bytes = macros["NFRAG"] * 32 * (20 + 4 * macros["NOFF"])
+    frag_bytes = macros["NFRAG"] * 32 * 20 + macros["NGRP"] * 32 * 4 * macros["NOFF"]   # B offsets per group
     assert macros["FSM"] == 1 and frag_bytes > 48 * 1024
     assert P.shared_bytes("tc_sparse", S.Stencil("3d27pt", "box", 3, 1, 3), precision="fp32") == smem > frag_bytes
 
 
-def test_plane_starts_split_the_fragments_by_dz():
-    form = sparse24.transform("box", 3, 1, 2, "fp32")
-    starts = SP.plane_starts(form, 3)
-    assert starts[0] == 0 and starts[-1] == len(form.a) and len(starts) == 2 * 2 + 2
-    for p in range(len(starts) - 1):
-        assert (form.cols[starts[p]:starts[p + 1], :, 0] == p - 2).all()
+@pytest.mark.parametrize("shape", ["star", "box"])
+def test_plane_groups_share_one_b_load_across_the_planes(shape):
+    """Every fragment in one group; a group's members load the same (dy, u) in every slot, one a plane,
+    bit j = RF - dz of its mask; a box stencil's groups hold all 2 RF + 1 planes (stencil_sp3.cu)."""
+    form = sparse24.transform(shape, 3, 1, 3, "fp32", layout=SP.LAYOUT)
+    order, table = SP.plane_groups(form)
+    assert sorted(order) == list(range(len(form.a)))
+    starts = list(table >> 16) + [len(order)]
+    for g, mask in enumerate(table & 0xFFFF):
+        members = order[starts[g]:starts[g + 1]]
+        js = [form.radius - form.cols[f, 0, 0] for f in members]
+        assert js == sorted(js) and sum(1 << j for j in js) == mask
+        assert all(np.array_equal(form.cols[f, :, 1:], form.cols[members[0], :, 1:]) for f in members)
+        assert shape == "star" or mask == (1 << 2 * form.radius + 1) - 1
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
@@ -243,6 +251,22 @@ def test_tc_sparse_kernel_matches_the_reference(tmp_path, name, depth, precision
     rows = S.run_jobs("cuda", [(impl, lambda: S.prepare(impl, st, RAGGED[dims], 2 * depth, "cuda",
                                                         np.random.default_rng(0), precision=precision))],
                       tmp_path / "r.csv", 0, 1)
+    assert rows[0]["rel_err"] < 1e-2
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("depth", [1, 4])
+@pytest.mark.parametrize("name", ["3d7pt", "3d27pt"])
+def test_tc_sparse_3d_window_over_several_z_blocks(tmp_path, name, depth, precision):
+    """stencil_sp3's rolling window across three z blocks, the last one ragged (every tile's BZ)."""
+    shape, dims, radius = STENCILS[name]
+    impl = next(i for i in S.IMPLS if i.name == "tc_sparse")
+    st = S.Stencil(name, shape, dims, radius, depth)
+    form = sparse24.transform(shape, dims, radius, depth, precision, layout=SP.LAYOUT)
+    domain = (2 * SP.tile_for(form, dims)["BZ"] + 5, 11, 19)
+    rows = S.run_jobs("cuda", [(impl, lambda: S.prepare(impl, st, domain, depth, "cuda", np.random.default_rng(0),
+                                                        precision=precision))], tmp_path / "r.csv", 0, 1)
     assert rows[0]["rel_err"] < 1e-2
 
 

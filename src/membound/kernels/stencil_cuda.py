@@ -117,7 +117,7 @@ def modules(impl: str, st: Stencil, precision: str, gpu: str | None) -> list[tup
     GPU's tiles): they follow the stencil's structure, so any weights on its support give them."""
     if impl == "tc_sparse":
         form = sparse24.transform(st.shape, st.dims, st.radius, st.depth, precision, None, stencil_sp.LAYOUT)
-        return [("stencil_sp.cu", stencil_sp.module(form, st.dims)[0])]
+        return [(stencil_sp.source(st.dims)[0], stencil_sp.module(form, st.dims)[0])]
     if impl in ("tc", "tc_twin"):
         mask = support(st.shape, st.dims, st.radius)
         rows, frags = b_operands(mask / mask.sum(), st.depth, precision)   # fused sums of 1: in every format's range

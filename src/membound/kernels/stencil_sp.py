@@ -29,10 +29,13 @@ from membound.run import measure
 
 META_LAYOUT = "split"
 LAYOUT = sparse24.LAYOUT                          # the transform's layout this kernel runs ("runs": RUNS=1)
-TILE = {"NX": 4, "WX": 2, "WY": 4, "BZ": 1}       # 16-wide tiles per warp along x, warps along x and y
-# 3D: 4 output planes per block share each input plane, the next plane read into registers during this
-# one's MMAs (DB) at 3 blocks an SM (MINB; docs/kernels_stencil.md, "3D planes through registers, ...")
-TILE3 = {"NX": 2, "WX": 2, "WY": 4, "BZ": 4, "DB": 1, "MINB": 3}
+TILE = {"NX": 4, "WX": 2, "WY": 4}                # 16-wide tiles per warp along x, warps along x and y
+# 3D (stencil_sp3.cu): 64 output planes per block through a rolling window of 2 RF + 1 accumulator planes;
+# fp32 up to RF 2 in 16 warps of one 16-wide tile each (NARROW: more warps where the registers allow;
+# the tile sweep in docs/kernels_stencil.md, "3D: one B load for every plane")
+TILE3 = {"NX": 2, "WX": 2, "WY": 4, "BZ": 64, "MINB": 2}
+TILE3_NARROW = {"NX": 1, "WX": 4, "WY": 4, "BZ": 64, "MINB": 2}
+NARROW_RF = {"fp32": 2, "fp16": 0}
 # fragments up to this size (per dims) go to shared memory (FSM=1), beyond it read through L1: in 2D
 # more cost occupancy; in 3D (a 17 KiB tile) they paid up to 100 KiB (docs/kernels_stencil.md)
 FRAG_SMEM = {2: 48 * 1024, 3: 100 * 1024}
@@ -91,21 +94,43 @@ def b_offsets(form: sparse24.SparseForm, pitch: int, runs: bool = False) -> np.n
     return off[..., :1]
 
 
-def plane_starts(form: sparse24.SparseForm, dims: int) -> np.ndarray:
-    """First fragment of each plane dz = -RZ..RZ, and the end (fragments are ordered by dz)."""
-    rz = form.radius if dims == 3 else 0
-    dz = form.cols[:, 0, 0]
-    return np.searchsorted(dz, np.arange(-rz, rz + 2), side="left").astype(np.int32)
-
-
 def run_width(precision: str, layout: str = LAYOUT) -> int:
     """Elements of a lane's run in layout "runs" (the tile's extra columns each side), else 0."""
     return sparse24.RUN[precision] if layout == "runs" else 0
 
 
-def tile_for(dims: int) -> dict:
-    """The kernel's tile macros in `dims` dimensions."""
-    return TILE3 if dims == 3 else TILE
+def tile_for(form: sparse24.SparseForm, dims: int) -> dict:
+    """The kernel's tile macros for `form` in `dims` dimensions."""
+    if dims == 2:
+        return TILE
+    return TILE3_NARROW if form.radius <= NARROW_RF[form.precision] else TILE3
+
+
+def source(dims: int) -> tuple[str, str]:
+    """(file, kernel name) of the kernel in `dims` dimensions."""
+    return ("stencil_sp3.cu", "stencil_sp3") if dims == 3 else ("stencil_sp.cu", "stencil_sp")
+
+
+def plane_groups(form: sparse24.SparseForm) -> tuple[np.ndarray, np.ndarray]:
+    """3D: (order, table) of the fragments grouped across the planes dz by the inputs their B slots
+    load ((dy, u) of every slot): `order` the fragments group after group, each group's members by
+    ascending j = RF - dz (at most one a plane); table[g] = its first position in `order` << 16 | mask,
+    bit j of mask the member of plane dz = RF - j (stencil_sp3.cu)."""
+    by_key, groups = {}, []
+    for f, cols in enumerate(form.cols):
+        j = form.radius - int(cols[0, 0])
+        same = by_key.setdefault(cols[:, 1:].tobytes(), [])
+        group = next((grp for grp in same if j not in grp), None)
+        if group is None:
+            group = {}
+            same.append(group)
+            groups.append(group)
+        group[j] = f
+    order, table = [], []
+    for group in groups:
+        table.append(len(order) << 16 | sum(1 << j for j in group))
+        order += [group[j] for j in sorted(group)]
+    return np.array(order), np.array(table, dtype=np.int32)
 
 
 def pitch_for(form: sparse24.SparseForm, dims: int = 2) -> int:
@@ -113,7 +138,7 @@ def pitch_for(form: sparse24.SparseForm, dims: int = 2) -> int:
     elements, fp16: = 8 mod 64), so that the 8 rows g of one B load start in different banks; in layout
     "runs" the pitch among that one and the 7 next 16-byte steps (every offset of a row in the banks)
     whose B loads take the fewest shared wavefronts (`wavefronts`; ties keep the first)."""
-    t, p = tile_for(dims), form.precision
+    t, p = tile_for(form, dims), form.precision
     width = 16 * t["NX"] * t["WX"] + 2 * (form.radius + run_width(p))
     step, rem = (32, 4) if p == "fp32" else (64, 8)
     first = width + (rem - width) % step
@@ -166,12 +191,16 @@ def emulate(form: sparse24.SparseForm, x: np.ndarray, launches: int) -> np.ndarr
 def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:
     """(macros, dynamic shared bytes) of stencil_sp.cu for `form` in `dims` dimensions: they follow
     the form's structure (its fragments, the lanes' B offsets), not its weights' values."""
-    p, runs, tile = form.precision, LAYOUT == "runs", tile_for(dims)
+    p, runs, tile = form.precision, LAYOUT == "runs", tile_for(form, dims)
     pitch = pitch_for(form, dims)
     noff, nfrag = 1 if runs else b_slots(p).shape[1], len(form.a)
-    frag_bytes = nfrag * 32 * (20 + 4 * noff)
+    frag_bytes, macros = nfrag * 32 * (20 + 4 * noff), {}
+    if dims == 3:                                # B offsets per group, the groups unrolled (TABLE)
+        groups = plane_groups(form)[1]
+        table = " ".join(f"G({g}, {m & 0xffff}, {m >> 16})" for g, m in enumerate(groups))
+        frag_bytes, macros = nfrag * 32 * 20 + len(groups) * 32 * 4 * noff, {"NGRP": len(groups), "TABLE": table}
     fsm = int(frag_bytes <= FRAG_SMEM[dims])
-    macros = dict(DIMS=dims, RF=form.radius, PREC=32 if p == "fp32" else 16, PITCH=pitch, NOFF=noff, NFRAG=nfrag,
+    macros.update(DIMS=dims, RF=form.radius, PREC=32 if p == "fp32" else 16, PITCH=pitch, NOFF=noff, NFRAG=nfrag,
                   FSM=fsm, RUNS=int(runs), **tile)
     return macros, (8 * tile["WY"] + 2 * form.radius) * pitch * fmt(p).bytes + fsm * frag_bytes
 
@@ -186,19 +215,21 @@ def cuda_runner(form: sparse24.SparseForm, dims: int, x0, launches: int, compile
     values, nibbles = sparse24.compress(operand(form.a, p), p)
     afrag, meta = pack_lanes(values, nibbles, p)
     offs = b_offsets(form, macros["PITCH"], bool(macros["RUNS"]))
-    planes = plane_starts(form, dims)
+    file, name = source(dims)
+    if dims == 3:                                # fragments in group order, B offsets per group
+        order, groups = plane_groups(form)
+        afrag, meta, offs = afrag[order], meta[order], offs[order[groups >> 16]]
     if offs.shape[-1] != macros["NOFF"] or len(afrag) != macros["NFRAG"]:
         raise AssertionError(f"stencil_sp operands {offs.shape}, {afrag.shape} disagree with its macros {macros}")
-    tile = tile_for(dims)
+    tile = tile_for(form, dims)
     bx, by = 16 * tile["NX"] * tile["WX"], 8 * tile["WY"]
-    kernel, smem = compiled("stencil_sp.cu", "stencil_sp", macros, smem)
+    kernel, smem = compiled(file, name, macros, smem)
     shape3 = (1,) * (3 - x0.ndim) + x0.shape
     nz, ny, nx = shape3
-    grid = (math.ceil(nx / bx), math.ceil(ny / by), math.ceil(nz / tile["BZ"]))
-    args = (cp.asarray(afrag.ravel()), cp.asarray(meta.ravel()), cp.asarray(offs.ravel()),
-            cp.asarray(planes))
+    grid = (math.ceil(nx / bx), math.ceil(ny / by), math.ceil(nz / tile.get("BZ", 1)))
+    args = (cp.asarray(afrag.ravel()), cp.asarray(meta.ravel()), cp.asarray(offs.ravel()))
     bufs = [cp.full_like(x0, np.nan), cp.full_like(x0, np.nan)]
-    dims_arg = (np.int32(nz), np.int32(ny), np.int32(nx))
+    dims_arg = (np.int32(nz), np.int32(ny), np.int32(nx))[3 - dims:]
     threads = 32 * tile["WX"] * tile["WY"]
 
     def run():
