@@ -29,12 +29,12 @@ struct Frag {
   int off[NOFF];
 };
 
-__device__ __forceinline__ Frag frag(const uint4* s_a, const unsigned* s_e, const int* s_o, int f, int lane) {
+__device__ __forceinline__ Frag frag(const Tables& t, int f, int lane) {
   Frag r;
-  r.a = s_a[f * 32 + lane];
-  r.e = s_e[f * 32 + lane];
+  r.a = t.a[f * 32 + lane];
+  r.e = t.e[f * 32 + lane];
 #pragma unroll
-  for (int i = 0; i < NOFF; ++i) r.off[i] = s_o[(f * 32 + lane) * NOFF + i];
+  for (int i = 0; i < NOFF; ++i) r.off[i] = t.o[(f * 32 + lane) * NOFF + i];
   return r;
 }
 
@@ -59,17 +59,7 @@ stencil_sp(const real* __restrict__ in, real* __restrict__ out, const uint4* __r
   extern __shared__ __align__(16) unsigned char smem_raw[];
   real* tile = reinterpret_cast<real*>(smem_raw + NFRAG * 32 * (20 + 4 * NOFF) * FSM);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
-#if FSM   // the fragments in shared memory, copied once per block
-  uint4* s_a = reinterpret_cast<uint4*>(smem_raw);
-  unsigned* s_e = reinterpret_cast<unsigned*>(s_a + NFRAG * 32);
-  int* s_o = reinterpret_cast<int*>(s_e + NFRAG * 32);
-  for (int i = tid; i < NFRAG * 32; i += blockDim.x) { s_a[i] = afrag[i]; s_e[i] = meta[i]; }
-  for (int i = tid; i < NFRAG * 32 * NOFF; i += blockDim.x) s_o[i] = offs[i];
-#else
-  const uint4* s_a = afrag;
-  const unsigned* s_e = meta;
-  const int* s_o = offs;
-#endif
+  const Tables tb = tables<NFRAG * 32 * NOFF>(smem_raw, afrag, meta, offs);
   const int y0 = (warp / WX) * 8, x0 = (warp % WX) * NX * 16;
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY;
   const real* base = tile + (y0 + g + RF) * PITCH + x0 + XO;   // B column j = g: output row y0 + g
@@ -83,16 +73,16 @@ stencil_sp(const real* __restrict__ in, real* __restrict__ out, const uint4* __r
   }
   __syncthreads();
 #if PF
-  Frag cur = frag(s_a, s_e, s_o, 0, lane);   // fragment f; f + 1's loaded before f's MMAs
+  Frag cur = frag(tb, 0, lane);   // fragment f; f + 1's loaded before f's MMAs
 #pragma unroll 1
   for (int f = 0; f < NFRAG; ++f) {
-    const Frag next = frag(s_a, s_e, s_o, min(f + 1, NFRAG - 1), lane);
+    const Frag next = frag(tb, min(f + 1, NFRAG - 1), lane);
     tile_mmas(acc, cur, base);
     cur = next;
   }
 #else
 #pragma unroll 1
-  for (int f = 0; f < NFRAG; ++f) tile_mmas(acc, frag(s_a, s_e, s_o, f, lane), base);
+  for (int f = 0; f < NFRAG; ++f) tile_mmas(acc, frag(tb, f, lane), base);
 #endif
 #pragma unroll
   for (int n = 0; n < NX; ++n) {

@@ -1,6 +1,6 @@
 // What stencil_sp.cu (2D) and stencil_sp3.cu (3D) share: the tile's geometry, a lane's B registers
 // from the shared tile and the mma.sp of each precision.
-// Macros: RF, PREC, NX, WX, WY, PITCH, RUNS (stencil_sp.cu's header comment).
+// Macros: RF, PREC, NX, WX, WY, PITCH, RUNS, NFRAG, FSM (stencil_sp.cu's header comment).
 #pragma once
 
 #define BX (16 * NX * WX)
@@ -50,5 +50,28 @@ __device__ __forceinline__ void mma_sp(float* d, const uint4& a, const unsigned*
                "{%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
+#endif
+}
+
+// The fragment tables: A (NFRAG x 32 lanes), metadata (the same) and NOFFS B offsets, copied to shared
+// memory (at smem) once per block where FSM, else read through L1 from global memory.
+struct Tables {
+  const uint4* a;
+  const unsigned* e;
+  const int* o;
+};
+
+template <int NOFFS>
+__device__ __forceinline__ Tables tables(unsigned char* smem, const uint4* afrag, const unsigned* meta,
+                                         const int* offs) {
+#if FSM
+  uint4* s_a = reinterpret_cast<uint4*>(smem);
+  unsigned* s_e = reinterpret_cast<unsigned*>(s_a + NFRAG * 32);
+  int* s_o = reinterpret_cast<int*>(s_e + NFRAG * 32);
+  for (int i = threadIdx.x; i < NFRAG * 32; i += blockDim.x) { s_a[i] = afrag[i]; s_e[i] = meta[i]; }
+  for (int i = threadIdx.x; i < NOFFS; i += blockDim.x) s_o[i] = offs[i];
+  return {s_a, s_e, s_o};
+#else
+  return {afrag, meta, offs};
 #endif
 }

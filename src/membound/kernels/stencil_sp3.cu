@@ -56,11 +56,11 @@ __device__ __forceinline__ void regs_tile(real* tile, const real (&v)[LROWS][LCO
 // One group: the NX B fragments loaded once, then each member's A and metadata and its NX MMAs into
 // its plane's accumulators (acc[j] for bit j of MASK), where that output plane is the block's (live).
 template <int MASK, int F0>
-__device__ __forceinline__ void group(float (&acc)[NJ][NX][4], const uint4* s_a, const unsigned* s_e,
-                                      const int* s_o, const real* base, int live, int lane) {
+__device__ __forceinline__ void group(float (&acc)[NJ][NX][4], const Tables& t, const int* off_g, const real* base,
+                                      int live, int lane) {
   int off[NOFF];
 #pragma unroll
-  for (int i = 0; i < NOFF; ++i) off[i] = s_o[lane * NOFF + i];
+  for (int i = 0; i < NOFF; ++i) off[i] = off_g[lane * NOFF + i];
   unsigned b[NX][4];
 #pragma unroll
   for (int n = 0; n < NX; ++n) b_regs(b[n], base + 16 * n, off);
@@ -68,8 +68,8 @@ __device__ __forceinline__ void group(float (&acc)[NJ][NX][4], const uint4* s_a,
 #pragma unroll
   for (int j = 0; j < NJ; ++j) {
     if (!((MASK >> j) & 1)) continue;
-    const uint4 a = s_a[f * 32 + lane];
-    const unsigned e = s_e[f * 32 + lane];
+    const uint4 a = t.a[f * 32 + lane];
+    const unsigned e = t.e[f * 32 + lane];
     ++f;
     if ((live >> j) & 1) {
 #pragma unroll
@@ -84,17 +84,7 @@ stencil_sp3(const real* __restrict__ in, real* __restrict__ out, const uint4* __
   extern __shared__ __align__(16) unsigned char smem_raw[];
   real* tile = reinterpret_cast<real*>(smem_raw + (NFRAG * 32 * 20 + NGRP * 32 * 4 * NOFF) * FSM);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
-#if FSM   // the fragments in shared memory, copied once per block
-  uint4* s_a = reinterpret_cast<uint4*>(smem_raw);
-  unsigned* s_e = reinterpret_cast<unsigned*>(s_a + NFRAG * 32);
-  int* s_o = reinterpret_cast<int*>(s_e + NFRAG * 32);
-  for (int i = tid; i < NFRAG * 32; i += blockDim.x) { s_a[i] = afrag[i]; s_e[i] = meta[i]; }
-  for (int i = tid; i < NGRP * 32 * NOFF; i += blockDim.x) s_o[i] = offs[i];
-#else
-  const uint4* s_a = afrag;
-  const unsigned* s_e = meta;
-  const int* s_o = offs;
-#endif
+  const Tables tb = tables<NGRP * 32 * NOFF>(smem_raw, afrag, meta, offs);
   const int y0 = (warp / WX) * 8, x0 = (warp % WX) * NX * 16;
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, z0 = blockIdx.z * BZ, z1 = min(z0 + BZ, nz);
   const real* base = tile + (y0 + g + RF) * PITCH + x0 + XO;   // B column j = g: output row y0 + g
@@ -115,7 +105,7 @@ stencil_sp3(const real* __restrict__ in, real* __restrict__ out, const uint4* __
     // acc[j] holds output plane z - RF + j: live when inside [z0, z1)
     const int lo = z0 - (z - RF), hi = z1 - (z - RF);
     const int live = ((1 << NJ) - 1) & ~((1 << max(lo, 0)) - 1) & ((1 << min(max(hi, 0), NJ)) - 1);
-#define G(gi, mask, f0) group<mask, f0>(acc, s_a, s_e, s_o + (gi) * 32 * NOFF, base, live, lane);
+#define G(gi, mask, f0) group<mask, f0>(acc, tb, tb.o + (gi) * 32 * NOFF, base, live, lane);
     TABLE
 #undef G
     const int zo = z - RF;   // acc[0] is complete
