@@ -1,5 +1,6 @@
 """The stencils on 2:4-sparse tensor cores (impl tc_sparse, the SPIDER / SparStencil role): the
-transformed operands (membound.model.sparse24) packed per lane for stencil_sp.cu, its CUDA runner,
+transformed operands (membound.model.sparse24) packed per lane for stencil_sp.cu (2D) and
+stencil_sp3.cu (3D, the fragments grouped across planes: `plane_groups`), their CUDA runner,
 the CPU backend's emulation of the same product, and the case with its check (membound.kernels.stencil
 dispatches here).
 
@@ -31,11 +32,11 @@ META_LAYOUT = "split"
 LAYOUT = sparse24.LAYOUT                          # the transform's layout this kernel runs ("runs": RUNS=1)
 TILE = {"NX": 4, "WX": 2, "WY": 4}                # 16-wide tiles per warp along x, warps along x and y
 # 3D (stencil_sp3.cu): 64 output planes per block through a rolling window of 2 RF + 1 accumulator planes;
-# fp32 up to RF 2 in 16 warps of one 16-wide tile each (NARROW: more warps where the registers allow;
-# the tile sweep in docs/kernels_stencil.md, "3D: one B load for every plane")
+# fp32 up to RF 2 (NARROW_RF) in 16 warps of one 16-wide tile each, where the accumulators leave room for
+# more warps (the tile sweep in docs/kernels_stencil.md, "3D: one B load for every plane")
 TILE3 = {"NX": 2, "WX": 2, "WY": 4, "BZ": 64, "MINB": 2}
 TILE3_NARROW = {"NX": 1, "WX": 4, "WY": 4, "BZ": 64, "MINB": 2}
-NARROW_RF = {"fp32": 2, "fp16": 0}
+NARROW_RF = {"fp32": 2}
 # fragments up to this size (per dims) go to shared memory (FSM=1), beyond it read through L1: in 2D
 # more cost occupancy; in 3D (a 17 KiB tile) they paid up to 100 KiB (docs/kernels_stencil.md)
 FRAG_SMEM = {2: 48 * 1024, 3: 100 * 1024}
@@ -103,7 +104,7 @@ def tile_for(form: sparse24.SparseForm, dims: int) -> dict:
     """The kernel's tile macros for `form` in `dims` dimensions."""
     if dims == 2:
         return TILE
-    return TILE3_NARROW if form.radius <= NARROW_RF[form.precision] else TILE3
+    return TILE3_NARROW if form.radius <= NARROW_RF.get(form.precision, 0) else TILE3
 
 
 def source(dims: int) -> tuple[str, str]:
