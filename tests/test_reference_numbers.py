@@ -2,9 +2,11 @@
 tool derives from the committed raw rows of that GPU's reference run."""
 
 import importlib.util
+import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,3 +46,32 @@ def test_job_seconds_sum_per_family_and_kind(tmp_path):
         (bench / name).write_text(f"s\th:m:s\n{s}\t0:00:0{int(s)}\n")
     jobs = tool.job_seconds(tmp_path)
     assert jobs.loc["scale", "bench"] == 5.0 and jobs.loc["scale", "counters"] == 1.5
+
+
+def test_scenario4_sets_sparse_against_dense_where_the_spec_predicts_it(tmp_path):
+    (tmp_path / "tables").mkdir()
+    pd.DataFrame([{"problem": "3d27pt", "precision": "fp32", "depth": 3, "sparsity": "2:4", "scenario": 4},
+                  {"problem": "2d9pt", "precision": "fp32", "depth": 2, "sparsity": "dense", "scenario": 4},
+                  {"problem": "2d5pt", "precision": "fp16", "depth": 1, "sparsity": "2:4", "scenario": 2}]
+                 ).to_csv(tmp_path / "tables" / "classification.csv", index=False)
+    med = pd.Series({("3d27pt", "fp32", "tc_sparse", 3): 90.0, ("3d27pt", "fp32", "tc", 3): 100.0,
+                     ("2d5pt", "fp16", "tc_sparse", 1): 300.0, ("2d5pt", "fp16", "tc", 1): 100.0,
+                     ("2d9pt", "fp32", "tc_sparse", 2): 300.0, ("2d9pt", "fp32", "tc", 2): 100.0})
+    assert tool.scenario4(tmp_path, med).to_dict() == {("3d27pt", "fp32", 3): 0.9}
+
+
+def test_spmv_lines_set_ours_against_dasp_beyond_the_l2(tmp_path, monkeypatch):
+    monkeypatch.setattr(tool, "dasp_figures", lambda gpu: {"big": 200.0, "small": 100.0})
+    cases = [{"problem": "big", "larger_than_L2": True, "ratio": 0.8},
+             {"problem": "small", "larger_than_L2": False, "ratio": 0.5}]
+    (tmp_path / "claims.json").write_text(json.dumps({"claims": [{"id": "C3", "precision": "fp64", "cases": cases}]}))
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    pd.DataFrame([{"problem": m, "precision": "fp64", "impl": i, "value": v, "t_median_s": t}
+                  for m, i, v, t in (("big", "dasp_tc", 300.0, 1.0), ("big", "dasp_tc_twin", 290.0, 1.05),
+                                     ("small", "dasp_tc", 50.0, 2.0), ("small", "dasp_tc_twin", 50.0, 2.0))]
+                 ).to_csv(raw / "spmv.csv", index=False)
+    beyond, dasp, twin = tool.spmv_lines(tmp_path, raw, "h100")
+    assert beyond.endswith("big 0.800")
+    assert dasp.endswith("big 1.500, small 0.500 (in the L2); geomean beyond the L2 1.500 over 1")
+    assert twin.startswith("twin speedup t_twin/t_TC: 1.000 (small) - 1.050 (big)")

@@ -8,10 +8,14 @@ the median over repetitions of each run's median; share of B/(2d) at depth 1, B 
 the 2:4-sparse against the dense tensor cores at Table 3's depth, the GPU jobs' seconds per family
 (Snakemake's benchmark files), and SCALE and GEMV at their largest size. With --against (the raw/ of an
 earlier run, e.g. from `git archive`): each stencil implementation's geometric mean ratio against it.
-Where the reference profile has rendered the GPU: its claims, a line per claim and precision.
+Where the reference profile has rendered the GPU: the 2:4-sparse against the dense tensor cores where
+the spec predicts scenario 4 (tables/classification.csv), the fp64 SpMV beyond the L2 (C3's cases,
+against DASP's figures of issue 21 in tools/bench_spmv.py, the twins), and its claims, a line per claim
+and precision.
 """
 
 import argparse
+import importlib.util
 import json
 from pathlib import Path
 
@@ -86,13 +90,48 @@ def against(med: pd.Series, old: Path) -> pd.DataFrame:
                                            configurations="size")
 
 
-def claim_lines(run: Path) -> list[str]:
-    """A line per claim and precision of the rendered claims.json (none where it was not rendered)."""
+def claims(run: Path) -> list[dict]:
+    """The rendered claims.json's claims (none where the reference profile has not rendered the GPU)."""
     path = run / "claims.json"
-    if not path.exists():
+    return json.loads(path.read_text())["claims"] if path.exists() else []
+
+
+def scenario4(run: Path, med: pd.Series) -> pd.Series:
+    """tc_sparse / tc at each configuration where the spec predicts scenario 4 for the sparse tensor cores
+    (paper 002; the rendered tables/classification.csv), by (stencil, precision, depth)."""
+    cls = pd.read_csv(run / "tables" / "classification.csv")
+    sc4 = cls[(cls.sparsity != "dense") & (cls.scenario == 4)]
+    return pd.Series({(r.problem, r.precision, int(r.depth)): med[(r.problem, r.precision, "tc_sparse", r.depth)]
+                      / med[(r.problem, r.precision, "tc", r.depth)] for r in sc4.itertuples()}, dtype=float)
+
+
+def dasp_figures(gpu: str) -> dict:
+    """Issue 21's GFLOP/s of the original DASP on this GPU (tools/bench_spmv.DASP_ISSUE21; none elsewhere)."""
+    spec = importlib.util.spec_from_file_location("bench_spmv", REPO / "tools" / "bench_spmv.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench.DASP_ISSUE21.get(gpu, {})
+
+
+def spmv_lines(run: Path, raw: Path, gpu: str) -> list[str]:
+    """fp64 SpMV: t_TC/t_CC of each matrix beyond the L2 (C3's cases), ours / DASP in GFLOP/s with the
+    geometric mean over those beyond the L2, and the range of the twins' speedups t_twin / t_TC."""
+    c3 = next((c for c in claims(run) if c["id"] == "C3" and c["precision"] == "fp64"), None)
+    if c3 is None:
         return []
-    claims = json.loads(path.read_text())["claims"]
-    return [f"{c['id']} {c['precision']}: {c['verdict']}, {c['summary']}" for c in claims]
+    beyond = {c["problem"]: c["ratio"] for c in c3["cases"] if c["larger_than_L2"]}
+    gflops = medians(raw, "spmv").xs("fp64", level="precision")
+    gflops = gflops.droplevel("depth") if "depth" in gflops.index.names else gflops
+    ours = {m: gflops[(m, "dasp_tc")] / f for m, f in dasp_figures(gpu).items()}
+    far = [r for m, r in ours.items() if m in beyond]
+    rows = pd.concat([pd.read_csv(f) for f in sorted(raw.glob("spmv*.csv"))])
+    t = rows[rows.precision == "fp64"].groupby(["problem", "impl"])["t_median_s"].median().unstack()
+    twin = t["dasp_tc_twin"] / t["dasp_tc"]
+    return ["fp64 SpMV t_TC/t_CC beyond the L2: " + ", ".join(f"{m} {r:.3f}" for m, r in sorted(beyond.items())),
+            "ours / DASP (issue 21): " + ", ".join(f"{m} {r:.3f}" + ("" if m in beyond else " (in the L2)")
+                                                   for m, r in ours.items())
+            + (f"; geomean beyond the L2 {np.exp(np.mean(np.log(far))):.3f} over {len(far)}" if far else ""),
+            f"twin speedup t_twin/t_TC: {twin.min():.3f} ({twin.idxmin()}) - {twin.max():.3f} ({twin.idxmax()})"]
 
 
 def main(argv=None) -> int:
@@ -122,8 +161,14 @@ def main(argv=None) -> int:
         print(f"\n{family} at {largest} (GB/s):\n" + at.round(0).to_string())
     if args.against:
         print("\nagainst " + str(args.against) + ":\n" + against(med, args.against).round(3).to_string())
-    for line in claim_lines(run):
+    if (run / "tables" / "classification.csv").exists():
+        sc4 = scenario4(run, med)
+        print(f"\nscenario 4 (sparse): tc_sparse beats tc on {int((sc4 > 1).sum())} of {len(sc4)}; slower: "
+              + ", ".join(f"{n} {p} t={d} {r:.2f}" for (n, p, d), r in sc4[sc4 <= 1].items()))
+    for line in spmv_lines(run, raw, args.gpu):
         print(line)
+    for c in claims(run):
+        print(f"{c['id']} {c['precision']}: {c['verdict']}, {c['summary']}")
     return 0
 
 
