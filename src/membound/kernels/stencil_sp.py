@@ -190,7 +190,7 @@ def emulate(form: sparse24.SparseForm, x: np.ndarray, launches: int) -> np.ndarr
 
 
 def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:
-    """(macros, dynamic shared bytes) of stencil_sp.cu for `form` in `dims` dimensions: they follow
+    """(macros, dynamic shared bytes) of the kernel (`source`) for `form` in `dims` dimensions: they follow
     the form's structure (its fragments, the lanes' B offsets), not its weights' values."""
     p, runs, tile = form.precision, LAYOUT == "runs", tile_for(form, dims)
     pitch = pitch_for(form, dims)
@@ -201,7 +201,7 @@ def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:
         table = " ".join(f"G({g}, {m & 0xffff}, {m >> 16})" for g, m in enumerate(groups))
         frag_bytes, macros = nfrag * 32 * 20 + len(groups) * 32 * 4 * noff, {"NGRP": len(groups), "TABLE": table}
     fsm = int(frag_bytes <= FRAG_SMEM[dims])
-    macros.update(DIMS=dims, RF=form.radius, PREC=32 if p == "fp32" else 16, PITCH=pitch, NOFF=noff, NFRAG=nfrag,
+    macros.update(RF=form.radius, PREC=32 if p == "fp32" else 16, PITCH=pitch, NOFF=noff, NFRAG=nfrag,
                   FSM=fsm, RUNS=int(runs), **tile)
     return macros, (8 * tile["WY"] + 2 * form.radius) * pitch * fmt(p).bytes + fsm * frag_bytes
 
