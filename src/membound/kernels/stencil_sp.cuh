@@ -1,5 +1,5 @@
 // What stencil_sp.cu (2D) and stencil_sp3.cu (3D) share: the tile's geometry, a lane's B registers
-// from the shared tile and the mma.sp of each precision.
+// from the shared tile, the mma.sp of each precision and the fragment tables' copy.
 // Macros: RF, PREC, NX, WX, WY, PITCH, RUNS, NFRAG, FSM (stencil_sp.cu's header comment).
 #pragma once
 
