@@ -38,11 +38,11 @@ def size(problem: str) -> int:
     return int(base) ** int(exp or 1)
 
 
-def medians(raw: Path, family: str) -> pd.Series:
-    """Median over repetitions of each row's value, by (problem, precision, impl, depth)."""
+def medians(raw: Path, family: str, column: str = "value") -> pd.Series:
+    """Median over repetitions of each row's `column`, by (problem, precision, impl, depth)."""
     rows = pd.concat([pd.read_csv(f) for f in sorted(raw.glob(f"{family}*.csv"))])
     keys = [k for k in ("problem", "precision", "impl", "depth") if k in rows]
-    return rows.groupby(keys, dropna=False)["value"].median()
+    return rows.groupby(keys, dropna=False)[column].median()
 
 
 def stencil_cells(med: pd.Series, gpu: str) -> dict:
@@ -120,13 +120,11 @@ def spmv_lines(run: Path, raw: Path, gpu: str) -> list[str]:
     if c3 is None:
         return []
     beyond = {c["problem"]: c["ratio"] for c in c3["cases"] if c["larger_than_L2"]}
-    gflops = medians(raw, "spmv").xs("fp64", level="precision")
-    gflops = gflops.droplevel("depth") if "depth" in gflops.index.names else gflops
+    fp64 = {c: medians(raw, "spmv", c).xs("fp64", level="precision") for c in ("value", "t_median_s")}
+    gflops, t = (m.droplevel("depth") if "depth" in m.index.names else m for m in fp64.values())
     ours = {m: gflops[(m, "dasp_tc")] / f for m, f in dasp_figures(gpu).items()}
     far = [r for m, r in ours.items() if m in beyond]
-    rows = pd.concat([pd.read_csv(f) for f in sorted(raw.glob("spmv*.csv"))])
-    t = rows[rows.precision == "fp64"].groupby(["problem", "impl"])["t_median_s"].median().unstack()
-    twin = t["dasp_tc_twin"] / t["dasp_tc"]
+    twin = t.xs("dasp_tc_twin", level="impl") / t.xs("dasp_tc", level="impl")
     return ["fp64 SpMV t_TC/t_CC beyond the L2: " + ", ".join(f"{m} {r:.3f}" for m, r in sorted(beyond.items())),
             "ours / DASP (issue 21): " + ", ".join(f"{m} {r:.3f}" + ("" if m in beyond else " (in the L2)")
                                                    for m, r in ours.items())
