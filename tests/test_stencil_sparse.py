@@ -245,13 +245,17 @@ def test_mma_sp_layout(precision):
 @pytest.mark.parametrize("depth", [1, 2, 3])
 @pytest.mark.parametrize("name", list(STENCILS))
 def test_tc_sparse_kernel_matches_the_reference(tmp_path, name, depth, precision):
+    assert _cuda_row(tmp_path, name, depth, precision, RAGGED[STENCILS[name][1]], 2 * depth)["rel_err"] < 1e-2
+
+
+def _cuda_row(tmp_path, name, depth, precision, domain, steps) -> dict:
+    """The checked row of tc_sparse on the GPU (its check passed, else run_jobs raised)."""
     shape, dims, radius = STENCILS[name]
     impl = next(i for i in S.IMPLS if i.name == "tc_sparse")
     st = S.Stencil(name, shape, dims, radius, depth)
-    rows = S.run_jobs("cuda", [(impl, lambda: S.prepare(impl, st, RAGGED[dims], 2 * depth, "cuda",
-                                                        np.random.default_rng(0), precision=precision))],
-                      tmp_path / "r.csv", 0, 1)
-    assert rows[0]["rel_err"] < 1e-2
+    rows = S.run_jobs("cuda", [(impl, lambda: S.prepare(impl, st, domain, steps, "cuda", np.random.default_rng(0),
+                                                        precision=precision))], tmp_path / "r.csv", 0, 1)
+    return rows[0]
 
 
 @pytest.mark.gpu
@@ -261,13 +265,9 @@ def test_tc_sparse_kernel_matches_the_reference(tmp_path, name, depth, precision
 def test_tc_sparse_3d_window_over_several_z_blocks(tmp_path, name, depth, precision):
     """stencil_sp3's rolling window across three z blocks, the last one ragged (every tile's BZ)."""
     shape, dims, radius = STENCILS[name]
-    impl = next(i for i in S.IMPLS if i.name == "tc_sparse")
-    st = S.Stencil(name, shape, dims, radius, depth)
     form = sparse24.transform(shape, dims, radius, depth, precision, layout=SP.LAYOUT)
     domain = (2 * SP.tile_for(form, dims)["BZ"] + 5, 11, 19)
-    rows = S.run_jobs("cuda", [(impl, lambda: S.prepare(impl, st, domain, depth, "cuda", np.random.default_rng(0),
-                                                        precision=precision))], tmp_path / "r.csv", 0, 1)
-    assert rows[0]["rel_err"] < 1e-2
+    assert _cuda_row(tmp_path, name, depth, precision, domain, depth)["rel_err"] < 1e-2
 
 
 def test_sparse_form_matches_scipy_on_a_ragged_field():
