@@ -31,12 +31,16 @@ from membound.run import measure
 META_LAYOUT = "split"
 LAYOUT = sparse24.LAYOUT                          # the transform's layout this kernel runs ("runs": RUNS=1)
 TILE = {"NX": 4, "WX": 2, "WY": 4}                # 16-wide tiles per warp along x, warps along x and y
+# 2D from RF 9 (a halo of 2 RF >= 18 rows around 32 output rows): 64 output rows (the sweep in
+# docs/kernels_stencil.md, "Two planes an iteration (3D), taller tiles (2D)")
+TILE_TALL = {**TILE, "WY": 8}
+TALL_RF = 9
 # 3D (stencil_sp3.cu): 64 output planes per block through a rolling window of 2 RF + 1 accumulator planes;
-# fp32 up to RF 2 (NARROW_RF) in 16 warps of one 16-wide tile each, where the accumulators leave room for
-# more warps (the tile sweep in docs/kernels_stencil.md, "3D: one B load for every plane")
+# fp32 two input planes an iteration (PAIR: each A fragment loaded once for both, the planes copied by
+# cp.async into four buffers); fp16 one (its 2-byte elements are copied through registers, not by cp.async;
+# the sweeps in docs/kernels_stencil.md, "3D: one B load for every plane" and the section named above)
 TILE3 = {"NX": 2, "WX": 2, "WY": 4, "BZ": 64, "MINB": 2}
-TILE3_NARROW = {"NX": 1, "WX": 4, "WY": 4, "BZ": 64, "MINB": 2}
-NARROW_RF = {"fp32": 2}
+TILE3_PAIR = {**TILE3, "PAIR": 1}
 # fragments up to this size (per dims) go to shared memory (FSM=1), beyond it read through L1: in 2D
 # more cost occupancy; in 3D (a 17 KiB tile) they paid up to 100 KiB (docs/kernels_stencil.md)
 FRAG_SMEM = {2: 48 * 1024, 3: 100 * 1024}
@@ -103,8 +107,8 @@ def run_width(precision: str, layout: str = LAYOUT) -> int:
 def tile_for(form: sparse24.SparseForm, dims: int) -> dict:
     """The kernel's tile macros for `form` in `dims` dimensions."""
     if dims == 2:
-        return TILE
-    return TILE3_NARROW if form.radius <= NARROW_RF.get(form.precision, 0) else TILE3
+        return TILE_TALL if form.radius >= TALL_RF else TILE
+    return TILE3_PAIR if form.precision == "fp32" else TILE3
 
 
 def source(dims: int) -> tuple[str, str]:
@@ -143,7 +147,7 @@ def pitch_for(form: sparse24.SparseForm, dims: int = 2) -> int:
     width = 16 * t["NX"] * t["WX"] + 2 * (form.radius + run_width(p))
     step, rem = (32, 4) if p == "fp32" else (64, 8)
     first = width + (rem - width) % step
-    if LAYOUT != "runs":
+    if LAYOUT != "runs" or t.get("PAIR"):      # PAIR: four plane buffers, the smallest pitch
         return first
     return min((first + k * step // 8 for k in range(8)), key=lambda pitch: wavefronts(form, pitch))
 
@@ -203,7 +207,8 @@ def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:
     fsm = int(frag_bytes <= FRAG_SMEM[dims])
     macros.update(RF=form.radius, PREC=32 if p == "fp32" else 16, PITCH=pitch, NOFF=noff, NFRAG=nfrag,
                   FSM=fsm, RUNS=int(runs), **tile)
-    return macros, (8 * tile["WY"] + 2 * form.radius) * pitch * fmt(p).bytes + fsm * frag_bytes
+    planes = 4 if tile.get("PAIR") else 1
+    return macros, planes * (8 * tile["WY"] + 2 * form.radius) * pitch * fmt(p).bytes + fsm * frag_bytes
 
 
 def cuda_runner(form: sparse24.SparseForm, dims: int, x0, launches: int, compiled):
