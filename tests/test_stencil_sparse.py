@@ -138,6 +138,30 @@ def test_shared_bytes_count_the_fragments_held_in_shared_memory():
     assert P.shared_bytes("tc_sparse", S.Stencil("3d27pt", "box", 3, 1, 3), precision="fp32") == smem > frag_bytes
 
 
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+def test_3d_tiles_and_their_shared_bytes(precision):
+    """fp32 3D runs two input planes an iteration (PAIR) over four plane buffers at the smallest
+    pitch, fp16 one plane at the pitch of fewest wavefronts; the shared bytes count every buffer."""
+    form = sparse24.transform("box", 3, 1, 3, precision, layout=SP.LAYOUT)
+    macros, smem = SP.module(form, 3)
+    pair = precision == "fp32"
+    assert macros.get("PAIR", 0) == int(pair)
+    t, step = SP.tile_for(form, 3), 32 if pair else 64
+    width = 16 * t["NX"] * t["WX"] + 2 * (form.radius + SP.run_width(precision))
+    first = width + (step // 8 - width) % step
+    assert (macros["PITCH"] == first) if pair else (first <= macros["PITCH"] < first + step)
+    frag_bytes = macros["FSM"] * (macros["NFRAG"] * 32 * 20 + macros["NGRP"] * 32 * 4 * macros["NOFF"])
+    plane = (8 * t["WY"] + 2 * form.radius) * macros["PITCH"] * (4 if pair else 2)
+    assert smem == (4 if pair else 1) * plane + frag_bytes
+
+
+@pytest.mark.parametrize("depth, wy", [(2, 4), (3, 8), (8, 8)])
+def test_2d_tiles_grow_taller_from_radius_9(depth, wy):
+    """2D: 32 output rows a block up to a fused radius of 8, 64 from 9 (TALL_RF)."""
+    form = sparse24.transform("star", 2, 3, depth, "fp16", layout=SP.LAYOUT)
+    assert SP.tile_for(form, 2)["WY"] == wy == SP.module(form, 2)[0]["WY"]
+
+
 @pytest.mark.parametrize("shape", ["star", "box"])
 def test_plane_groups_share_one_b_load_across_the_planes(shape):
     """Every fragment in one group; a group's members load the same (dy, u) in every slot, one a plane,
