@@ -142,7 +142,8 @@ def pitch_for(form: sparse24.SparseForm, dims: int = 2) -> int:
     """Shared row pitch in elements: the tile's width, then 4 banks further per row (fp32: = 4 mod 32
     elements, fp16: = 8 mod 64), so that the 8 rows g of one B load start in different banks; in layout
     "runs" the pitch among that one and the 7 next 16-byte steps (every offset of a row in the banks)
-    whose B loads take the fewest shared wavefronts (`wavefronts`; ties keep the first)."""
+    whose B loads take the fewest shared wavefronts (`wavefronts`; ties keep the first), but with PAIR
+    (four plane buffers) always the first."""
     t, p = tile_for(form, dims), form.precision
     width = 16 * t["NX"] * t["WX"] + 2 * (form.radius + run_width(p))
     step, rem = (32, 4) if p == "fp32" else (64, 8)
