@@ -150,10 +150,7 @@ stencil_sp3(const real* __restrict__ in, real* __restrict__ out, const uint4* __
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, z0 = blockIdx.z * BZ, z1 = min(z0 + BZ, nz);
   const int goff = (y0 + g + RF) * PITCH + x0 + XO;   // B column j = g: output row y0 + g
   float acc[NA][NX][4];
-#pragma unroll
-  for (int j = 0; j < NA; ++j)
-#pragma unroll
-    for (int n = 0; n < NX; ++n) acc[j][n][0] = acc[j][n][1] = acc[j][n][2] = acc[j][n][3] = 0.f;
+  shift<NA>(acc);   // all zero
 #define IN_PLANE(z) (in + (size_t)wrap(z, nz) * ny * nx)
 #define G(gi, mask, f0) group<mask, f0>(acc, tb, tb.o + (gi) * 32 * NOFF, base, live, lane);
 
