@@ -184,7 +184,7 @@ def test_shared_bytes_are_what_the_launch_asks_for(monkeypatch, gpu, precision):
 def test_compile_ahead_names_the_modules_the_runner_compiles(monkeypatch, precision):
     """stencil_cuda.modules (the job's compile-ahead) from the structure alone: the very (source,
     macros) that the kernels built from random weights compile, for every impl, stencil and depth."""
-    from membound.kernels import stencil_sp
+    from membound.kernels import stencil_sp_layout
     from membound.model import sparse24
 
     asked = []
@@ -197,8 +197,8 @@ def test_compile_ahead_names_the_modules_the_runner_compiles(monkeypatch, precis
             st = S.Stencil(name, shape, dims, radius, depth)
             for impl in impls:
                 if impl == "tc_sparse":
-                    form = sparse24.transform(shape, dims, radius, depth, precision, w, stencil_sp.LAYOUT)
-                    asked.append((stencil_sp.source(dims)[0], stencil_sp.module(form, dims)[0]))
+                    form = sparse24.transform(shape, dims, radius, depth, precision, w, stencil_sp_layout.LAYOUT)
+                    asked.append((stencil_sp_layout.source(dims)[0], stencil_sp_layout.module(form, dims)[0]))
                 elif impl.startswith("tc"):
                     rows, frags = stencil_cuda.b_operands(w, depth, precision)
                     S._tc_kernel(st, frags, rows, impl == "tc_twin", precision)

@@ -12,6 +12,7 @@ import scipy.ndimage
 
 from membound.kernels import stencil as S
 from membound.kernels import stencil_sp as SP
+from membound.kernels import stencil_sp_layout as SPL
 from membound.model import sparse24
 from membound.model.geometry import fuse
 from membound.run import measure
@@ -48,7 +49,7 @@ def _warp_product(afrag, meta, bregs, precision, layout):
                     nib[g + 8 * q, c] = (meta[lane] >> (4 * c)) & 15
     a = sparse24.decompress(vals, nib, precision)
     b = np.zeros((k, 8))
-    slots = SP.b_slots(precision)
+    slots = SPL.b_slots(precision)
     for lane in range(32):
         b[slots[lane], lane // 4] = bregs[lane]
     return a @ b
@@ -60,9 +61,9 @@ def test_lane_packing_round_trips_through_the_documented_layout(precision, layou
     form = sparse24.transform("box", 2, 1, 3, precision, np.random.default_rng(1).uniform(0.5, 1.5, (3, 3)))
     a = SP.operand(form.a, precision)
     values, nibbles = sparse24.compress(a, precision)
-    afrag, meta = SP.pack_lanes(values, nibbles, precision, layout)
+    afrag, meta = SPL.pack_lanes(values, nibbles, precision, layout)
     bl = np.random.default_rng(2).random((sparse24.SP_SHAPE[precision][2], 8))
-    slots = SP.b_slots(precision)
+    slots = SPL.b_slots(precision)
     for f in range(len(a)):
         bregs = np.array([bl[slots[lane], lane // 4] for lane in range(32)])
         np.testing.assert_allclose(_warp_product(afrag[f], meta[f], bregs, precision, layout), a[f] @ bl, rtol=1e-12)
@@ -71,11 +72,11 @@ def test_lane_packing_round_trips_through_the_documented_layout(precision, layou
 def test_b_offsets_load_what_the_form_names():
     form = sparse24.transform("star", 2, 3, 2, "fp16", layout="free")
     pitch = 200
-    off = SP.b_offsets(form, pitch)
-    cols = form.cols[:, SP.b_slots("fp16")]
+    off = SPL.b_offsets(form, pitch)
+    cols = form.cols[:, SPL.b_slots("fp16")]
     assert np.array_equal(off, cols[..., 1] * pitch + cols[..., 2])
     with pytest.raises(ValueError, match="runs"):
-        SP.b_offsets(form, pitch, runs=True)
+        SPL.b_offsets(form, pitch, runs=True)
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
@@ -86,10 +87,10 @@ def test_runs_layout_gives_each_lane_one_aligned_vector(name, precision):
     shape, dims, radius = STENCILS[name]
     for depth in (1, 3):
         form = sparse24.transform(shape, dims, radius, depth, precision, layout="runs")
-        pitch = SP.pitch_for(form, dims)
-        off = SP.b_offsets(form, pitch, runs=True)
+        pitch = SPL.pitch_for(form, dims)
+        off = SPL.b_offsets(form, pitch, runs=True)
         run = sparse24.RUN[precision]
-        assert off.shape[-1] == 1 and ((form.radius + off[..., 0] - form.cols[:, SP.b_slots(precision)[:, 0], 1]
+        assert off.shape[-1] == 1 and ((form.radius + off[..., 0] - form.cols[:, SPL.b_slots(precision)[:, 0], 1]
                                         * pitch) % run == 0).all()
         assert pitch % run == 0 and sparse24.structured(form.a, *sparse24.GRANULARITY[precision])
 
@@ -99,18 +100,18 @@ def test_wavefronts_count_what_ncu_measured():
     tile's first aligned run): ncu counted 567.4 M shared wavefronts for 72.1 M B loads (H100,
     2026-11-27), 7.87 a load; 4 is the least."""
     form = sparse24.transform("box", 2, 3, 4, "fp32", layout="runs")
-    lanes = form.cols[:, SP.b_slots("fp32")[:4]]                       # (nf, lane q, its 4 slots, 4)
+    lanes = form.cols[:, SPL.b_slots("fp32")[:4]]                       # (nf, lane q, its 4 slots, 4)
     zero = lanes[..., 3].all(axis=-1)
     lanes[zero, :, 1], lanes[zero, :, 2] = 0, -form.radius % 4 + np.arange(4)
-    form.cols[:, SP.b_slots("fp32")[:4]] = lanes
-    assert SP.wavefronts(form, 164) == pytest.approx(567.4 / 72.1, abs=0.01)
-    assert all(SP.wavefronts(form, 164 + 4 * k) >= 4 for k in range(8))
+    form.cols[:, SPL.b_slots("fp32")[:4]] = lanes
+    assert SPL.wavefronts(form, 164) == pytest.approx(567.4 / 72.1, abs=0.01)
+    assert all(SPL.wavefronts(form, 164 + 4 * k) >= 4 for k in range(8))
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
 def test_a_zero_run_loads_a_run_of_its_mma(precision):
     form = sparse24.transform("box", 2, 3, 4, precision, layout="runs")
-    lanes = form.cols[:, SP.b_slots(precision)[:4]]                    # (nf, lane q, its slots, 4)
+    lanes = form.cols[:, SPL.b_slots(precision)[:4]]                    # (nf, lane q, its slots, 4)
     zero = lanes[..., 3].all(axis=-1)
     assert zero.any() and not zero.all(axis=-1).any()
     for f, q in zip(*np.nonzero(zero)):
@@ -120,11 +121,11 @@ def test_a_zero_run_loads_a_run_of_its_mma(precision):
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
 def test_pitch_takes_the_fewest_wavefronts_of_every_bank_offset(precision):
     form = sparse24.transform("box", 2, 3, 4, precision, layout="runs")
-    pitch, step = SP.pitch_for(form), 32 if precision == "fp32" else 64
+    pitch, step = SPL.pitch_for(form), 32 if precision == "fp32" else 64
     first = next(p for p in range(16 * 8 + 2 * (12 + sparse24.RUN[precision]), 10**4) if p % step == step // 8)
     assert pitch % (step // 8) == 0 and first <= pitch < first + step
-    assert SP.wavefronts(form, pitch) == min(SP.wavefronts(form, first + k * step // 8) for k in range(8))
-    assert SP.structure_module("box", 2, 3, 4, precision)[0]["PITCH"] == pitch
+    assert SPL.wavefronts(form, pitch) == min(SPL.wavefronts(form, first + k * step // 8) for k in range(8))
+    assert SPL.structure_module("box", 2, 3, 4, precision)[0]["PITCH"] == pitch
 
 
 def test_shared_bytes_count_the_fragments_held_in_shared_memory():
@@ -132,7 +133,7 @@ def test_shared_bytes_count_the_fragments_held_in_shared_memory():
     FRAG_SMEM[3]); the workflow's shared-memory check counts them beside the plane tile."""
     from membound.kernels import stencil_plan as P
 
-    macros, smem = SP.module(sparse24.transform("box", 3, 1, 3, "fp32", layout=SP.LAYOUT), 3)
+    macros, smem = SPL.module(sparse24.transform("box", 3, 1, 3, "fp32", layout=SPL.LAYOUT), 3)
     frag_bytes = macros["NFRAG"] * 32 * 20 + macros["NGRP"] * 32 * 4 * macros["NOFF"]   # B offsets per group
     assert macros["FSM"] == 1 and frag_bytes > 48 * 1024
     assert P.shared_bytes("tc_sparse", S.Stencil("3d27pt", "box", 3, 1, 3), precision="fp32") == smem > frag_bytes
@@ -142,12 +143,12 @@ def test_shared_bytes_count_the_fragments_held_in_shared_memory():
 def test_3d_tiles_and_their_shared_bytes(precision):
     """fp32 3D runs two input planes an iteration (PAIR) over four plane buffers at the smallest
     pitch, fp16 one plane at the pitch of fewest wavefronts; the shared bytes count every buffer."""
-    form = sparse24.transform("box", 3, 1, 3, precision, layout=SP.LAYOUT)
-    macros, smem = SP.module(form, 3)
+    form = sparse24.transform("box", 3, 1, 3, precision, layout=SPL.LAYOUT)
+    macros, smem = SPL.module(form, 3)
     pair = precision == "fp32"
     assert macros.get("PAIR", 0) == int(pair)
-    t, step = SP.tile_for(form, 3), 32 if pair else 64
-    width = 16 * t["NX"] * t["WX"] + 2 * (form.radius + SP.run_width(precision))
+    t, step = SPL.tile_for(form, 3), 32 if pair else 64
+    width = 16 * t["NX"] * t["WX"] + 2 * (form.radius + SPL.run_width(precision))
     first = width + (step // 8 - width) % step
     assert (macros["PITCH"] == first) if pair else (first <= macros["PITCH"] < first + step)
     frag_bytes = macros["FSM"] * (macros["NFRAG"] * 32 * 20 + macros["NGRP"] * 32 * 4 * macros["NOFF"])
@@ -158,16 +159,16 @@ def test_3d_tiles_and_their_shared_bytes(precision):
 @pytest.mark.parametrize("depth, wy", [(2, 4), (3, 8), (8, 8)])
 def test_2d_tiles_grow_taller_from_radius_9(depth, wy):
     """2D: 32 output rows a block up to a fused radius of 8, 64 from 9 (TALL_RF)."""
-    form = sparse24.transform("star", 2, 3, depth, "fp16", layout=SP.LAYOUT)
-    assert SP.tile_for(form, 2)["WY"] == wy == SP.module(form, 2)[0]["WY"]
+    form = sparse24.transform("star", 2, 3, depth, "fp16", layout=SPL.LAYOUT)
+    assert SPL.tile_for(form, 2)["WY"] == wy == SPL.module(form, 2)[0]["WY"]
 
 
 @pytest.mark.parametrize("shape", ["star", "box"])
 def test_plane_groups_share_one_b_load_across_the_planes(shape):
     """Every fragment in one group; a group's members load the same (dy, u) in every slot, one a plane,
     bit j = RF - dz of its mask; a box stencil's groups hold all 2 RF + 1 planes (stencil_sp3.cu)."""
-    form = sparse24.transform(shape, 3, 1, 3, "fp32", layout=SP.LAYOUT)
-    order, table = SP.plane_groups(form)
+    form = sparse24.transform(shape, 3, 1, 3, "fp32", layout=SPL.LAYOUT)
+    order, table = SPL.plane_groups(form)
     assert sorted(order) == list(range(len(form.a)))
     starts = list(table >> 16) + [len(order)]
     for g, mask in enumerate(table & 0xFFFF):
@@ -230,8 +231,8 @@ def _probe(precision, layout):
             a[i, c * chunk + pos] = rng.integers(1, 8, kept)
     b = rng.integers(-4, 5, (k, 8)).astype(float)
     values, nibbles = sparse24.compress(a[None], precision)
-    afrag, meta = SP.pack_lanes(values, nibbles, precision, layout)
-    slots = SP.b_slots(precision)
+    afrag, meta = SPL.pack_lanes(values, nibbles, precision, layout)
+    slots = SPL.b_slots(precision)
     lanes = np.array([b[slots[lane], lane // 4] for lane in range(32)])
     if precision == "fp32":
         bregs = lanes.astype(np.float32).view(np.uint32)
@@ -261,7 +262,7 @@ def test_mma_sp_layout(precision):
         got, want = _probe(precision, layout)
         ok[layout] = bool(np.array_equal(got, want))
         print(f"mma.sp {precision} metadata layout {layout}: {'matches' if ok[layout] else 'differs'}")
-    assert ok[SP.META_LAYOUT], ok
+    assert ok[SPL.META_LAYOUT], ok
 
 
 @pytest.mark.gpu
@@ -289,8 +290,8 @@ def _cuda_row(tmp_path, name, depth, precision, domain, steps) -> dict:
 def test_tc_sparse_3d_window_over_several_z_blocks(tmp_path, name, depth, precision):
     """stencil_sp3's rolling window across three z blocks, the last one ragged (every tile's BZ)."""
     shape, dims, radius = STENCILS[name]
-    form = sparse24.transform(shape, dims, radius, depth, precision, layout=SP.LAYOUT)
-    domain = (2 * SP.tile_for(form, dims)["BZ"] + 5, 11, 19)
+    form = sparse24.transform(shape, dims, radius, depth, precision, layout=SPL.LAYOUT)
+    domain = (2 * SPL.tile_for(form, dims)["BZ"] + 5, 11, 19)
     assert _cuda_row(tmp_path, name, depth, precision, domain, depth)["rel_err"] < 1e-2
 
 

@@ -13,7 +13,7 @@ from functools import cache
 
 import numpy as np
 
-from membound.kernels import load_module, stencil_sp
+from membound.kernels import load_module, stencil_sp_layout
 from membound.kernels.stencil_cpu import b_operands
 from membound.kernels.stencil_plan import Stencil, cc_launch, occupancy, tc_config
 from membound.model import sparse24
@@ -116,8 +116,8 @@ def modules(impl: str, st: Stencil, precision: str, gpu: str | None) -> list[tup
     """(source, macros) of the module `runner(impl, st, ...)` compiles in `precision` on `gpu` (this
     GPU's tiles): they follow the stencil's structure, so any weights on its support give them."""
     if impl == "tc_sparse":
-        form = sparse24.transform(st.shape, st.dims, st.radius, st.depth, precision, None, stencil_sp.LAYOUT)
-        return [(stencil_sp.source(st.dims)[0], stencil_sp.module(form, st.dims)[0])]
+        form = sparse24.transform(st.shape, st.dims, st.radius, st.depth, precision, None, stencil_sp_layout.LAYOUT)
+        return [(stencil_sp_layout.source(st.dims)[0], stencil_sp_layout.module(form, st.dims)[0])]
     if impl in ("tc", "tc_twin"):
         mask = support(st.shape, st.dims, st.radius)
         rows, frags = b_operands(mask / mask.sum(), st.depth, precision)   # fused sums of 1: in every format's range

@@ -189,7 +189,7 @@ def shared_bytes(impl: str, st: Stencil, gpu: str | None = None, precision: str 
     """Dynamic shared memory per block of `impl` for stencil `st` at its depth (cc_naive: depth 1) on
     `gpu` in `precision`."""
     if impl == "tc_sparse":                     # stencil_sp.cu: one plane tile, and the fragments where FSM
-        from membound.kernels.stencil_sp import structure_module
+        from membound.kernels.stencil_sp_layout import structure_module
 
         sp = precision if precision in ("fp32", "fp16") else "fp32"
         return structure_module(st.shape, st.dims, st.radius, st.depth, sp)[1]
