@@ -14,7 +14,7 @@ from membound.kernels import stencil as S
 from membound.kernels import stencil_sp as SP
 from membound.kernels import stencil_sp_layout as SPL
 from membound.model import sparse24
-from membound.model.geometry import fuse
+from membound.model.geometry import fuse, fused_support, support
 from membound.run import measure
 
 STENCILS = {"2d5pt": ("star", 2, 1), "2d9pt": ("box", 2, 1), "2d13pt": ("star", 2, 3),
@@ -83,16 +83,41 @@ def test_b_offsets_load_what_the_form_names():
 @pytest.mark.parametrize("name", list(STENCILS))
 def test_runs_layout_gives_each_lane_one_aligned_vector(name, precision):
     """Layout "runs": a lane's B elements of an MMA are RUN consecutive columns of one row (pads
-    included), starting where the tile address is 16-byte aligned: (RF + u) = 0 mod RUN."""
+    included), starting where the tile address is 16-byte aligned: (XO + u) = 0 mod RUN; the tile
+    holds every column the slots load (XO + u >= 0, XO + BX - 16 + u < LXT), fp16 an even count."""
     shape, dims, radius = STENCILS[name]
     for depth in (1, 3):
         form = sparse24.transform(shape, dims, radius, depth, precision, layout="runs")
-        pitch = SPL.pitch_for(form, dims)
+        pitch, xo, lxt = SPL.pitch_for(form, dims), SPL.x_origin(form), SPL.tile_width(form, dims)
         off = SPL.b_offsets(form, pitch, runs=True)
-        run = sparse24.RUN[precision]
-        assert off.shape[-1] == 1 and ((form.radius + off[..., 0] - form.cols[:, SPL.b_slots(precision)[:, 0], 1]
+        run, u, t = sparse24.RUN[precision], form.cols[..., 2], SPL.tile_for(form, dims)
+        assert off.shape[-1] == 1 and ((xo + off[..., 0] - form.cols[:, SPL.b_slots(precision)[:, 0], 1]
                                         * pitch) % run == 0).all()
         assert pitch % run == 0 and sparse24.structured(form.a, *sparse24.GRANULARITY[precision])
+        assert xo + u.min() >= 0 and xo + 16 * t["NX"] * t["WX"] - 16 + u.max() < lxt <= pitch
+        assert lxt % 2 == 0 or precision == "fp32"
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("name", list(STENCILS))
+def test_runs_start_at_the_phase_of_fewest_mmas(name, precision):
+    """transform's run phase: no other phase needs fewer MMAs (fp16 3d27pt at t = 3: 42, where runs
+    starting at u = -RF mod 8, the phase before 2026-11-27, needed 49)."""
+    from membound.model import sparse24_pack
+
+    shape, dims, radius = STENCILS[name]
+    base = support(shape, dims, radius)
+    for depth in (1, 3):
+        form = sparse24.transform(shape, dims, radius, depth, precision, layout="runs")
+        wf3, mask3 = (v.reshape((1,) * (3 - dims) + v.shape) for v in (fuse(base * 1.0, depth),
+                                                                        fused_support(base, depth)))
+        planes = [dz for dz in range(-depth * (dims == 3), depth * (dims == 3) + 1)
+                  if sparse24_pack.columns(wf3, mask3, dz)]
+        counts = [sum(len(sparse24_pack.runs(wf3, mask3, dz, precision, phase)) for dz in planes)
+                  for phase in range(sparse24.RUN[precision])]
+        assert len(form.a) == min(counts)
+    if (name, precision) == ("3d27pt", "fp16"):
+        assert len(form.a) == 42 and counts[3] == 49
 
 
 def test_wavefronts_count_what_ncu_measured():
@@ -139,20 +164,21 @@ def test_shared_bytes_count_the_fragments_held_in_shared_memory():
     assert P.shared_bytes("tc_sparse", S.Stencil("3d27pt", "box", 3, 1, 3), precision="fp32") == smem > frag_bytes
 
 
-@pytest.mark.parametrize("precision", ["fp32", "fp16"])
-def test_3d_tiles_and_their_shared_bytes(precision):
-    """fp32 3D runs two input planes an iteration (PAIR) over four plane buffers at the smallest
-    pitch, fp16 one plane at the pitch of fewest wavefronts; the shared bytes count every buffer."""
-    form = sparse24.transform("box", 3, 1, 3, precision, layout=SPL.LAYOUT)
+@pytest.mark.parametrize("shape, precision", [("box", "fp32"), ("star", "fp32"), ("box", "fp16"), ("star", "fp16")])
+def test_3d_tiles_and_their_shared_bytes(shape, precision):
+    """fp32 and the fp16 box run two input planes an iteration (PAIR) over four plane buffers at the
+    smallest pitch, the fp16 star one plane at the pitch of fewest wavefronts; the shared bytes count
+    every buffer."""
+    form = sparse24.transform(shape, 3, 1, 3, precision, layout=SPL.LAYOUT)
     macros, smem = SPL.module(form, 3)
-    pair = precision == "fp32"
+    pair = precision == "fp32" or shape == "box"
     assert macros.get("PAIR", 0) == int(pair)
-    t, step = SPL.tile_for(form, 3), 32 if pair else 64
-    width = 16 * t["NX"] * t["WX"] + 2 * (form.radius + SPL.run_width(precision))
+    t, step = SPL.tile_for(form, 3), 32 if precision == "fp32" else 64
+    width = SPL.tile_width(form, 3)
     first = width + (step // 8 - width) % step
     assert (macros["PITCH"] == first) if pair else (first <= macros["PITCH"] < first + step)
     frag_bytes = macros["FSM"] * (macros["NFRAG"] * 32 * 20 + macros["NGRP"] * 32 * 4 * macros["NOFF"])
-    plane = (8 * t["WY"] + 2 * form.radius) * macros["PITCH"] * (4 if pair else 2)
+    plane = (8 * t["WY"] + 2 * form.radius) * macros["PITCH"] * (4 if precision == "fp32" else 2)
     assert smem == (4 if pair else 1) * plane + frag_bytes
 
 
@@ -288,10 +314,11 @@ def _cuda_row(tmp_path, name, depth, precision, domain, steps) -> dict:
 @pytest.mark.parametrize("depth", [1, 4])
 @pytest.mark.parametrize("name", ["3d7pt", "3d27pt"])
 def test_tc_sparse_3d_window_over_several_z_blocks(tmp_path, name, depth, precision):
-    """stencil_sp3's rolling window across three z blocks, the last one ragged (every tile's BZ)."""
+    """stencil_sp3's rolling window across three z blocks, the last one ragged (every tile's BZ); nx odd
+    at depth 1, even at depth 4 (fp16 pairs copied by 4 bytes where PAIR)."""
     shape, dims, radius = STENCILS[name]
     form = sparse24.transform(shape, dims, radius, depth, precision, layout=SPL.LAYOUT)
-    domain = (2 * SPL.tile_for(form, dims)["BZ"] + 5, 11, 19)
+    domain = (2 * SPL.tile_for(form, dims)["BZ"] + 5, 11, 19 if depth == 1 else 20)
     assert _cuda_row(tmp_path, name, depth, precision, domain, depth)["rel_err"] < 1e-2
 
 

@@ -1,7 +1,8 @@
 // Asynchronous global -> shared copies (cp.async, sm_80+) of one element (stencil_real.cuh): a copy does
 // not pass through registers, so a block can prefetch its next tile or plane while it computes.
 // cp.async copies 4, 8 or 16 bytes: an fp16 element (ELEM 2) is copied through a register instead,
-// at once (the kernel's later waits and barriers still order it); copy_async16 copies 16 bytes.
+// at once (the kernel's later waits and barriers still order it); copy_async4 and copy_async16 copy 4
+// and 16 bytes.
 // (tests/emulated_cuda.h defines them for the CPU emulation of the kernels.)
 #pragma once
 #ifndef MEMBOUND_EMULATE
@@ -14,6 +15,12 @@ __device__ __forceinline__ void copy_async(real* dst, const real* src) {
                "n"(ELEM)
                : "memory");
 #endif
+}
+
+// 4 bytes (an fp16 pair; both addresses 4-byte aligned).
+__device__ __forceinline__ void copy_async4(real* dst, const real* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"((unsigned)__cvta_generic_to_shared(dst)), "l"(src)
+               : "memory");
 }
 
 // 16 bytes (a whole vector of elements; both addresses 16-byte aligned), bypassing L1.

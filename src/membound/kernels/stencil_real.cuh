@@ -55,10 +55,16 @@ __device__ __forceinline__ int wrap(int i, int n) {
   return i;
 }
 
-#ifndef MEMBOUND_EMULATE
-// What a tensor-core tile holds of an input value: its operand (fp32: rounded to tf32 as it enters).
+// What a tensor-core tile holds of an input value: its operand (fp32: rounded to tf32 as it enters,
+// to nearest with ties away from zero).
 __device__ __forceinline__ real operand(real v) {
-#if ELEM == 4
+#if ELEM == 4 && defined(MEMBOUND_EMULATE)
+  unsigned r;
+  memcpy(&r, &v, 4);
+  r = (r + 0x1000u) & 0xffffe000u;   // finite values: the 13 low mantissa bits rounded off
+  memcpy(&v, &r, 4);
+  return v;
+#elif ELEM == 4
   unsigned r;
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(v));
   return __uint_as_float(r);
@@ -66,5 +72,4 @@ __device__ __forceinline__ real operand(real v) {
   return v;
 #endif
 }
-#endif
 #endif  // STENCIL_REAL_CUH

@@ -11,10 +11,11 @@
 // packed per lane on the host (kernels/stencil_sp.py); B from shared memory through the offsets;
 // D: lane (g, q) holds D(g, 2q..2q+1) and D(g+8, 2q..2q+1).
 // Macros: RF, PREC, NX (16-wide tiles per warp along x, sharing each A fragment), WX, WY (warps along
-// x, y), PITCH (shared row pitch, elements), NOFF (B offsets per lane: 4 or 8, 1 with RUNS), NFRAG
-// (fragments), FSM (1: the fragments copied to shared memory once per block; 0: read through L1, PF:
-// each one ahead), RUNS (1: layout "runs" of sparse24, a lane's B elements one 16-byte load), MINB
-// (blocks an SM). Field (ny, nx), x fastest, periodic.
+// x, y), XO and LXT (the tile's column of x offset u = 0 and its columns), PITCH (shared row pitch,
+// elements), NOFF (B offsets per lane: 4 or 8, 1 with RUNS), NFRAG (fragments), FSM (1: the fragments
+// copied to shared memory once per block; 0: read through L1, PF: each one ahead), RUNS (1: layout
+// "runs" of sparse24, a lane's B elements one 16-byte load), MINB (blocks an SM). Field (ny, nx), x
+// fastest, periodic.
 
 #ifndef PF
 #define PF (!FSM)   // fragment f + 1 loaded before f's MMAs: hides the latency of fragments read through L1

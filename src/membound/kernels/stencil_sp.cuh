@@ -1,6 +1,6 @@
 // What stencil_sp.cu (2D) and stencil_sp3.cu (3D) share: the tile's geometry, a lane's B registers
 // from the shared tile, the mma.sp of each precision and the fragment tables' copy.
-// Macros: RF, PREC, NX, WX, WY, PITCH, RUNS, NFRAG, FSM (stencil_sp.cu's header comment).
+// Macros: RF, PREC, NX, WX, WY, XO, LXT, PITCH, RUNS, NFRAG, FSM (stencil_sp.cu's header comment).
 #pragma once
 
 #define BX (16 * NX * WX)
@@ -9,9 +9,6 @@
 #ifndef RUNS
 #define RUNS 0
 #endif
-#define RUNW (RUNS ? (PREC == 32 ? 4 : 8) : 0)   // layout "runs": a lane's B elements, one aligned vector
-#define XO (RF + RUNW)                          // the tile column of x offset u = 0 (runs start up to RUNW-1 left)
-#define LXT (BX + 2 * XO)
 #define NW (WX * WY)
 
 // real (fp16: raw bits, conversions in PTX), to_real, wrap and the tf32 operand:
@@ -39,6 +36,7 @@ __device__ __forceinline__ void b_regs(unsigned* b, const real* p, const int* of
 #endif
 }
 
+#ifndef MEMBOUND_EMULATE   // tests/emulated_cuda.h: the warp's product from every lane's registers
 __device__ __forceinline__ void mma_sp(float* d, const uint4& a, const unsigned* b, unsigned e) {
 #if PREC == 32
   asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
@@ -52,6 +50,7 @@ __device__ __forceinline__ void mma_sp(float* d, const uint4& a, const unsigned*
                : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
 #endif
 }
+#endif
 
 // The fragment tables: A (NFRAG x 32 lanes), metadata (the same) and NOFFS B offsets, copied to shared
 // memory (at smem) once per block where FSM, else read through L1 from global memory.

@@ -41,32 +41,43 @@ def emulate(form: sparse24.SparseForm, x: np.ndarray, launches: int) -> np.ndarr
 # --------------------------------------------------------------------------------------- CUDA
 
 
-def cuda_runner(form: sparse24.SparseForm, dims: int, x0, launches: int, compiled):
-    """A function running `launches` launches of stencil_sp.cu from device array x0 (storage dtype);
-    `compiled(source, name, macros, smem)` -> (kernel, smem) is the stencil module's compile cache."""
-    import cupy as cp
-
+def operands(form: sparse24.SparseForm, dims: int) -> tuple[dict, int, np.ndarray, np.ndarray, np.ndarray]:
+    """(macros, dynamic shared bytes, afrag, meta, offs): the kernel's module (`module`) and its fragment
+    tables, in the order its source reads them (3D: fragments in group order, B offsets per group)."""
     p = form.precision
     macros, smem = module(form, dims)
     values, nibbles = sparse24.compress(operand(form.a, p), p)
     afrag, meta = pack_lanes(values, nibbles, p)
     offs = b_offsets(form, macros["PITCH"], bool(macros["RUNS"]))
-    file, name = source(dims)
-    if dims == 3:                                # fragments in group order, B offsets per group
+    if dims == 3:
         order, groups = plane_groups(form)
         afrag, meta, offs = afrag[order], meta[order], offs[order[groups >> 16]]
     if offs.shape[-1] != macros["NOFF"] or len(afrag) != macros["NFRAG"]:
         raise AssertionError(f"stencil_sp operands {offs.shape}, {afrag.shape} disagree with its macros {macros}")
+    return macros, smem, afrag, meta, offs
+
+
+def launch_shape(form: sparse24.SparseForm, dims: int, shape: tuple) -> tuple[tuple, int]:
+    """(grid, threads) of one launch on a field of `shape`."""
     tile = tile_for(form, dims)
-    bx, by = 16 * tile["NX"] * tile["WX"], 8 * tile["WY"]
-    kernel, smem = compiled(file, name, macros, smem)
-    shape3 = (1,) * (3 - x0.ndim) + x0.shape
-    nz, ny, nx = shape3
-    grid = (math.ceil(nx / bx), math.ceil(ny / by), math.ceil(nz / tile.get("BZ", 1)))
+    nz, ny, nx = (1,) * (3 - len(shape)) + tuple(shape)
+    grid = (math.ceil(nx / (16 * tile["NX"] * tile["WX"])), math.ceil(ny / (8 * tile["WY"])),
+            math.ceil(nz / tile.get("BZ", 1)))
+    return grid, 32 * tile["WX"] * tile["WY"]
+
+
+def cuda_runner(form: sparse24.SparseForm, dims: int, x0, launches: int, compiled):
+    """A function running `launches` launches of stencil_sp.cu from device array x0 (storage dtype);
+    `compiled(source, name, macros, smem)` -> (kernel, smem) is the stencil module's compile cache."""
+    import cupy as cp
+
+    macros, smem, afrag, meta, offs = operands(form, dims)
+    kernel, smem = compiled(*source(dims), macros, smem)
+    grid, threads = launch_shape(form, dims, x0.shape)
+    nz, ny, nx = (1,) * (3 - x0.ndim) + x0.shape
     args = (cp.asarray(afrag.ravel()), cp.asarray(meta.ravel()), cp.asarray(offs.ravel()))
     bufs = [cp.full_like(x0, np.nan), cp.full_like(x0, np.nan)]
     dims_arg = (np.int32(nz), np.int32(ny), np.int32(nx))[3 - dims:]
-    threads = 32 * tile["WX"] * tile["WY"]
 
     def run():
         src = x0

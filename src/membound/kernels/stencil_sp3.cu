@@ -13,7 +13,7 @@
 // stencil_tc3.cu): G(g, mask, f0) per group g, bit j of mask its member of plane dz = RF - j, the
 // members fragments f0, f0 + 1, ... in ascending j; offs[(g*32 + lane)*NOFF + i]: the group's B
 // offsets of the lane (elements from its base in the tile); afrag, meta: per fragment, as in 2D.
-// Macros: stencil_sp.cu's (RF, PREC, NX, WX, WY, PITCH, NOFF, NFRAG, FSM, RUNS, MINB), NGRP (groups),
+// Macros: stencil_sp.cu's (RF, PREC, NX, WX, WY, XO, LXT, PITCH, NOFF, NFRAG, FSM, RUNS, MINB), NGRP (groups),
 // TABLE, BZ (output planes per block) and PAIR.
 
 #define NJ (2 * RF + 1)
@@ -62,12 +62,17 @@ __device__ __forceinline__ void regs_tile(real* tile, const real (&v)[LROWS][LCO
   }
 }
 
-// PAIR: one plane's tile copied asynchronously (cp.async; fp16 through a register, stencil_async.cuh).
+// PAIR: one plane's tile copied asynchronously by cp.async; fp16 by pairs of elements (4 bytes) where
+// the tile's first column gx0 - XO and nx are even (a pair never wraps), else through a register.
 __device__ __forceinline__ void plane_async(real* tile, const real* plane, int warp, int lane, int gx0, int gy0,
                                             int ny, int nx) {
+  const bool pairs = ELEM == 2 && XO % 2 == 0 && nx % 2 == 0;
   for (int y = warp; y < LYT; y += NW) {
     const real* row = plane + (size_t)wrap(gy0 - RF + y, ny) * nx;
-    for (int x = lane; x < LXT; x += 32) copy_async(tile + y * PITCH + x, row + wrap(gx0 - XO + x, nx));
+    if (pairs)
+      for (int x = 2 * lane; x < LXT; x += 64) copy_async4(tile + y * PITCH + x, row + wrap(gx0 - XO + x, nx));
+    else
+      for (int x = lane; x < LXT; x += 32) copy_async(tile + y * PITCH + x, row + wrap(gx0 - XO + x, nx));
   }
 }
 

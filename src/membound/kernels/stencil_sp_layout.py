@@ -31,11 +31,12 @@ TILE = {"NX": 4, "WX": 2, "WY": 4}                # 16-wide tiles per warp along
 TILE_TALL = {**TILE, "WY": 8}
 TALL_RF = 9
 # 3D (stencil_sp3.cu): 64 output planes per block through a rolling window of 2 RF + 1 accumulator planes;
-# fp32 two input planes an iteration (PAIR: each A fragment loaded once for both, the planes copied by
-# cp.async into four buffers); fp16 one (its 2-byte elements are copied through registers, not by cp.async;
-# the sweeps in docs/kernels_stencil.md, "3D: one B load for every plane" and the section named above)
+# fp32 and the fp16 box from RF 2 two input planes an iteration (PAIR: each A fragment loaded once for both,
+# the planes copied by cp.async into four buffers, fp16 by pairs of elements), other fp16 one (the sweeps
+# in docs/kernels_stencil.md, "3D: one B load for every plane", the section named above and "fp16 pairs")
 TILE3 = {"NX": 2, "WX": 2, "WY": 4, "BZ": 64, "MINB": 2}
 TILE3_PAIR = {**TILE3, "PAIR": 1}
+PAIR_F16_RF = 2
 # fragments up to this size (per dims) go to shared memory (FSM=1), beyond it read through L1: in 2D
 # more cost occupancy; in 3D (a 17 KiB tile) they paid up to 100 KiB (docs/kernels_stencil.md)
 FRAG_SMEM = {2: 48 * 1024, 3: 100 * 1024}
@@ -89,16 +90,26 @@ def b_offsets(form: sparse24.SparseForm, pitch: int, runs: bool = False) -> np.n
     return off[..., :1]
 
 
-def run_width(precision: str, layout: str = LAYOUT) -> int:
-    """Elements of a lane's run in layout "runs" (the tile's extra columns each side), else 0."""
-    return sparse24.RUN[precision] if layout == "runs" else 0
+def x_origin(form: sparse24.SparseForm) -> int:
+    """XO: the shared tile's column of x offset u = 0, left of it every column the slots load; in layout
+    "runs" = the form's phase mod RUN, so that every lane's run starts 16-byte aligned."""
+    xo = max(0, -int(form.cols[..., 2].min()))
+    return xo + (form.phase - xo) % sparse24.RUN[form.precision] if LAYOUT == "runs" else xo
+
+
+def tile_width(form: sparse24.SparseForm, dims: int) -> int:
+    """LXT: the shared tile's columns, up to the last the slots load from the block's last 16-wide
+    tile (BX - 16 right of the first); fp16 an even count (whole pairs of elements)."""
+    t = tile_for(form, dims)
+    lxt = x_origin(form) + 16 * t["NX"] * t["WX"] - 16 + int(form.cols[..., 2].max()) + 1
+    return lxt + lxt % 2 * (form.precision == "fp16")
 
 
 def tile_for(form: sparse24.SparseForm, dims: int) -> dict:
     """The kernel's tile macros for `form` in `dims` dimensions."""
     if dims == 2:
         return TILE_TALL if form.radius >= TALL_RF else TILE
-    return TILE3_PAIR if form.precision == "fp32" else TILE3
+    return TILE3_PAIR if form.precision == "fp32" or (form.shape == "box" and form.radius >= PAIR_F16_RF) else TILE3
 
 
 def source(dims: int) -> tuple[str, str]:
@@ -135,7 +146,7 @@ def pitch_for(form: sparse24.SparseForm, dims: int = 2) -> int:
     whose B loads take the fewest shared wavefronts (`wavefronts`; ties keep the first), but with PAIR
     (four plane buffers) always the first."""
     t, p = tile_for(form, dims), form.precision
-    width = 16 * t["NX"] * t["WX"] + 2 * (form.radius + run_width(p))
+    width = tile_width(form, dims)
     step, rem = (32, 4) if p == "fp32" else (64, 8)
     first = width + (rem - width) % step
     if LAYOUT != "runs" or t.get("PAIR"):      # PAIR: four plane buffers, the smallest pitch
@@ -156,7 +167,7 @@ def wavefronts(form: sparse24.SparseForm, pitch: int) -> float:
     l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld per shared load on nine of ten measured kernels;
     the tenth, with more lanes sharing addresses, took 15% fewer (H100, 2026-11-27, docs/kernels_stencil.md)."""
     rows = (np.arange(32) >> 2) + form.radius                      # lane's row g, the tile's first row -RF
-    elem = (rows * pitch + form.radius + run_width(form.precision) + b_offsets(form, pitch, True)[..., 0])
+    elem = rows * pitch + x_origin(form) + b_offsets(form, pitch, True)[..., 0]
     chunk = (elem * fmt(form.precision).bytes // 16).reshape(-1, 4, 8)       # (fragments, quarter, lane)
     chunk = np.sort(chunk, axis=-1)
     new = np.concatenate([np.ones_like(chunk[..., :1], bool), np.diff(chunk, axis=-1) != 0], axis=-1)
@@ -178,7 +189,8 @@ def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:
         table = " ".join(f"G({g}, {m & 0xffff}, {m >> 16})" for g, m in enumerate(groups))
         frag_bytes, macros = nfrag * 32 * 20 + len(groups) * 32 * 4 * noff, {"NGRP": len(groups), "TABLE": table}
     fsm = int(frag_bytes <= FRAG_SMEM[dims])
-    macros.update(RF=form.radius, PREC=32 if p == "fp32" else 16, PITCH=pitch, NOFF=noff, NFRAG=nfrag,
-                  FSM=fsm, RUNS=int(runs), **tile)
+    macros.update(RF=form.radius, PREC=32 if p == "fp32" else 16, XO=x_origin(form), LXT=tile_width(form, dims),
+                  PITCH=pitch, NOFF=noff,
+                  NFRAG=nfrag, FSM=fsm, RUNS=int(runs), **tile)
     planes = 4 if tile.get("PAIR") else 1
     return macros, planes * (8 * tile["WY"] + 2 * form.radius) * pitch * fmt(p).bytes + fsm * frag_bytes

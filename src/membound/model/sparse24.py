@@ -70,6 +70,8 @@ class SparseForm:
     padded: int
     points: int          # K^(t)
     radius: int          # t r
+    shape: str = "star"
+    phase: int = 0       # layout "runs": runs start at u = -phase mod RUN (the tile's column of u = 0 = phase mod RUN)
 
     @property
     def kept(self) -> int:
@@ -95,7 +97,8 @@ def transform(shape: str, dims: int, radius: int, depth: int, precision: str,
     """The 2:4 (fp16) or 1:2 (TF32) form of the stencil fused over `depth` steps, with weights `w`
     (a (2r+1)^dims array on the support; None: ones, for the structure alone). layout "free": any
     column in any slot (the fewest zero columns); "runs": each lane's B elements of an MMA one
-    aligned run of consecutive columns (`_runs`: one vector load, more zero columns)."""
+    aligned run of consecutive columns (sparse24_pack.runs: one vector load, more zero columns), at
+    the run phase (where runs start, mod RUN) that needs the fewest MMAs."""
     if precision not in GRANULARITY:
         raise ValueError(f"no sparse tensor cores in {precision}: use one of {', '.join(GRANULARITY)}")
     kept, chunk = GRANULARITY[precision]
@@ -106,33 +109,36 @@ def transform(shape: str, dims: int, radius: int, depth: int, precision: str,
     wf = fuse(w, depth)
     wf3, mask3 = (v.reshape((1,) * (3 - v.ndim) + v.shape) for v in (wf, mask))
     rz, rad = wf3.shape[0] // 2, wf3.shape[-1] // 2
-    a_list, col_list, real = [], [], 0
-    for dz in range(-rz, rz + 1):
-        cols_dz = columns(wf3, mask3, dz)
-        if not cols_dz:
-            continue
-        real += len(cols_dz)
+    planes = [dz for dz in range(-rz, rz + 1) if columns(wf3, mask3, dz)]
+    real = sum(len(columns(wf3, mask3, dz)) for dz in planes)
+    phase = 0
+    if layout == "runs":        # the phase of the fewest MMAs; ties: runs aligned to the output tile (u0 = 0 mod RUN)
+        run, rf = RUN[precision], radius * depth
+        per_phase = {ph: [runs(wf3, mask3, dz, precision, ph) for dz in planes] for ph in range(run)}
+        phase = min(per_phase, key=lambda ph: (sum(map(len, per_phase[ph])), ph != 0, (ph - rf) % run))
+        slots = [s for plane in per_phase[phase] for mma in plane for s in mma]
+    else:
         slots = []
-        if layout == "runs":
-            slots = [s for mma in runs(wf3, mask3, dz, precision, radius * depth) for s in mma]
-        else:
-            for group in chunks(cols_dz, kept, chunk):
+        for dz in planes:
+            for group in chunks(columns(wf3, mask3, dz), kept, chunk):
                 slots += [(c[0], c[1], c[2], 0) for c in group] + [(dz, 0, 0, 1)] * (chunk - len(group))
             slots += [(dz, 0, 0, 1)] * (-len(slots) % k_mma)
-        for f in range(len(slots) // k_mma):
-            cols = np.array(slots[f * k_mma:(f + 1) * k_mma], dtype=np.int64)
-            a = np.zeros((M_TILE, k_mma))
-            for kk, (cz, cy, u, pad) in enumerate(cols):
-                if pad:
-                    continue
-                for i in range(M_TILE):
-                    dx = u - i
-                    if -rad <= dx <= rad and mask3[cz + rz, cy + rad, dx + rad]:
-                        a[i, kk] = wf3[cz + rz, cy + rad, dx + rad]
-            a_list.append(a)
-            col_list.append(cols)
+    a_list, col_list = [], []
+    for f in range(len(slots) // k_mma):
+        cols = np.array(slots[f * k_mma:(f + 1) * k_mma], dtype=np.int64)
+        a = np.zeros((M_TILE, k_mma))
+        for kk, (cz, cy, u, pad) in enumerate(cols):
+            if pad:
+                continue
+            for i in range(M_TILE):
+                dx = u - i
+                if -rad <= dx <= rad and mask3[cz + rz, cy + rad, dx + rad]:
+                    a[i, kk] = wf3[cz + rz, cy + rad, dx + rad]
+        a_list.append(a)
+        col_list.append(cols)
     a, cols = np.array(a_list), np.array(col_list)
-    return SparseForm(precision, a, cols, real, cols.shape[0] * cols.shape[1] - real, int(mask.sum()), radius * depth)
+    return SparseForm(precision, a, cols, real, cols.shape[0] * cols.shape[1] - real, int(mask.sum()), radius * depth,
+                      shape, phase)
 
 
 @cache
@@ -189,13 +195,14 @@ def apply(form: SparseForm, x: np.ndarray, a: np.ndarray | None = None, dtype=np
     x3 = x.reshape((1,) * (3 - x.ndim) + x.shape)
     nz, ny, nx = x3.shape
     tx = math.ceil(nx / M_TILE)
-    r = form.radius
-    pad = ((r if x.ndim == 3 else 0,) * 2, (r, r), (r, r + tx * M_TILE - nx + M_TILE))
+    r, u = form.radius, form.cols[..., 2]
+    lx = max(r, -int(u.min()))                     # x columns the slots load beyond the field, each side
+    pad = ((r if x.ndim == 3 else 0,) * 2, (r, r), (lx, max(r, int(u.max()) + 1 + M_TILE * (tx - 1) - nx)))
     p = np.pad(x3, pad, mode="wrap").astype(dtype)
     rz = pad[0][0]
     acc = np.zeros((nz, ny, tx, M_TILE), dtype=dtype)
     for f in range(len(a)):
-        slabs = np.stack([p[rz + dz:rz + dz + nz, r + dy:r + dy + ny, r + u:r + u + tx * M_TILE:M_TILE]
+        slabs = np.stack([p[rz + dz:rz + dz + nz, r + dy:r + dy + ny, lx + u:lx + u + tx * M_TILE:M_TILE]
                           for dz, dy, u, _ in form.cols[f]], axis=-1)        # (nz, ny, tx, K)
         acc += slabs @ a[f].T.astype(dtype)
     return acc.reshape(nz, ny, tx * M_TILE)[:, :, :nx].reshape(x.shape)

@@ -61,14 +61,15 @@ def chunks(cols: list, kept: int, chunk: int) -> list[list]:
     return min(direct, joined, key=len)
 
 
-def runs(wf3: np.ndarray, mask3: np.ndarray, dz: int, precision: str, rf: int) -> list[list]:
+def runs(wf3: np.ndarray, mask3: np.ndarray, dz: int, precision: str, phase: int) -> list[list]:
     """Layout "runs": the K slots of plane dz's MMAs such that each lane's B elements of an MMA (TF32:
     slots q, q+4, q+8, q+12; f16: 8r+2q, 8r+2q+1) are RUN consecutive input columns of one fused row,
-    starting at u = -rf mod RUN (one aligned vector load a lane). Runs of lanes 4g, 4g+1 (and of
-    4g+2, 4g+3) share the 1:2 / 2:4 chunks: two runs are paired where every chunk stays structured,
-    greedily (most nonzeros first), a run without a partner beside a zero run; two pairs make an MMA.
-    A zero run loads the run of its pair's other lane (else the MMA's first): its weights are zero, and
-    a lane sharing another's address adds no shared-memory wavefront (kernels/stencil_sp.wavefronts)."""
+    starting at u = -phase mod RUN (one aligned vector load a lane where the tile's column of u = 0 is
+    = phase mod RUN; sparse24.transform picks the phase). Runs of lanes 4g, 4g+1 (and of 4g+2, 4g+3)
+    share the 1:2 / 2:4 chunks: two runs are paired where every chunk stays structured, greedily (most
+    nonzeros first), a run without a partner beside a zero run; two pairs make an MMA. A zero run loads
+    the run of its pair's other lane (else the MMA's first): its weights are zero, and a lane sharing
+    another's address adds no shared-memory wavefront (kernels/stencil_sp_layout.wavefronts)."""
     kept, _ = GRANULARITY[precision]
     run, rz, rad = RUN[precision], wf3.shape[0] // 2, wf3.shape[-1] // 2
     runs = []
@@ -76,30 +77,27 @@ def runs(wf3: np.ndarray, mask3: np.ndarray, dz: int, precision: str, rf: int) -
         dxs = np.flatnonzero(mask3[dz + rz, iy]) - rad
         if dxs.size == 0:
             continue
-        lo = dxs[0] - (dxs[0] + rf) % run
-        for u0 in range(lo, dxs[-1] + M_TILE, run):
-            cnt = np.zeros((run, M_TILE), dtype=np.int64)
-            for e in range(run):
-                rows = [int(u0 + e - dx) for dx in dxs if 0 <= u0 + e - dx < M_TILE]
-                cnt[e, rows] = 1
-            runs.append((iy - rad, int(u0), cnt))
-    per_chunk = run // 4                 # a run's elements in one chunk: TF32 1 (pairs), f16 2 (quads)
-
-    def fits(a, b):
-        return all(((a[2][per_chunk * c:per_chunk * (c + 1)].sum(0) + b[2][per_chunk * c:per_chunk * (c + 1)].sum(0))
-                    <= kept).all() for c in range(4))
-
+        lo = dxs[0] - (dxs[0] + phase) % run
+        u0s = np.arange(lo, dxs[-1] + M_TILE, run)
+        dx = u0s[:, None, None] + np.arange(run)[:, None] - np.arange(M_TILE) + rad   # (runs, e, row i) + rad
+        inside = (dx >= 0) & (dx <= 2 * rad)
+        cnts = np.where(inside, mask3[dz + rz, iy][np.clip(dx, 0, 2 * rad)], False).astype(np.int64)
+        runs += [(iy - rad, int(u0), cnt) for u0, cnt in zip(u0s, cnts)]
+    # nonzeros per chunk and row of each run (a run's elements in one chunk: TF32 1, f16 2)
+    per_chunk = np.array([cnt.reshape(4, run // 4, M_TILE).sum(1) for _, _, cnt in runs])
     order = sorted(range(len(runs)), key=lambda i: -runs[i][2].sum())
-    used, pairs = set(), []
+    rank = np.argsort(order)
+    free, pairs = np.ones(len(runs), bool), []
     for i in order:
-        if i in used:
+        if not free[i]:
             continue
-        used.add(i)
-        partner = next((j for j in order if j not in used and fits(runs[i], runs[j])), None)
+        free[i] = False
+        fits = np.flatnonzero(free & (per_chunk + per_chunk[i] <= kept).all(axis=(1, 2)))
+        partner = int(fits[np.argmin(rank[fits])]) if fits.size else None
         if partner is not None:
-            used.add(partner)
+            free[partner] = False
         pairs.append((runs[i], runs[partner] if partner is not None else None))
-    pad = (0, (-rf) % run, None)
+    pad = (0, (-phase) % run, None)
     pairs += [(pad, None)] * (len(pairs) % 2)
     mmas = []
     for m in range(0, len(pairs), 2):
