@@ -190,7 +190,6 @@ def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:
         frag_bytes, macros = nfrag * 32 * 20 + len(groups) * 32 * 4 * noff, {"NGRP": len(groups), "TABLE": table}
     fsm = int(frag_bytes <= FRAG_SMEM[dims])
     macros.update(RF=form.radius, PREC=32 if p == "fp32" else 16, XO=x_origin(form), LXT=tile_width(form, dims),
-                  PITCH=pitch, NOFF=noff,
-                  NFRAG=nfrag, FSM=fsm, RUNS=int(runs), **tile)
+                  PITCH=pitch, NOFF=noff, NFRAG=nfrag, FSM=fsm, RUNS=int(runs), **tile)
     planes = 4 if tile.get("PAIR") else 1
     return macros, planes * (8 * tile["WY"] + 2 * form.radius) * pitch * fmt(p).bytes + fsm * frag_bytes

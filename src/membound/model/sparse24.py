@@ -70,8 +70,8 @@ class SparseForm:
     padded: int
     points: int          # K^(t)
     radius: int          # t r
-    shape: str = "star"
-    phase: int = 0       # layout "runs": runs start at u = -phase mod RUN (the tile's column of u = 0 = phase mod RUN)
+    shape: str           # star | box
+    phase: int           # layout "runs": runs start at u = -phase mod RUN (the tile's column of u = 0 = phase mod RUN)
 
     @property
     def kept(self) -> int:
@@ -109,10 +109,9 @@ def transform(shape: str, dims: int, radius: int, depth: int, precision: str,
     wf = fuse(w, depth)
     wf3, mask3 = (v.reshape((1,) * (3 - v.ndim) + v.shape) for v in (wf, mask))
     rz, rad = wf3.shape[0] // 2, wf3.shape[-1] // 2
-    planes = [dz for dz in range(-rz, rz + 1) if columns(wf3, mask3, dz)]
-    real = sum(len(columns(wf3, mask3, dz)) for dz in planes)
-    phase = 0
-    if layout == "runs":        # the phase of the fewest MMAs; ties: runs aligned to the output tile (u0 = 0 mod RUN)
+    cols_dz = {dz: c for dz in range(-rz, rz + 1) if (c := columns(wf3, mask3, dz))}
+    planes, real, phase = list(cols_dz), sum(map(len, cols_dz.values())), 0
+    if layout == "runs":   # the phase of fewest MMAs; ties: runs aligned to the output tile (phase 0), then -RF's
         run, rf = RUN[precision], radius * depth
         per_phase = {ph: [runs(wf3, mask3, dz, precision, ph) for dz in planes] for ph in range(run)}
         phase = min(per_phase, key=lambda ph: (sum(map(len, per_phase[ph])), ph != 0, (ph - rf) % run))
@@ -120,7 +119,7 @@ def transform(shape: str, dims: int, radius: int, depth: int, precision: str,
     else:
         slots = []
         for dz in planes:
-            for group in chunks(columns(wf3, mask3, dz), kept, chunk):
+            for group in chunks(cols_dz[dz], kept, chunk):
                 slots += [(c[0], c[1], c[2], 0) for c in group] + [(dz, 0, 0, 1)] * (chunk - len(group))
             slots += [(dz, 0, 0, 1)] * (-len(slots) % k_mma)
     a_list, col_list = [], []
