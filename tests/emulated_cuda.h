@@ -1,5 +1,5 @@
-// A CPU stand-in for the CUDA features the CUDA-core stencil kernels use, so that their own source
-// runs here (tests/emulated.py compiles it with g++). Blocks run one after another; a block's
+// A CPU stand-in for the CUDA features the CUDA-core stencil kernels and the sparse tensor-core ones
+// (mma.sp, below) use, so that their own source runs here (tests/emulated.py compiles it with g++). Blocks run one after another; a block's
 // threads are fibers (ucontext) that run one at a time, each until its next __syncthreads(), in an
 // order the driver picks (forward or reverse): a read of a value another thread writes in the same
 // barrier interval then gives a different result in the two orders. Shared memory starts as NaN (all
