@@ -13,8 +13,9 @@ import scipy.ndimage
 from membound.kernels import stencil as S
 from membound.kernels import stencil_sp as SP
 from membound.kernels import stencil_sp_layout as SPL
-from membound.model import sparse24
-from membound.model.geometry import fuse, fused_support, support
+from membound.model import sparse24, sparse24_banks as BANKS
+from membound.model.geometry import fuse, support
+from membound.model.precision import fmt
 from membound.run import measure
 
 STENCILS = {"2d5pt": ("star", 2, 1), "2d9pt": ("box", 2, 1), "2d13pt": ("star", 2, 3),
@@ -49,7 +50,7 @@ def _warp_product(afrag, meta, bregs, precision, layout):
                     nib[g + 8 * q, c] = (meta[lane] >> (4 * c)) & 15
     a = sparse24.decompress(vals, nib, precision)
     b = np.zeros((k, 8))
-    slots = SPL.b_slots(precision)
+    slots = BANKS.b_slots(precision)
     for lane in range(32):
         b[slots[lane], lane // 4] = bregs[lane]
     return a @ b
@@ -63,7 +64,7 @@ def test_lane_packing_round_trips_through_the_documented_layout(precision, layou
     values, nibbles = sparse24.compress(a, precision)
     afrag, meta = SPL.pack_lanes(values, nibbles, precision, layout)
     bl = np.random.default_rng(2).random((sparse24.SP_SHAPE[precision][2], 8))
-    slots = SPL.b_slots(precision)
+    slots = BANKS.b_slots(precision)
     for f in range(len(a)):
         bregs = np.array([bl[slots[lane], lane // 4] for lane in range(32)])
         np.testing.assert_allclose(_warp_product(afrag[f], meta[f], bregs, precision, layout), a[f] @ bl, rtol=1e-12)
@@ -72,11 +73,11 @@ def test_lane_packing_round_trips_through_the_documented_layout(precision, layou
 def test_b_offsets_load_what_the_form_names():
     form = sparse24.transform("star", 2, 3, 2, "fp16", layout="free")
     pitch = 200
-    off = SPL.b_offsets(form, pitch)
-    cols = form.cols[:, SPL.b_slots("fp16")]
+    off = BANKS.b_offsets(form, pitch)
+    cols = form.cols[:, BANKS.b_slots("fp16")]
     assert np.array_equal(off, cols[..., 1] * pitch + cols[..., 2])
     with pytest.raises(ValueError, match="runs"):
-        SPL.b_offsets(form, pitch, runs=True)
+        BANKS.b_offsets(form, pitch, runs=True)
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
@@ -88,10 +89,10 @@ def test_runs_layout_gives_each_lane_one_aligned_vector(name, precision):
     shape, dims, radius = STENCILS[name]
     for depth in (1, 3):
         form = sparse24.transform(shape, dims, radius, depth, precision, layout="runs")
-        pitch, xo, lxt = SPL.pitch_for(form, dims), SPL.x_origin(form), SPL.tile_width(form, dims)
-        off = SPL.b_offsets(form, pitch, runs=True)
+        pitch, xo, lxt = SPL.pitch_for(form, dims), BANKS.x_origin(form), SPL.tile_width(form, dims)
+        off = BANKS.b_offsets(form, pitch, runs=True)
         run, u, t = sparse24.RUN[precision], form.cols[..., 2], SPL.tile_for(form, dims)
-        assert off.shape[-1] == 1 and ((xo + off[..., 0] - form.cols[:, SPL.b_slots(precision)[:, 0], 1]
+        assert off.shape[-1] == 1 and ((xo + off[..., 0] - form.cols[:, BANKS.b_slots(precision)[:, 0], 1]
                                         * pitch) % run == 0).all()
         assert pitch % run == 0 and sparse24.structured(form.a, *sparse24.GRANULARITY[precision])
         assert xo + u.min() >= 0 and xo + 16 * t["NX"] * t["WX"] - 16 + u.max() < lxt <= pitch
@@ -100,43 +101,44 @@ def test_runs_layout_gives_each_lane_one_aligned_vector(name, precision):
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
 @pytest.mark.parametrize("name", list(STENCILS))
-def test_runs_start_at_the_phase_of_fewest_mmas(name, precision):
-    """transform's run phase: no other phase needs fewer MMAs (fp16 3d27pt at t = 3: 42, where runs
-    starting at u = -RF mod 8, the phase before 2026-11-27, needed 49)."""
-    from membound.model import sparse24_pack
-
+def test_runs_start_at_the_phase_of_least_cost(name, precision):
+    """transform's run phase: in 3D no other phase needs fewer MMAs (fp16 3d27pt at t = 3: 42, where
+    runs starting at u = -RF mod 8, the phase before 2026-11-27, needed 49); in 2D none takes fewer B-load
+    wavefronts a tile (at the kernel's own pitch), and the tile starts on a 32-byte sector at phase 0."""
     shape, dims, radius = STENCILS[name]
-    base = support(shape, dims, radius)
-    for depth in (1, 3):
+
+    def cost(form):
+        banks = BANKS.wavefronts(form, SPL.pitch_for(form, dims)) * len(form.a)
+        return (banks if dims == 2 else 0, len(form.a))
+
+    for depth in (1, 3, 7) if dims == 2 else (1, 3):
         form = sparse24.transform(shape, dims, radius, depth, precision, layout="runs")
-        wf3, mask3 = (v.reshape((1,) * (3 - dims) + v.shape) for v in (fuse(base * 1.0, depth),
-                                                                        fused_support(base, depth)))
-        planes = [dz for dz in range(-depth * (dims == 3), depth * (dims == 3) + 1)
-                  if sparse24_pack.columns(wf3, mask3, dz)]
-        counts = [sum(len(sparse24_pack.runs(wf3, mask3, dz, precision, phase)) for dz in planes)
-                  for phase in range(sparse24.RUN[precision])]
-        assert len(form.a) == min(counts)
+        costs = [cost(sparse24.transform(shape, dims, radius, depth, precision, layout="runs", phase=ph))
+                 for ph in range(sparse24.RUN[precision])]
+        assert cost(form) == min(costs)
+        assert BANKS.least_wavefronts(form) == BANKS.wavefronts(form, SPL.pitch_for(form, dims)) or dims == 3
+        assert form.phase or BANKS.x_origin(form) * fmt(precision).bytes % 32 == 0
     if (name, precision) == ("3d27pt", "fp16"):
-        assert len(form.a) == 42 and counts[3] == 49
+        assert len(form.a) == 42 and costs[3][1] == 49
 
 
 def test_wavefronts_count_what_ncu_measured():
     """2d49pt fp32 t = 4 as it ran before pitches were chosen (pitch 164, every zero run loading the
     tile's first aligned run): ncu counted 567.4 M shared wavefronts for 72.1 M B loads (H100,
-    2026-11-27), 7.87 a load; 4 is the least."""
-    form = sparse24.transform("box", 2, 3, 4, "fp32", layout="runs")
-    lanes = form.cols[:, SPL.b_slots("fp32")[:4]]                       # (nf, lane q, its 4 slots, 4)
+    2026-11-27), 7.87 a load; 4 is the least. Runs at phase 0, as they then started."""
+    form = sparse24.transform("box", 2, 3, 4, "fp32", layout="runs", phase=0)
+    lanes = form.cols[:, BANKS.b_slots("fp32")[:4]]                       # (nf, lane q, its 4 slots, 4)
     zero = lanes[..., 3].all(axis=-1)
     lanes[zero, :, 1], lanes[zero, :, 2] = 0, -form.radius % 4 + np.arange(4)
-    form.cols[:, SPL.b_slots("fp32")[:4]] = lanes
-    assert SPL.wavefronts(form, 164) == pytest.approx(567.4 / 72.1, abs=0.01)
-    assert all(SPL.wavefronts(form, 164 + 4 * k) >= 4 for k in range(8))
+    form.cols[:, BANKS.b_slots("fp32")[:4]] = lanes
+    assert BANKS.wavefronts(form, 164) == pytest.approx(567.4 / 72.1, abs=0.01)
+    assert all(BANKS.wavefronts(form, 164 + 4 * k) >= 4 for k in range(8))
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])
 def test_a_zero_run_loads_a_run_of_its_mma(precision):
     form = sparse24.transform("box", 2, 3, 4, precision, layout="runs")
-    lanes = form.cols[:, SPL.b_slots(precision)[:4]]                    # (nf, lane q, its slots, 4)
+    lanes = form.cols[:, BANKS.b_slots(precision)[:4]]                    # (nf, lane q, its slots, 4)
     zero = lanes[..., 3].all(axis=-1)
     assert zero.any() and not zero.all(axis=-1).any()
     for f, q in zip(*np.nonzero(zero)):
@@ -149,7 +151,7 @@ def test_pitch_takes_the_fewest_wavefronts_of_every_bank_offset(precision):
     pitch, step = SPL.pitch_for(form), 32 if precision == "fp32" else 64
     first = next(p for p in range(16 * 8 + 2 * (12 + sparse24.RUN[precision]), 10**4) if p % step == step // 8)
     assert pitch % (step // 8) == 0 and first <= pitch < first + step
-    assert SPL.wavefronts(form, pitch) == min(SPL.wavefronts(form, first + k * step // 8) for k in range(8))
+    assert BANKS.wavefronts(form, pitch) == min(BANKS.wavefronts(form, first + k * step // 8) for k in range(8))
     assert SPL.structure_module("box", 2, 3, 4, precision)[0]["PITCH"] == pitch
 
 
@@ -258,7 +260,7 @@ def _probe(precision, layout):
     b = rng.integers(-4, 5, (k, 8)).astype(float)
     values, nibbles = sparse24.compress(a[None], precision)
     afrag, meta = SPL.pack_lanes(values, nibbles, precision, layout)
-    slots = SPL.b_slots(precision)
+    slots = BANKS.b_slots(precision)
     lanes = np.array([b[slots[lane], lane // 4] for lane in range(32)])
     if precision == "fp32":
         bregs = lanes.astype(np.float32).view(np.uint32)

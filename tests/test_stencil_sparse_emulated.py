@@ -10,7 +10,7 @@ import pytest
 import emulated
 from membound.kernels import stencil_sp as SP
 from membound.kernels import stencil_sp_layout as SPL
-from membound.model import sparse24
+from membound.model import sparse24, sparse24_banks as BANKS
 from membound.model.geometry import support
 from membound.model.precision import fmt, quantize
 
@@ -26,6 +26,8 @@ CASES = [  # (shape, dims, radius, depth, precision, field): 3D over two z block
     ("star", 2, 1, 5, "fp16", (45, 71)),          # XO odd
     ("box", 2, 3, 2, "fp32", (37, 53)),
     ("star", 2, 3, 3, "fp16", (45, 140)),         # 64-row tiles (RF 9), two blocks along x
+    ("star", 2, 1, 1, "fp32", (19, 400)),         # blocks inside the field along x (copied without the wrap)
+    ("box", 2, 1, 4, "fp16", (21, 390)),
 ]
 
 
@@ -66,7 +68,7 @@ def test_emulation_catches_a_misaligned_b_load(monkeypatch):
     """A tile origin XO one column off (the global columns shifted with it) moves every lane's 16-byte
     run off its alignment: stopped."""
     module = SP.module
-    monkeypatch.setattr(SP, "module", lambda form, dims: (dict(module(form, dims)[0], XO=SPL.x_origin(form) + 1),
+    monkeypatch.setattr(SP, "module", lambda form, dims: (dict(module(form, dims)[0], XO=BANKS.x_origin(form) + 1),
                                                           module(form, dims)[1]))
     with pytest.raises(RuntimeError, match="misaligned"):
         _run("star", 2, 1, 2, "fp32", (37, 53))

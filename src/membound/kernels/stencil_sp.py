@@ -12,8 +12,9 @@ import numpy as np
 
 from membound.kernels.harness import Case
 from membound.kernels.stencil_cpu import reference, sampled_reference
-from membound.kernels.stencil_sp_layout import LAYOUT, b_offsets, module, pack_lanes, plane_groups, source, tile_for
+from membound.kernels.stencil_sp_layout import LAYOUT, module, pack_lanes, plane_groups, source, tile_for
 from membound.model import sparse24
+from membound.model.sparse24_banks import b_offsets
 from membound.model.precision import fmt, quantize, tc_operand
 from membound.run import measure
 

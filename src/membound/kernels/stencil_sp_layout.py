@@ -21,6 +21,7 @@ from functools import cache
 import numpy as np
 
 from membound.model import sparse24
+from membound.model.sparse24_banks import b_slots, pitches, wavefronts, x_origin
 from membound.model.precision import fmt
 
 META_LAYOUT = "split"
@@ -69,34 +70,6 @@ def pack_lanes(values: np.ndarray, nibbles: np.ndarray, precision: str, layout: 
     return afrag, meta
 
 
-def b_slots(precision: str) -> np.ndarray:
-    """(32, NOFF): the K slot of each of a lane's B elements (module docstring)."""
-    q = np.arange(32) % 4
-    if precision == "fp32":
-        return np.stack([q + 4 * r for r in range(4)], axis=1)
-    return np.stack([8 * r + 2 * q + h for r in range(4) for h in (0, 1)], axis=1)
-
-
-def b_offsets(form: sparse24.SparseForm, pitch: int, runs: bool = False) -> np.ndarray:
-    """(nf, 32, NOFF) int32: each lane's B elements as offsets from its base in the shared tile
-    (dy rows of `pitch` plus u; a pad slot loads a finite element times a zero weight); runs: only
-    the first of each lane's run (NOFF 1), ValueError where the form's runs are not consecutive."""
-    cols = form.cols[:, b_slots(form.precision)]               # (nf, 32, NOFF, 4)
-    off = (cols[..., 1] * pitch + cols[..., 2]).astype(np.int32)
-    if not runs:
-        return off
-    if not (np.diff(off, axis=-1) == 1).all():
-        raise ValueError("the form's lanes do not load runs of consecutive elements: build it with layout 'runs'")
-    return off[..., :1]
-
-
-def x_origin(form: sparse24.SparseForm) -> int:
-    """XO: the shared tile's column of x offset u = 0, left of it every column the slots load; in layout
-    "runs" = the form's phase mod RUN, so that every lane's run starts 16-byte aligned."""
-    xo = max(0, -int(form.cols[..., 2].min()))
-    return xo + (form.phase - xo) % sparse24.RUN[form.precision] if LAYOUT == "runs" else xo
-
-
 def tile_width(form: sparse24.SparseForm, dims: int) -> int:
     """LXT: the shared tile's columns, up to the last the slots load from the block's last 16-wide
     tile (BX - 16 right of the first); fp16 an even count (whole pairs of elements)."""
@@ -140,41 +113,19 @@ def plane_groups(form: sparse24.SparseForm) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pitch_for(form: sparse24.SparseForm, dims: int = 2) -> int:
-    """Shared row pitch in elements: the tile's width, then 4 banks further per row (fp32: = 4 mod 32
-    elements, fp16: = 8 mod 64), so that the 8 rows g of one B load start in different banks; in layout
-    "runs" the pitch among that one and the 7 next 16-byte steps (every offset of a row in the banks)
-    whose B loads take the fewest shared wavefronts (`wavefronts`; ties keep the first), but with PAIR
-    (four plane buffers) always the first."""
-    t, p = tile_for(form, dims), form.precision
-    width = tile_width(form, dims)
-    step, rem = (32, 4) if p == "fp32" else (64, 8)
-    first = width + (rem - width) % step
-    if LAYOUT != "runs" or t.get("PAIR"):      # PAIR: four plane buffers, the smallest pitch
-        return first
-    return min((first + k * step // 8 for k in range(8)), key=lambda pitch: wavefronts(form, pitch))
+    """Shared row pitch in elements: of sparse24_banks.pitches for the tile's width, in layout "runs" the
+    one whose B loads take the fewest shared wavefronts (ties keep the first), but with PAIR (four plane
+    buffers) always the first."""
+    candidates = pitches(form, tile_width(form, dims))
+    if LAYOUT != "runs" or tile_for(form, dims).get("PAIR"):      # PAIR: four plane buffers, the smallest pitch
+        return candidates[0]
+    return min(candidates, key=lambda pitch: wavefronts(form, pitch))
 
 
 @cache
 def structure_module(shape: str, dims: int, radius: int, depth: int, precision: str) -> tuple[dict, int]:
     """`module` of the form of the stencil's structure (the same columns whatever the weights), cached."""
     return module(sparse24.transform(shape, dims, radius, depth, precision, layout=LAYOUT), dims)
-
-
-def wavefronts(form: sparse24.SparseForm, pitch: int) -> float:
-    """Shared-memory wavefronts of one warp's B load in layout "runs" (16 bytes a lane), averaged over
-    the fragments: the 8 lanes of a quarter warp take as many wavefronts as the most distinct 16-byte
-    chunks that fall in one group of 4 banks, so 4 is conflict-free. Equals ncu's
-    l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld per shared load on nine of ten measured kernels;
-    the tenth, with more lanes sharing addresses, took 15% fewer (H100, 2026-11-27, docs/kernels_stencil.md)."""
-    rows = (np.arange(32) >> 2) + form.radius                      # lane's row g, the tile's first row -RF
-    elem = rows * pitch + x_origin(form) + b_offsets(form, pitch, True)[..., 0]
-    chunk = (elem * fmt(form.precision).bytes // 16).reshape(-1, 4, 8)       # (fragments, quarter, lane)
-    chunk = np.sort(chunk, axis=-1)
-    new = np.concatenate([np.ones_like(chunk[..., :1], bool), np.diff(chunk, axis=-1) != 0], axis=-1)
-    per_group = np.zeros((*chunk.shape[:2], 8), np.int64)
-    f, q, _ = np.indices(chunk.shape)
-    np.add.at(per_group, (f, q, chunk % 8), new)
-    return float(per_group.max(axis=-1).sum(axis=-1).mean())
 
 
 def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:

@@ -46,9 +46,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cache
+from types import SimpleNamespace
 
 import numpy as np
 
+from membound.model import sparse24_banks
 from membound.model.geometry import fuse, fused_support, support
 
 from membound.model.sparse24_pack import (GRANULARITY, LAYOUT, M_TILE, N_TILE, RUN, SP_SHAPE,  # noqa: F401
@@ -92,13 +94,23 @@ class SparseForm:
         return self.sparsity * self.chunk / self.kept
 
 
+def _tile_wavefronts(slots: list, precision: str, rf: int, phase: int) -> float:
+    """The B loads' shared wavefronts a 16 x 8 tile of the runs `slots` (sparse24_banks.least_wavefronts
+    times the MMAs)."""
+    cols = np.array(slots, dtype=np.int64).reshape(-1, SP_SHAPE[precision][2], 4)
+    return sparse24_banks.least_wavefronts(SimpleNamespace(cols=cols, precision=precision, radius=rf,
+                                                           phase=phase)) * len(cols)
+
+
 def transform(shape: str, dims: int, radius: int, depth: int, precision: str,
-              w: np.ndarray | None = None, layout: str = LAYOUT) -> SparseForm:
+              w: np.ndarray | None = None, layout: str = LAYOUT, phase: int | None = None) -> SparseForm:
     """The 2:4 (fp16) or 1:2 (TF32) form of the stencil fused over `depth` steps, with weights `w`
     (a (2r+1)^dims array on the support; None: ones, for the structure alone). layout "free": any
     column in any slot (the fewest zero columns); "runs": each lane's B elements of an MMA one
     aligned run of consecutive columns (sparse24_pack.runs: one vector load, more zero columns), at
-    the run phase (where runs start, mod RUN) that needs the fewest MMAs."""
+    the run phase (where runs start, mod RUN) `phase`, by default in 3D the one of fewest MMAs, in 2D
+    the one whose B loads take the fewest shared wavefronts a tile (34 of 64 measured configurations
+    faster where they fell, 8 slower where they rose: docs/kernels_stencil.md), then fewest MMAs."""
     if precision not in GRANULARITY:
         raise ValueError(f"no sparse tensor cores in {precision}: use one of {', '.join(GRANULARITY)}")
     kept, chunk = GRANULARITY[precision]
@@ -110,14 +122,20 @@ def transform(shape: str, dims: int, radius: int, depth: int, precision: str,
     wf3, mask3 = (v.reshape((1,) * (3 - v.ndim) + v.shape) for v in (wf, mask))
     rz, rad = wf3.shape[0] // 2, wf3.shape[-1] // 2
     cols_dz = {dz: c for dz in range(-rz, rz + 1) if (c := columns(wf3, mask3, dz))}
-    planes, real, phase = list(cols_dz), sum(map(len, cols_dz.values())), 0
-    if layout == "runs":   # the phase of fewest MMAs; ties: runs aligned to the output tile (phase 0), then -RF's
+    planes, real = list(cols_dz), sum(map(len, cols_dz.values()))
+    if layout == "runs":
         run, rf = RUN[precision], radius * depth
-        per_phase = {ph: [runs(wf3, mask3, dz, precision, ph) for dz in planes] for ph in range(run)}
-        phase = min(per_phase, key=lambda ph: (sum(map(len, per_phase[ph])), ph != 0, (ph - rf) % run))
-        slots = [s for plane in per_phase[phase] for mma in plane for s in mma]
+        phases = range(run) if phase is None else [phase % run]
+        per_phase = {ph: [s for dz in planes for mma in runs(wf3, mask3, dz, precision, ph) for s in mma]
+                     for ph in phases}
+        fewest = {ph: (len(per_phase[ph]) // k_mma, ph != 0, (ph - rf) % run) for ph in phases}  # MMAs, 0, -RF's
+        phase = own = min(fewest, key=fewest.get)
+        if dims == 2:    # the fewest B-load wavefronts, then MMAs, phase 0, the 3D rule's phase, the lowest
+            phase = min(phases, key=lambda ph: (_tile_wavefronts(per_phase[ph], precision, rf, ph), fewest[ph][:2],
+                                                ph != own, ph))
+        slots = per_phase[phase]
     else:
-        slots = []
+        slots, phase = [], 0
         for dz in planes:
             for group in chunks(cols_dz[dz], kept, chunk):
                 slots += [(c[0], c[1], c[2], 0) for c in group] + [(dz, 0, 0, 1)] * (chunk - len(group))

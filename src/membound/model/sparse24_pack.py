@@ -69,7 +69,7 @@ def runs(wf3: np.ndarray, mask3: np.ndarray, dz: int, precision: str, phase: int
     share the 1:2 / 2:4 chunks: two runs are paired where every chunk stays structured, greedily (most
     nonzeros first), a run without a partner beside a zero run; two pairs make an MMA. A zero run loads
     the run of its pair's other lane (else the MMA's first): its weights are zero, and a lane sharing
-    another's address adds no shared-memory wavefront (kernels/stencil_sp_layout.wavefronts)."""
+    another's address adds no shared-memory wavefront (sparse24_banks.wavefronts)."""
     kept, _ = GRANULARITY[precision]
     run, rz, rad = RUN[precision], wf3.shape[0] // 2, wf3.shape[-1] // 2
     runs = []
