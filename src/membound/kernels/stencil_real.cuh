@@ -72,4 +72,20 @@ __device__ __forceinline__ real operand(real v) {
   return v;
 #endif
 }
+
+// One row of a tensor-core tile: COLS elements of the field row `row` from column x0 on (periodic)
+// into `dst`, by the 32 lanes of a warp (element lane + 32 i): a lane's loads all issued before its
+// stores (a loop of lane-dependent trip count cost the 2D sparse kernels up to 1.5x,
+// docs/kernels_stencil.md); `inside`: x0 .. x0 + COLS - 1 lie in the field, no wrap.
+template <int COLS>
+__device__ __forceinline__ void tile_row(real* dst, const real* row, int x0, int nx, bool inside, int lane) {
+  constexpr int N = (COLS + 31) / 32;
+  real v[N];
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    if (lane + 32 * i < COLS) v[i] = row[inside ? x0 + lane + 32 * i : wrap(x0 + lane + 32 * i, nx)];
+#pragma unroll
+  for (int i = 0; i < N; ++i)
+    if (lane + 32 * i < COLS) dst[lane + 32 * i] = operand(v[i]);
+}
 #endif  // STENCIL_REAL_CUH

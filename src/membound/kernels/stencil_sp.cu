@@ -68,22 +68,9 @@ stencil_sp(const real* __restrict__ in, real* __restrict__ out, const uint4* __r
 #pragma unroll
   for (int n = 0; n < NX; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
 
-  // A warp per row, lanes along x (coalesced): a lane's LXT / 32 loads of the row issued before its
-  // stores; inside the field (every block but the first and last along x) without the wrap.
-  constexpr int NXL = (LXT + 31) / 32;
-  const bool inside = gx0 >= XO && gx0 - XO + LXT <= nx;
-  for (int y = warp; y < LYT; y += NW) {
-    const real* row = in + (size_t)wrap(gy0 - RF + y, ny) * nx;
-    real v[NXL];
-#pragma unroll
-    for (int i = 0; i < NXL; ++i) {
-      const int x = gx0 - XO + lane + 32 * i;
-      if (lane + 32 * i < LXT) v[i] = row[inside ? x : wrap(x, nx)];
-    }
-#pragma unroll
-    for (int i = 0; i < NXL; ++i)
-      if (lane + 32 * i < LXT) tile[y * PITCH + lane + 32 * i] = operand(v[i]);
-  }
+  const bool inside = gx0 >= XO && gx0 - XO + LXT <= nx;   // the tile's columns need no wrap
+  for (int y = warp; y < LYT; y += NW)                        // a warp per row, lanes along x: coalesced
+    tile_row<LXT>(tile + y * PITCH, in + (size_t)wrap(gy0 - RF + y, ny) * nx, gx0 - XO, nx, inside, lane);
   __syncthreads();
 #if PF
   Frag cur = frag(tb, 0, lane);   // fragment f; f + 1's loaded before f's MMAs

@@ -32,6 +32,7 @@ stencil_tc(const real* __restrict__ in, real* __restrict__ out, const int4* __re
   for (int i = tid; i < nfrag * 32; i += blockDim.x) bs[i] = bfrag[i];
   const int y0 = (warp / WX) * MMA_M, x0 = (warp % WX) * NT * 8;
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, gz = blockIdx.z;
+  const bool inside = gx0 >= RF && gx0 - RF + LXT <= nx;   // the tile's columns need no wrap
   acc_t acc[NT][NACC];
 #pragma unroll
   for (int n = 0; n < NT; ++n)
@@ -43,10 +44,8 @@ stencil_tc(const real* __restrict__ in, real* __restrict__ out, const int4* __re
   for (int dz = -RZ; dz <= RZ; ++dz) {
     __syncthreads();
     const real* plane = in + (size_t)wrap(gz + dz, nz) * ny * nx;
-    for (int i = tid; i < LYT * LXT; i += blockDim.x) {
-      const int x = i % LXT, y = i / LXT;
-      tile[y * PITCH + x] = operand(plane[(size_t)wrap(gy0 - RF + y, ny) * nx + wrap(gx0 - RF + x, nx)]);
-    }
+    for (int y = warp; y < LYT; y += WX * WY)   // a warp per row, lanes along x: coalesced
+      tile_row<LXT>(tile + y * PITCH, plane + (size_t)wrap(gy0 - RF + y, ny) * nx, gx0 - RF, nx, inside, lane);
     __syncthreads();
 #pragma unroll 1
     for (; r < nrows; ++r) {
