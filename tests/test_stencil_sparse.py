@@ -157,13 +157,21 @@ def test_pitch_takes_the_fewest_wavefronts_of_every_bank_offset(precision):
 
 def test_shared_bytes_count_the_fragments_held_in_shared_memory():
     """3D fp32 3d27pt at depth 3 keeps its 57.8 KiB of fragments in shared memory (FSM, up to
-    FRAG_SMEM[3]); the workflow's shared-memory check counts them beside the plane tile."""
+    FRAG_SMEM[3, "fp32"]); the workflow's shared-memory check counts them beside the plane tile."""
     from membound.kernels import stencil_plan as P
 
     macros, smem = SPL.module(sparse24.transform("box", 3, 1, 3, "fp32", layout=SPL.LAYOUT), 3)
     frag_bytes = macros["NFRAG"] * 32 * 20 + macros["NGRP"] * 32 * 4 * macros["NOFF"]   # B offsets per group
     assert macros["FSM"] == 1 and frag_bytes > 48 * 1024
     assert P.shared_bytes("tc_sparse", S.Stencil("3d27pt", "box", 3, 1, 3), precision="fp32") == smem > frag_bytes
+
+
+def test_2d_fragments_in_shared_memory_up_to_the_precisions_size():
+    """2D: fp16 keeps up to 80 KiB of fragments in shared memory (2d49pt t = 6: 93 fragments, 70 KiB),
+    fp32 up to 48 KiB (2d49pt t = 4: 88 fragments, 66 KiB, read through L1)."""
+    f16, _ = SPL.module(sparse24.transform("box", 2, 3, 6, "fp16", layout=SPL.LAYOUT), 2)
+    f32, _ = SPL.module(sparse24.transform("box", 2, 3, 4, "fp32", layout=SPL.LAYOUT), 2)
+    assert (f16["NFRAG"], f16["FSM"]) == (93, 1) and (f32["NFRAG"], f32["FSM"]) == (88, 0)
 
 
 @pytest.mark.parametrize("shape, precision", [("box", "fp32"), ("star", "fp32"), ("box", "fp16"), ("star", "fp16")])

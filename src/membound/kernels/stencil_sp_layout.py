@@ -38,9 +38,10 @@ TALL_RF = 9
 TILE3 = {"NX": 2, "WX": 2, "WY": 4, "BZ": 64, "MINB": 2}
 TILE3_PAIR = {**TILE3, "PAIR": 1}
 PAIR_F16_RF = 2
-# fragments up to this size (per dims) go to shared memory (FSM=1), beyond it read through L1: in 2D
-# more cost occupancy; in 3D (a 17 KiB tile) they paid up to 100 KiB (docs/kernels_stencil.md)
-FRAG_SMEM = {2: 48 * 1024, 3: 100 * 1024}
+# fragments up to this size (per dims and precision) go to shared memory (FSM=1), beyond it read through
+# L1: in 2D more cost occupancy (fp32; fp16's half-size tile gained up to 80 KiB, 2026-11-27); in 3D (a
+# 17 KiB tile) they paid up to 100 KiB (docs/kernels_stencil.md)
+FRAG_SMEM = {(2, "fp32"): 48 * 1024, (2, "fp16"): 80 * 1024, (3, "fp32"): 100 * 1024, (3, "fp16"): 100 * 1024}
 
 
 def pack_lanes(values: np.ndarray, nibbles: np.ndarray, precision: str, layout: str = META_LAYOUT):
@@ -139,7 +140,7 @@ def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:
         groups = plane_groups(form)[1]
         table = " ".join(f"G({g}, {m & 0xffff}, {m >> 16})" for g, m in enumerate(groups))
         frag_bytes, macros = nfrag * 32 * 20 + len(groups) * 32 * 4 * noff, {"NGRP": len(groups), "TABLE": table}
-    fsm = int(frag_bytes <= FRAG_SMEM[dims])
+    fsm = int(frag_bytes <= FRAG_SMEM[dims, p])
     macros.update(RF=form.radius, PREC=32 if p == "fp32" else 16, XO=x_origin(form), LXT=tile_width(form, dims),
                   PITCH=pitch, NOFF=noff, NFRAG=nfrag, FSM=fsm, RUNS=int(runs), **tile)
     planes = 4 if tile.get("PAIR") else 1
