@@ -1,7 +1,7 @@
 """The layout of the 2:4-sparse tensor-core stencils (impl tc_sparse; kernels/stencil_sp.py runs them):
-the compressed weights packed per lane, the lanes' B offsets in the shared tile, the 3D fragments grouped
-across planes (`plane_groups`), the tiles, the row pitch, and the macros of stencil_sp.cu (2D) and
-stencil_sp3.cu (3D) that follow from them.
+the compressed weights packed per lane, the 3D fragments grouped across planes (`plane_groups`), the
+tiles, the row pitch, and the macros of stencil_sp.cu (2D) and stencil_sp3.cu (3D) that follow from
+them; the lanes' B offsets and their bank wavefronts are the model's (model/sparse24_banks.py).
 
 Fragment layouts (PTX ISA 9.7.14.6.2, mma.sp with sparse A; g = lane / 4, q = lane % 4):
 - A, TF32 m16n8k16: a0 row g and a1 row g+8 from 1:2 chunk q (columns 2q, 2q+1), a2 and a3 the same
