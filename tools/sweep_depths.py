@@ -124,7 +124,6 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
         out.update({f"tuned_minb{b}": dict(out["tuned"], MINB=b) for b in (5, 6)})   # more warps, fewer registers
     if out["tuned"]["kernel"] == "stencil_stream":   # the same: more blocks an SM, fewer registers a thread
         out.update({f"tuned_minb{b}": dict(out["tuned"], MINB=b) for b in (2, 3, 4)})
-        out.update({f"tuned_c3_pf{pf}": dict(out["tuned"], CPY=3, PF=pf) for pf in (1, 2, 3)})   # bulk copies
     if depth == 1:   # the unblocked kernel in other shapes, with 16-byte copies (NTHREADS = BX * BY / V)
         cc, prefix = (CC2, "cc") if st.dims == 2 else (CC3, "cc3")
         for label, (bx, by, v, nt) in CC_SHAPES.items():
@@ -161,8 +160,8 @@ def launchable(st: P.Stencil, depth: int, tile: dict, elem: int) -> bool:
 
 def stream_variants(st: P.Stencil) -> dict[str, dict]:
     """stencil_stream at depth 1: threads along x (and rows, 3D, VY of them a thread), vectors per thread,
-    each with cp.async (CPY 0), register-staged copies (_c2) and bulk copies (_c3; 3D: and through L1,
-    _c1), and for the first shape the chunk, the copies through L1, the prefetch and the waves."""
+    each with cp.async (CPY 0) and with register-staged copies (_c2; 3D: and through L1, _c1), and for the
+    first shape the chunk, the copies through L1, the prefetch and the waves."""
     kw = 2 * st.radius + 1
     shapes = ({"st_x128": dict(NTX=128), "st_x64": dict(NTX=64), "st_x256": dict(NTX=256),
                "st_x64_u2": dict(NTX=64, UV=2)} if st.dims == 2 else
@@ -176,7 +175,6 @@ def stream_variants(st: P.Stencil) -> dict[str, dict]:
                "st_x128y4v2": dict(NTX=128, BY=4, VY=2)})
     out = {label: dict(ST, CH=kw, **shape) for label, shape in shapes.items()}
     out.update({f"{label}_c2": dict(ST, CH=kw, CPY=2, **shape) for label, shape in shapes.items()})
-    out.update({f"{label}_c3": dict(ST, CH=kw, CPY=3, **shape) for label, shape in shapes.items()})
     if st.dims == 3:
         out.update({f"{label}_c1": dict(ST, CH=kw, CPY=1, **shape) for label, shape in shapes.items()})
         for label in [label for label, shape in shapes.items() if shape.get("VY", 1) > 1]:

@@ -4,9 +4,7 @@
 // is BY rows of a plane plus RAD halo rows each side). Input slices land in a shared ring in 16-byte
 // vectors, chunks of CH slices, with one barrier per chunk: CPY 0, cp.async PF chunks ahead (CPY 1:
 // the same through L1); CPY 2, the next chunk in flight in registers (16-byte loads) while this one
-// is summed, then stored to shared memory (a ring of two chunks); CPY 3, PF chunks in flight by bulk
-// copies (cp.async.bulk, sm_90+), a row of a slice in one copy issued by a lane of warp 0, waited for on
-// an mbarrier per slot: no per-thread addresses, no registers held. A thread owns UV vectors of one
+// is summed, then stored to shared memory (a ring of two chunks). A thread owns UV vectors of one
 // row (vector g * NTX + tx of the block's row; 3D: of VY adjacent rows): it reads each input slice once
 // from shared memory (its vectors and the neighbours its halo needs, 16-byte loads; VY + 2 RAD rows for
 // VY output rows), widens each value once and adds it into the 2 * RAD + 1 output slices (and rows) it
@@ -18,7 +16,7 @@
 // Compile-time macros (set by stencil_plan.cc_launch): DIMS, RAD, STAR (0 box | 1 star), NTX (threads
 // along x), UV (vectors per thread), BY (3D: rows per block; 2D: 1), VY (3D: rows per thread, a divisor
 // of BY; 2D: 1), CH (slices per chunk, a multiple of 2 * RAD + 1, so that every accumulator index is a
-// compile-time constant), CPY (0 to 3 above), PF (CPY 0, 1, 3: chunks in flight, >= 1), MINB (minimum
+// compile-time constant), CPY (0, 1, 2 above), PF (CPY 0 and 1: chunks in flight, >= 1), MINB (minimum
 // blocks per SM, 0: the compiler's choice). Weights: dense (2*RAD+1)^DIMS array (stream offset first),
 // by value (stencil_strip.cuh).
 
@@ -105,32 +103,6 @@ stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weight
   };
   fetch(0);
   put(0);
-#elif CPY == 3  // PF chunks in flight by bulk copies: warp 0 copies each row of a chunk at once
-  __shared__ unsigned long long bars[NSLOT];   // chunk k lands on bars[k % NSLOT], in its phase k / NSLOT
-  if (threadIdx.x == 0)
-    for (int i = 0; i < NSLOT; ++i) mbar_init(&bars[i]);
-  __syncthreads();
-  auto load = [&](int k) {
-    const int nsl = min(CH, n_in - k * CH);   // slices of chunk k
-    constexpr int NL = NTHREADS < 32 ? NTHREADS : 32;   // the lanes of warp 0
-    if (!vec || nsl <= 0 || threadIdx.x >= NL) {
-      if (!vec) copy_elements(k);
-      async_commit();
-      return;
-    }
-    if (threadIdx.x == 0) mbar_expect(&bars[k % NSLOT], nsl * SLICE * ELEM);
-    __syncwarp();
-    for (int j = threadIdx.x; j < nsl * SROWS; j += NL) {   // a lane a row: one copy, more across the seam
-      const real* src = row(plane(k, j / SROWS), j % SROWS);
-      real* dst = slot(k) + j / SROWS * SLICE + j % SROWS * SX;
-      for (int x = wrap(x0, nx), left = SX, n; left > 0; x = 0, dst += n, left -= n) {
-        n = min(left, nx - x);
-        bulk_copy(dst, src + x, n * ELEM, &bars[k % NSLOT]);
-      }
-    }
-  };
-#pragma unroll 1
-  for (int k = 0; k < PF; ++k) load(k);
 #else          // PF chunks in flight by cp.async, one commit group each
   // offsets in a slice (wrapped row * nx + wrapped column) of this thread's vectors, the same in every
   // slice: wrapped once (fp16 3d27pt 483 -> 600 GStencil/s on an H100; CPY 2 lost 5% with them)
@@ -177,10 +149,7 @@ stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weight
     fetch(k + 1);
     __syncthreads();        // chunk k is in shared memory, and every read of the slot stored next is done
 #else
-#if CPY == 3
-    if (vec) mbar_wait(&bars[k % NSLOT], k / NSLOT & 1);   // chunk k has landed (bulk copies) ...
-#endif
-    async_wait<PF - 1>();   // ... chunk k has landed (this thread's copies) ...
+    async_wait<PF - 1>();   // chunk k has landed (this thread's copies) ...
     __syncthreads();        // ... everyone's, and every read of the slot reloaded next is done
     load(k + PF);
 #endif
