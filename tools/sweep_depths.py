@@ -19,7 +19,9 @@ then set against B/(2D) GStencil/s (B the spec's bandwidth, D the element size; 
 tile also with its VEC switched, labelled +vec; stencil_tb3's tuned tile with 2 and 3 input planes in
 flight, _pf2 and _pf3, in 3D the tuned tile over segments of 64-256 planes, _bz64 to _bz256, and at 5 and 6
 blocks an SM, _minb5 and _minb6, and at depth 1 stencil_cc3's with 1 and 2, _pf1 and _pf2, and over
-segments of 3 and 4 planes all in flight at once, whole3_*; --variants keeps the
+segments of 3 and 4 planes all in flight at once, whole3_*; a tuned tile in vector strips with two strips a
+thread, tuned_s2, twice as tall, tuned_by2 (and both), and, stencil_cc, walking 2 or 4 tiles, tuned_tpb2 and
+tuned_tpb4; --variants keeps the
 labels named; warm-up 1 and 5 timed calls unless given) in each precision, so that the best tile per
 stencil and depth can be chosen; writes $OUT/sweep_tiles.csv (every variant) and $OUT/best_tiles.csv,
 prints this GPU's TUNED entries for src/membound/kernels/stencil_tiles.py, and those that beat the tile
@@ -122,6 +124,12 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
     if st.dims == 3 and "BZ" in out["tuned"]:   # the tuned tile over longer segments (fewer halo planes read twice)
         out.update({f"tuned_bz{bz}": dict(out["tuned"], BZ=bz) for bz in (64, 128, 256)})
         out.update({f"tuned_minb{b}": dict(out["tuned"], MINB=b) for b in (5, 6)})   # more warps, fewer registers
+    if out["tuned"].get("VS"):   # vector strips: two a thread (half the threads), or a tile twice as tall
+        tuned = out["tuned"]
+        out.update(tuned_s2=dict(tuned, NTHREADS=tuned["NTHREADS"] // 2), tuned_by2=dict(tuned, BY=2 * tuned["BY"]),
+                   tuned_by2_s2=dict(tuned, BY=2 * tuned["BY"], NTHREADS=tuned["NTHREADS"] // 2))
+        if tuned["kernel"] == "stencil_cc":   # a block walks 2 or 4 tiles, the next one's copy in flight
+            out.update({f"tuned_tpb{n}": dict(tuned, TPB=n) for n in (2, 4)})
     if out["tuned"]["kernel"] == "stencil_stream":   # the same: more blocks an SM, fewer registers a thread
         out.update({f"tuned_minb{b}": dict(out["tuned"], MINB=b) for b in (2, 3, 4)})
     if depth == 1:   # the unblocked kernel in other shapes, with 16-byte copies (NTHREADS = BX * BY / V)
