@@ -55,6 +55,19 @@ def test_emulated_sparse_kernel_matches_the_product(shape, dims, radius, depth, 
                                    err_msg=f"reverse={reverse}")
 
 
+@pytest.mark.parametrize("in_shared", [0, 3])
+def test_emulated_2d_fragments_split_between_shared_memory_and_l1(monkeypatch, in_shared):
+    """2D: the first NFS fragments from shared memory, the rest through L1 (each one loaded ahead):
+    none or the first three in shared memory, FRAG_SMEM lowered to make the split."""
+    monkeypatch.setitem(SPL.FRAG_SMEM, (2, "fp32"), in_shared * 32 * 24)   # a lane's 24 bytes a fragment
+    for reverse in (False, True):
+        out, want, form = _run("box", 2, 3, 2, "fp32", (37, 53), reverse)
+        macros = SPL.module(form, 2)[0]
+        assert macros["NFS"] == in_shared < macros["NFRAG"]
+        rtol = 2 * fmt("fp32").u + form.points * fmt("fp32").tc_acc_u
+        np.testing.assert_allclose(out.astype(np.float64), want.astype(np.float64), rtol=rtol)
+
+
 def test_emulation_catches_a_misaligned_pair_copy(monkeypatch):
     """Pairs copied where nx is odd (the check on nx removed) read from 2-byte aligned addresses: stopped."""
     text = emulated.source_text("stencil_sp3.cu")

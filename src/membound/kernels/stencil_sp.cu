@@ -12,13 +12,13 @@
 // D: lane (g, q) holds D(g, 2q..2q+1) and D(g+8, 2q..2q+1).
 // Macros: RF, PREC, NX (16-wide tiles per warp along x, sharing each A fragment), WX, WY (warps along
 // x, y), XO and LXT (the tile's column of x offset u = 0 and its columns), PITCH (shared row pitch,
-// elements), NOFF (B offsets per lane: 4 or 8, 1 with RUNS), NFRAG (fragments), FSM (1: the fragments
-// copied to shared memory once per block; 0: read through L1, PF: each one ahead), RUNS (1: layout
+// elements), NOFF (B offsets per lane: 4 or 8, 1 with RUNS), NFRAG (fragments), NFS (the first NFS
+// fragments copied to shared memory once per block, the rest read through L1, PF: each one ahead), RUNS (1: layout
 // "runs" of sparse24, a lane's B elements one 16-byte load), MINB (blocks an SM). Field (ny, nx), x
 // fastest, periodic.
 
 #ifndef PF
-#define PF (!FSM)   // fragment f + 1 loaded before f's MMAs: hides the latency of fragments read through L1
+#define PF 1   // fragment f + 1 loaded before f's MMAs: hides the latency of fragments read through L1
 #endif
 
 #include "stencil_sp.cuh"
@@ -58,9 +58,10 @@ extern "C" __global__ void __launch_bounds__(32 * WX * WY, MINB)
 stencil_sp(const real* __restrict__ in, real* __restrict__ out, const uint4* __restrict__ afrag,
            const unsigned* __restrict__ meta, const int* __restrict__ offs, int ny, int nx) {
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  real* tile = reinterpret_cast<real*>(smem_raw + NFRAG * 32 * (20 + 4 * NOFF) * FSM);
+  real* tile = reinterpret_cast<real*>(smem_raw + NFS * 32 * (20 + 4 * NOFF));
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
-  const Tables tb = tables<NFRAG * 32 * NOFF>(smem_raw, afrag, meta, offs);
+  const Tables tb = tables<NFS, NFS * 32 * NOFF>(smem_raw, afrag, meta, offs);   // fragments 0 .. NFS - 1
+  const Tables tg = {afrag, meta, offs};                                            // NFS .. NFRAG - 1
   const int y0 = (warp / WX) * 8, x0 = (warp % WX) * NX * 16;
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY;
   const real* base = tile + (y0 + g + RF) * PITCH + x0 + XO;   // B column j = g: output row y0 + g
@@ -72,18 +73,22 @@ stencil_sp(const real* __restrict__ in, real* __restrict__ out, const uint4* __r
   for (int y = warp; y < LYT; y += NW)                        // a warp per row, lanes along x: coalesced
     tile_row<LXT>(tile + y * PITCH, in + (size_t)wrap(gy0 - RF + y, ny) * nx, gx0 - XO, nx, inside, lane);
   __syncthreads();
-#if PF
-  Frag cur = frag(tb, 0, lane);   // fragment f; f + 1's loaded before f's MMAs
 #pragma unroll 1
-  for (int f = 0; f < NFRAG; ++f) {
-    const Frag next = frag(tb, min(f + 1, NFRAG - 1), lane);
-    tile_mmas(acc, cur, base);
-    cur = next;
-  }
+  for (int f = 0; f < NFS; ++f) tile_mmas(acc, frag(tb, f, lane), base);
+  if (NFS < NFRAG) {
+#if PF
+    Frag cur = frag(tg, NFS, lane);   // fragment f; f + 1's loaded before f's MMAs
+#pragma unroll 1
+    for (int f = NFS; f < NFRAG; ++f) {
+      const Frag next = frag(tg, min(f + 1, NFRAG - 1), lane);
+      tile_mmas(acc, cur, base);
+      cur = next;
+    }
 #else
 #pragma unroll 1
-  for (int f = 0; f < NFRAG; ++f) tile_mmas(acc, frag(tb, f, lane), base);
+    for (int f = NFS; f < NFRAG; ++f) tile_mmas(acc, frag(tg, f, lane), base);
 #endif
+  }
 #pragma unroll
   for (int n = 0; n < NX; ++n) {
 #pragma unroll

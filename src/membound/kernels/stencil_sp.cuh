@@ -1,6 +1,6 @@
 // What stencil_sp.cu (2D) and stencil_sp3.cu (3D) share: the tile's geometry, a lane's B registers
 // from the shared tile, the mma.sp of each precision and the fragment tables' copy.
-// Macros: RF, PREC, NX, WX, WY, XO, LXT, PITCH, RUNS, NFRAG, FSM (stencil_sp.cu's header comment).
+// Macros: RF, PREC, NX, WX, WY, XO, LXT, PITCH, RUNS, NFRAG (stencil_sp.cu's header comment).
 #pragma once
 
 #define BX (16 * NX * WX)
@@ -52,25 +52,23 @@ __device__ __forceinline__ void mma_sp(float* d, const uint4& a, const unsigned*
 }
 #endif
 
-// The fragment tables: A (NFRAG x 32 lanes), metadata (the same) and NOFFS B offsets, copied to shared
-// memory (at smem) once per block where FSM, else read through L1 from global memory.
+// The fragment tables: A (32 lanes a fragment), metadata (the same) and B offsets. The first NF
+// fragments' A and metadata and the first NOFFS offsets are copied to shared memory (at smem) once per
+// block and read there; with NF = 0 the tables are read through L1 from global memory.
 struct Tables {
   const uint4* a;
   const unsigned* e;
   const int* o;
 };
 
-template <int NOFFS>
+template <int NF, int NOFFS>
 __device__ __forceinline__ Tables tables(unsigned char* smem, const uint4* afrag, const unsigned* meta,
                                          const int* offs) {
-#if FSM
+  if (NF == 0) return {afrag, meta, offs};
   uint4* s_a = reinterpret_cast<uint4*>(smem);
-  unsigned* s_e = reinterpret_cast<unsigned*>(s_a + NFRAG * 32);
-  int* s_o = reinterpret_cast<int*>(s_e + NFRAG * 32);
-  for (int i = threadIdx.x; i < NFRAG * 32; i += blockDim.x) { s_a[i] = afrag[i]; s_e[i] = meta[i]; }
+  unsigned* s_e = reinterpret_cast<unsigned*>(s_a + NF * 32);
+  int* s_o = reinterpret_cast<int*>(s_e + NF * 32);
+  for (int i = threadIdx.x; i < NF * 32; i += blockDim.x) { s_a[i] = afrag[i]; s_e[i] = meta[i]; }
   for (int i = threadIdx.x; i < NOFFS; i += blockDim.x) s_o[i] = offs[i];
   return {s_a, s_e, s_o};
-#else
-  return {afrag, meta, offs};
-#endif
 }

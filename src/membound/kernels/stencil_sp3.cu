@@ -13,8 +13,8 @@
 // stencil_tc3.cu): G(g, mask, f0) per group g, bit j of mask its member of plane dz = RF - j, the
 // members fragments f0, f0 + 1, ... in ascending j; offs[(g*32 + lane)*NOFF + i]: the group's B
 // offsets of the lane (elements from its base in the tile); afrag, meta: per fragment, as in 2D.
-// Macros: stencil_sp.cu's (RF, PREC, NX, WX, WY, XO, LXT, PITCH, NOFF, NFRAG, FSM, RUNS, MINB), NGRP (groups),
-// TABLE, BZ (output planes per block) and PAIR.
+// Macros: stencil_sp.cu's (RF, PREC, NX, WX, WY, XO, LXT, PITCH, NOFF, NFRAG, RUNS, MINB), FSM (1: the fragment
+// tables in shared memory, 0: read through L1), NGRP (groups), TABLE, BZ (output planes per block) and PAIR.
 
 #define NJ (2 * RF + 1)
 #ifndef MINB
@@ -150,7 +150,7 @@ stencil_sp3(const real* __restrict__ in, real* __restrict__ out, const uint4* __
   extern __shared__ __align__(16) unsigned char smem_raw[];
   real* tile = reinterpret_cast<real*>(smem_raw + (NFRAG * 32 * 20 + NGRP * 32 * 4 * NOFF) * FSM);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, q = lane & 3;
-  const Tables tb = tables<NGRP * 32 * NOFF>(smem_raw, afrag, meta, offs);
+  const Tables tb = tables<NFRAG * FSM, NGRP * 32 * NOFF * FSM>(smem_raw, afrag, meta, offs);
   const int y0 = (warp / WX) * 8, x0 = (warp % WX) * NX * 16;
   const int gx0 = blockIdx.x * BX, gy0 = blockIdx.y * BY, z0 = blockIdx.z * BZ, z1 = min(z0 + BZ, nz);
   const int goff = (y0 + g + RF) * PITCH + x0 + XO;   // B column j = g: output row y0 + g

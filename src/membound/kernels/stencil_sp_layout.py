@@ -38,10 +38,12 @@ TALL_RF = 9
 TILE3 = {"NX": 2, "WX": 2, "WY": 4, "BZ": 64, "MINB": 2}
 TILE3_PAIR = {**TILE3, "PAIR": 1}
 PAIR_F16_RF = 2
-# fragments up to this size (per dims and precision) go to shared memory (FSM=1), beyond it read through
-# L1: in 2D more cost occupancy (fp32; fp16's half-size tile gained up to 80 KiB, 2026-11-27); in 3D (a
-# 17 KiB tile) they paid up to 100 KiB (docs/kernels_stencil.md)
+# fragment tables up to this size (per dims and precision) go to shared memory, beyond it: in 3D (a 17 KiB
+# tile, FSM) all are read through L1, they paid up to 100 KiB; in 2D the first NFS fragments stay in shared
+# memory, up to this size (fp32; fp16's half-size tile gained up to 80 KiB, 2026-11-27) and to two blocks
+# an SM (BLOCK_SMEM_2D with the tile), and the rest are read through L1 (docs/kernels_stencil.md)
 FRAG_SMEM = {(2, "fp32"): 48 * 1024, (2, "fp16"): 80 * 1024, (3, "fp32"): 100 * 1024, (3, "fp16"): 100 * 1024}
+BLOCK_SMEM_2D = 113 * 1024   # two blocks an SM of 228 KiB (sm_90), 1 KiB of each reserved
 
 
 def pack_lanes(values: np.ndarray, nibbles: np.ndarray, precision: str, layout: str = META_LAYOUT):
@@ -140,8 +142,15 @@ def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:
         groups = plane_groups(form)[1]
         table = " ".join(f"G({g}, {m & 0xffff}, {m >> 16})" for g, m in enumerate(groups))
         frag_bytes, macros = nfrag * 32 * 20 + len(groups) * 32 * 4 * noff, {"NGRP": len(groups), "TABLE": table}
-    fsm = int(frag_bytes <= FRAG_SMEM[dims, p])
-    macros.update(RF=form.radius, PREC=32 if p == "fp32" else 16, XO=x_origin(form), LXT=tile_width(form, dims),
-                  PITCH=pitch, NOFF=noff, NFRAG=nfrag, FSM=fsm, RUNS=int(runs), **tile)
     planes = 4 if tile.get("PAIR") else 1
-    return macros, planes * (8 * tile["WY"] + 2 * form.radius) * pitch * fmt(p).bytes + fsm * frag_bytes
+    tile_bytes = planes * (8 * tile["WY"] + 2 * form.radius) * pitch * fmt(p).bytes
+    if dims == 3:
+        fsm = int(frag_bytes <= FRAG_SMEM[dims, p])
+        macros["FSM"], smem_frags = fsm, fsm * frag_bytes
+    else:
+        per_frag = 32 * (20 + 4 * noff)
+        nfs = min(nfrag, FRAG_SMEM[dims, p] // per_frag, max(0, BLOCK_SMEM_2D - tile_bytes) // per_frag)
+        macros["NFS"], smem_frags = nfs, nfs * per_frag
+    macros.update(RF=form.radius, PREC=32 if p == "fp32" else 16, XO=x_origin(form), LXT=tile_width(form, dims),
+                  PITCH=pitch, NOFF=noff, NFRAG=nfrag, RUNS=int(runs), **tile)
+    return macros, tile_bytes + smem_frags
