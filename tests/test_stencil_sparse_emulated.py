@@ -55,15 +55,16 @@ def test_emulated_sparse_kernel_matches_the_product(shape, dims, radius, depth, 
                                    err_msg=f"reverse={reverse}")
 
 
-@pytest.mark.parametrize("in_shared", [0, 3])
-def test_emulated_2d_fragments_split_between_shared_memory_and_l1(monkeypatch, in_shared):
-    """2D: the first NFS fragments from shared memory, the rest through L1 (each one loaded ahead):
-    none or the first three in shared memory, FRAG_SMEM lowered to make the split."""
-    monkeypatch.setitem(SPL.FRAG_SMEM, (2, "fp32"), in_shared * 32 * 24)   # a lane's 24 bytes a fragment
+@pytest.mark.parametrize("through_l1", [2, None])
+def test_emulated_2d_fragments_split_between_shared_memory_and_l1(monkeypatch, through_l1):
+    """2D: the first NFS fragments from shared memory, the rest through L1 (each one loaded ahead): all
+    but two in shared memory, or none; FRAG_SMEM lowered to make the split."""
+    form = sparse24.transform("box", 2, 3, 2, "fp32", layout=SPL.LAYOUT)
+    nfs = len(form.a) - through_l1 if through_l1 else 0
+    monkeypatch.setitem(SPL.FRAG_SMEM, (2, "fp32"), nfs * 32 * 24)   # a lane's 24 bytes a fragment
+    assert SPL.module(form, 2)[0]["NFS"] == nfs < len(form.a)
     for reverse in (False, True):
         out, want, form = _run("box", 2, 3, 2, "fp32", (37, 53), reverse)
-        macros = SPL.module(form, 2)[0]
-        assert macros["NFS"] == in_shared < macros["NFRAG"]
         rtol = 2 * fmt("fp32").u + form.points * fmt("fp32").tc_acc_u
         np.testing.assert_allclose(out.astype(np.float64), want.astype(np.float64), rtol=rtol)
 

@@ -41,7 +41,8 @@ PAIR_F16_RF = 2
 # fragment tables up to this size (per dims and precision) go to shared memory, beyond it: in 3D (a 17 KiB
 # tile, FSM) all are read through L1, they paid up to 100 KiB; in 2D the first NFS fragments stay in shared
 # memory, up to this size (fp32; fp16's half-size tile gained up to 80 KiB, 2026-11-27) and to two blocks
-# an SM (BLOCK_SMEM_2D with the tile), and the rest are read through L1 (docs/kernels_stencil.md)
+# an SM (BLOCK_SMEM_2D with the tile), where that is at least half of them, and the rest are read through
+# L1 (2026-11-28; docs/kernels_stencil.md)
 FRAG_SMEM = {(2, "fp32"): 48 * 1024, (2, "fp16"): 80 * 1024, (3, "fp32"): 100 * 1024, (3, "fp16"): 100 * 1024}
 BLOCK_SMEM_2D = 113 * 1024   # two blocks an SM of 228 KiB (sm_90), 1 KiB of each reserved
 
@@ -150,6 +151,7 @@ def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:
     else:
         per_frag = 32 * (20 + 4 * noff)
         nfs = min(nfrag, FRAG_SMEM[dims, p] // per_frag, max(0, BLOCK_SMEM_2D - tile_bytes) // per_frag)
+        nfs = nfs if 2 * nfs >= nfrag else 0   # under half of them: the copy cost more than it saved
         macros["NFS"], smem_frags = nfs, nfs * per_frag
     macros.update(RF=form.radius, PREC=32 if p == "fp32" else 16, XO=x_origin(form), LXT=tile_width(form, dims),
                   PITCH=pitch, NOFF=noff, NFRAG=nfrag, RUNS=int(runs), **tile)
