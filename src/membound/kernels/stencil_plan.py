@@ -188,7 +188,7 @@ def tc_config(st: Stencil, nfrag: int, twin: bool, precision: str = "fp64") -> t
 def shared_bytes(impl: str, st: Stencil, gpu: str | None = None, precision: str = "fp64") -> int:
     """Dynamic shared memory per block of `impl` for stencil `st` at its depth (cc_naive: depth 1) on
     `gpu` in `precision`."""
-    if impl == "tc_sparse":                     # stencil_sp.cu: one plane tile, and the fragments where FSM
+    if impl == "tc_sparse":    # stencil_sp(3).cu: the tile or plane buffers, and the fragments in shared memory
         from membound.kernels.stencil_sp_layout import structure_module
 
         sp = precision if precision in ("fp32", "fp16") else "fp32"
