@@ -1,5 +1,5 @@
-"""tools/reference_numbers.py against the README: every cell of the README's stencil tables is what the
-tool derives from the committed raw rows of that GPU's reference run."""
+"""tools/reference_numbers.py against the README: every cell of the README's stencil, SCALE and GEMV
+tables is what the tool derives from the committed raw rows of that GPU's reference run."""
 
 import importlib.util
 import json
@@ -37,6 +37,28 @@ def test_readme_stencil_tables_are_the_committed_raw_rows(gpu):
     readme = {k[1:]: v for k, v in readme_stencil_cells().items() if k[0] == gpu}
     derived = tool.stencil_cells(tool.medians(REPO / "results" / "reference" / gpu / "raw", "stencil"), gpu)
     assert len(readme) == 18 and readme == derived
+
+
+def readme_scale_and_gemv_cells() -> tuple[dict, dict]:
+    """({(gpu, precision): cell} of the README's SCALE table, the same of its GEMV table)."""
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("### SCALE, GEMV, SpMV"):text.index("### Counters")]
+    scale, gemv = {}, {}
+    for line in section.splitlines():
+        cells = line.strip("|").split(" | ") if re.match(r"\| fp(64|32|16) \|", line) else []
+        if len(cells) == 3:
+            scale.update({("h100", cells[0].strip()): cells[1], ("h200", cells[0].strip()): cells[2].strip()})
+        elif len(cells) == 4:
+            gemv.update({("h100", cells[0].strip()): cells[2], ("h200", cells[0].strip()): cells[3].strip()})
+    return scale, gemv
+
+
+@pytest.mark.parametrize("gpu", ["h100", "h200"])
+def test_readme_scale_and_gemv_tables_are_the_committed_raw_rows(gpu):
+    scale, gemv = readme_scale_and_gemv_cells()
+    raw = REPO / "results" / "reference" / gpu / "raw"
+    assert {p: c for (g, p), c in scale.items() if g == gpu} == tool.scale_cells(raw, gpu)
+    assert {p: c for (g, p), c in gemv.items() if g == gpu} == tool.gemv_cells(raw)
 
 
 def test_job_seconds_sum_per_family_and_kind(tmp_path):
