@@ -70,10 +70,7 @@ def build(source: str, macros: dict, seg_arg: bool = False, kernel: str | None =
                   r"\1* \2 = reinterpret_cast<\1*>(emu::shared_mem);", source_text(source))
     defines = "".join(f"#define {k} {v}\n" for k, v in sorted(macros.items()))
     if kernel is None:
-        extra = ", seg" if seg_arg else ""
-        if source == "stencil_stream.cu":   # and its tensor map (CPY 3)
-            extra += ", emu::tensor_map(in.data(), DIMS, nz, ny, nx, SROWS, CH)"
-        tail = f'#define KERNEL {source.removesuffix(".cu")}\n#define EXTRA {extra}\n{DRIVER}'
+        tail = f'#define KERNEL {source.removesuffix(".cu")}\n#define EXTRA {", seg" if seg_arg else ""}\n{DRIVER}'
     else:
         args = "nz, ny, nx" if kernel.endswith("3") else "ny, nx"
         tail = f'#define KERNEL {kernel}\n#define ARGS {args}\n{SP_DRIVER}'

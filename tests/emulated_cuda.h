@@ -4,9 +4,7 @@
 // order the driver picks (forward or reverse): a read of a value another thread writes in the same
 // barrier interval then gives a different result in the two orders. Shared memory starts as NaN (all
 // bits set: NaN in fp64, fp32 and fp16).
-// cp.async copies are kept until the thread's async_wait, so that a read before the wait sees NaN; tensor
-// copies until a wait on their mbarrier finds its phase armed with all its bytes (a thread that waits
-// before then yields, without passing its barrier, until the others have issued them).
+// cp.async copies are kept until the thread's async_wait, so that a read before the wait sees NaN.
 #pragma once
 #include <ucontext.h>
 
@@ -18,7 +16,6 @@
 #include <cstring>
 #include <functional>
 #include <limits>
-#include <map>
 #include <vector>
 
 #define MEMBOUND_EMULATE 1
@@ -60,7 +57,6 @@ struct Thread {
   std::vector<char> stack;
   std::vector<std::vector<Copy>> groups{1};   // the last one is open
   bool done = false;
-  bool spinning = false;   // yielded in an mbarrier wait, not at a barrier
   unsigned mmas = 0;
   MmaLane mma[2];   // the k-th in mma[k % 2]: a lane reads the others' k-th while they write their k+1-th
 };
@@ -105,23 +101,12 @@ static void launch(dim3 grid, dim3 block, size_t smem_bytes, bool reverse, std::
         }
         for (bool left = true; left;) {   // one barrier interval per pass
           left = false;
-          std::vector<bool> run(block.x, true);   // threads still to reach the barrier in this pass
-          for (int round = 0, spun = 1; spun; ++round) {
-            if (round > 1000) {
-              fprintf(stderr, "block (%u, %u, %u): an mbarrier wait that never completes\n", bx, by, bz);
-              exit(6);
-            }
-            spun = 0;
-            for (unsigned i = 0; i < block.x; ++i) {
-              current = reverse ? block.x - 1 - i : i;
-              if (threads[current].done || !run[current]) continue;
-              threadIdx = {current, 0, 0};
-              threads[current].spinning = false;
-              swapcontext(&scheduler, &threads[current].ctx);
-              spun += threads[current].spinning;
-              run[current] = threads[current].spinning;
-              left = left || !threads[current].done;
-            }
+          for (unsigned i = 0; i < block.x; ++i) {
+            current = reverse ? block.x - 1 - i : i;
+            if (threads[current].done) continue;
+            threadIdx = {current, 0, 0};
+            swapcontext(&scheduler, &threads[current].ctx);
+            left = left || !threads[current].done;
           }
         }
         if (!guard_intact()) {
@@ -163,82 +148,6 @@ inline void async_wait() {   // complete every committed group but the newest N
   while (g.size() - 1 > N) {
     for (auto& c : g.front()) memcpy(c.dst, c.src, c.bytes);
     g.erase(g.begin());
-  }
-}
-
-namespace emu {
-struct Bar {   // an mbarrier: its phase, and the tensor copies and bytes armed for it
-  unsigned phase = 0;
-  long expect = 0, bytes = 0;
-  bool armed = false;
-  std::vector<Copy> pending;
-};
-static std::map<const void*, Bar> bars;
-}  // namespace emu
-inline void mbar_init(unsigned long long* bar) { emu::bars[bar] = {}; }
-inline void mbar_expect(unsigned long long* bar, unsigned bytes) {
-  auto& b = emu::bars.at(bar);
-  b.armed = true;
-  b.expect += bytes;
-}
-namespace emu {
-struct TensorMap {   // what cp.async.bulk.tensor reads of a host-encoded 3D map of bytes (kernels/tensor_map.py)
-  const char* base;
-  long dim[3], stride[2];   // bytes along x; rows; slices (stride[0]: a row, stride[1]: a slice, in bytes)
-  int box[3];
-};
-static TensorMap tensor_map_of;
-// The map of a stream kernel's input field: rows of nx elements, boxes of 128 bytes x rows x slices (2D: the
-// slices are rows).
-template <class T>
-inline const void* tensor_map(const T* base, int dims, int nz, int ny, int nx, int rows, int slices) {
-  const long row = (long)nx * sizeof(T);
-  if (dims == 3) tensor_map_of = {(const char*)base, {row, ny, nz}, {row, row * ny}, {128, rows, slices}};
-  else tensor_map_of = {(const char*)base, {row, 1, ny}, {row, row}, {128, rows, slices}};
-  return &tensor_map_of;
-}
-static const char zeros[1 << 12] = {};
-}  // namespace emu
-inline void fence_async() {}
-// The box at (x, y, z) (bytes, rows, slices; out of the field: zeros), counted on `bar`.
-template <class T>
-inline void tensor_copy(T* dst, const void* map, int x, int y, int z, unsigned long long* bar) {
-  const auto& m = *static_cast<const emu::TensorMap*>(map);
-  if ((reinterpret_cast<char*>(dst) - reinterpret_cast<char*>(emu::shared_mem)) % 128) {
-    fprintf(stderr, "tensor copy to a shared address not 128-byte aligned (thread %u)\n", emu::current);
-    exit(4);
-  }
-  auto& b = emu::bars.at(bar);
-  char* d = reinterpret_cast<char*>(dst);
-  for (int k = 0; k < m.box[2]; ++k)
-    for (int j = 0; j < m.box[1]; ++j, d += m.box[0]) {
-      const long zz = z + k, yy = y + j, lo = std::max(0L, -(long)x), hi = std::min((long)m.box[0], m.dim[0] - x);
-      const bool in = zz >= 0 && zz < m.dim[2] && yy >= 0 && yy < m.dim[1] && lo < hi;
-      if (!in) {
-        b.pending.push_back({d, emu::zeros, (size_t)m.box[0]});
-        continue;
-      }
-      if (lo > 0) b.pending.push_back({d, emu::zeros, (size_t)lo});
-      b.pending.push_back({d + lo, m.base + zz * m.stride[1] + yy * m.stride[0] + x + lo, (size_t)(hi - lo)});
-      if (hi < m.box[0]) b.pending.push_back({d + hi, emu::zeros, (size_t)(m.box[0] - hi)});
-    }
-  b.bytes += (long)m.box[0] * m.box[1] * m.box[2];
-}
-inline void __syncwarp() {}
-// Wait for the phase of this parity: the current one completes once armed and all its bytes issued.
-inline void mbar_wait(unsigned long long* bar, unsigned parity) {
-  auto& b = emu::bars.at(bar);
-  while (b.phase % 2 == parity) {
-    if (b.armed && b.bytes == b.expect) {
-      for (auto& c : b.pending) memcpy(c.dst, c.src, c.bytes);
-      b = emu::Bar{b.phase + 1};
-    } else if (b.bytes > b.expect && b.armed) {
-      fprintf(stderr, "mbarrier: %ld bytes copied, %ld expected (thread %u)\n", b.bytes, b.expect, emu::current);
-      exit(6);
-    } else {
-      emu::threads[emu::current].spinning = true;
-      swapcontext(&emu::threads[emu::current].ctx, &emu::scheduler);
-    }
   }
 }
 

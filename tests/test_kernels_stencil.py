@@ -352,28 +352,6 @@ def test_gpu_cuda_core_kernels_over_several_ragged_blocks(dims, shape, radius, d
     measure.check(cp.asnumpy(out), S.reference(x, w, 2 * depth), S.TOL, f"{dims}d {shape} r={radius} t={depth}")
 
 
-TENSOR_COPY_TILES = [(2, "box", 1, dict(ST, NTX=64, CH=3, CPY=3)), (2, "star", 3, dict(ST, NTX=32, CH=7, CPY=3, PF=1)),
-                     (3, "star", 1, dict(ST, NTX=32, BY=16, VY=2, CH=3, CPY=3)),
-                     (3, "box", 1, dict(ST, NTX=16, UV=2, BY=8, CH=3, CPY=3, PF=3))]
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("nx", [256, 61])
-@pytest.mark.parametrize("dims, shape, radius, tile", TENSOR_COPY_TILES)
-def test_gpu_stream_tensor_copies(dims, shape, radius, tile, nx):
-    """stencil_stream with its chunks by tensor copies (CPY 3) over several column blocks and segments
-    (nx = 256: rows of whole 128-byte panels, the interior row blocks by tensor copies) or every block by
-    cp.async, element by element (nx = 61)."""
-    import cupy as cp
-
-    st = S.Stencil("x", shape, dims, radius, 1)
-    rng = np.random.default_rng(9)
-    x = rng.random((301, nx) if dims == 2 else (70, 29, nx))
-    w = S.random_weights(rng, shape, dims, radius)
-    out = S._cuda_runner("cc_tb", st, w, cp.asarray(x), 2, tile)()
-    measure.check(cp.asnumpy(out), S.reference(x, w, 2), S.TOL, f"{dims}d {shape} r={radius} {tile}")
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("impl", ["tc", "tc_twin"])
 @pytest.mark.parametrize("shape, radius, depth", [("star", 1, 3), ("box", 1, 3), ("star", 2, 1)])

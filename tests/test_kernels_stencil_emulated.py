@@ -73,12 +73,6 @@ STREAM_CASES = [  # stencil_stream: several column blocks and segments (WAVES); 
     ("box", 3, 1, 1, dict(ST, NTX=2, UV=2, BY=3, CH=3, PF=1, WAVES=16), (21, 13, 19)),
     ("box", 3, 1, 1, dict(ST, NTX=2, BY=4, VY=2, CH=3, CPY=1, WAVES=16), (21, 13, 24)),   # VY rows a thread
     ("star", 3, 1, 1, dict(ST, NTX=2, BY=6, VY=3, CH=3, CPY=2, WAVES=16), (21, 13, 19)),
-    # tensor copies (CPY 3) in 128-byte panels: the interior row blocks and chunks by tensor copies (rows of
-    # 128 bytes a multiple of the block's width), the others by cp.async; nx = 45: every row element by element
-    ("box", 3, 1, 1, dict(ST, NTX=8, BY=4, CH=3, CPY=3, WAVES=16), (21, 13, 64)),
-    ("star", 3, 1, 1, dict(ST, NTX=4, UV=2, BY=6, VY=3, CH=3, PF=1, CPY=3, WAVES=16), (21, 13, 64)),
-    ("star", 2, 3, 1, dict(ST, NTX=8, CH=7, CPY=3, WAVES=12), (45, 64)),
-    ("box", 2, 1, 1, dict(ST, NTX=8, CH=3, CPY=3, WAVES=8), (37, 45)),
 ]
 
 
@@ -109,22 +103,6 @@ def test_emulation_catches_a_missing_wait(monkeypatch):
     out = emulated.run(emulated.build(launch.source, launch.macros, True), x, w, grid, launch.threads, launch.smem,
                        after[0], False)
     assert not np.allclose(out, S.reference(x, w, depth), atol=S.TOL, equal_nan=False)
-
-
-def test_emulation_runs_the_tensor_copies(monkeypatch):
-    """stencil_stream's tensor copies (CPY 3) run in the emulated cases: with their panels one to the right
-    the output is wrong."""
-    text = emulated.source_text("stencil_stream.cu")
-    assert "- 1 + q + npx" in text
-    monkeypatch.setattr(emulated, "source_text", lambda source: text.replace("- 1 + q + npx", "+ q + npx"))
-    shape, dims, radius, depth, tile, field = next(c for c in STREAM_CASES if c[4].get("CPY") == 3)
-    x = np.random.default_rng(16).random(field)
-    w = S.random_weights(np.random.default_rng(17), shape, dims, radius)
-    launch = P.cc_launch(P.Stencil("emulated", shape, dims, radius, depth), depth, tile=tile)
-    grid, after = launch.grid(field, sms=3, blocks_per_sm=1)
-    out = emulated.run(emulated.build(launch.source, launch.macros, True), x, w, grid, launch.threads, launch.smem,
-                       after[0], False)
-    assert not np.allclose(out, S.reference(x, w, depth), atol=S.TOL)
 
 
 def test_emulation_catches_a_shared_memory_overrun():

@@ -168,8 +168,7 @@ def launchable(st: P.Stencil, depth: int, tile: dict, elem: int) -> bool:
 
 def stream_variants(st: P.Stencil) -> dict[str, dict]:
     """stencil_stream at depth 1: threads along x (and rows, 3D, VY of them a thread), vectors per thread,
-    each with cp.async (CPY 0), with register-staged copies (_c2), tensor copies (_c3, _c3_pf1, _c3_pf3: 1-3
-    chunks in flight; 3D: and through L1, _c1), and for the
+    each with cp.async (CPY 0) and with register-staged copies (_c2; 3D: and through L1, _c1), and for the
     first shape the chunk, the copies through L1, the prefetch and the waves."""
     kw = 2 * st.radius + 1
     shapes = ({"st_x128": dict(NTX=128), "st_x64": dict(NTX=64), "st_x256": dict(NTX=256),
@@ -184,9 +183,6 @@ def stream_variants(st: P.Stencil) -> dict[str, dict]:
                "st_x128y4v2": dict(NTX=128, BY=4, VY=2)})
     out = {label: dict(ST, CH=kw, **shape) for label, shape in shapes.items()}
     out.update({f"{label}_c2": dict(ST, CH=kw, CPY=2, **shape) for label, shape in shapes.items()})
-    for label, shape in shapes.items():   # tensor copies (CPY 3), 1-3 chunks in flight
-        out.update({f"{label}_c3" + ("" if pf == 2 else f"_pf{pf}"): dict(ST, CH=kw, CPY=3, PF=pf, **shape)
-                    for pf in (1, 2, 3)})
     if st.dims == 3:
         out.update({f"{label}_c1": dict(ST, CH=kw, CPY=1, **shape) for label, shape in shapes.items()})
         for label in [label for label, shape in shapes.items() if shape.get("VY", 1) > 1]:

@@ -16,7 +16,6 @@ import numpy as np
 from membound.kernels import load_module, stencil_sp_layout
 from membound.kernels.stencil_cpu import b_operands
 from membound.kernels.stencil_plan import Stencil, cc_launch, occupancy, tc_config
-from membound.kernels.tensor_map import stream_map
 from membound.model import sparse24
 from membound.model.geometry import PACK, mma_shape, support
 from membound.model.precision import fmt
@@ -149,7 +148,6 @@ def runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int, tile: dict | N
     shape3 = (1,) * (3 - x0.ndim) + x0.shape
     nz, ny, nx = shape3
     bufs = [cp.full_like(x0, np.nan), cp.full_like(x0, np.nan)]
-    maps = None   # stencil_stream's tensor maps by input array (CPY 3; the others pass a null map)
     if impl in ("tc", "tc_twin"):
         rows, frags = b_operands(w, st.depth, precision)
         (kernel, smem), tc_tile, threads, frags, rows = tc_kernel(st, frags, rows, impl == "tc_twin", precision)
@@ -165,19 +163,13 @@ def runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int, tile: dict | N
         grid, after = launch.grid(shape3, cp.cuda.Device().attributes["MultiProcessorCount"], blocks)
         extra, after = (weights_arg(w, precision),), tuple(np.int32(a) for a in after)
         threads, launches = launch.threads, steps // depth
-        if launch.name == "stencil_stream":
-            m = launch.macros
-            rows, arrays = m["BY"] + 2 * m["RAD"] * (m["DIMS"] == 3), (x0, *bufs) if m.get("CPY") == 3 else ()
-            maps = {a.data.ptr: stream_map(a, m["DIMS"], rows, m["CH"]) for a in arrays}
-            maps = {ptr: tmap for ptr, tmap in maps.items() if tmap is not None}
     dims = (np.int32(nz), np.int32(ny), np.int32(nx))
 
     def run():
         src = x0
         for i in range(launches):
             dst = bufs[i % 2]
-            tmap = () if maps is None else (maps.get(src.data.ptr, np.uint64(0)),)
-            kernel(grid, (threads,), (src, dst, *extra, *dims, *after, *tmap), shared_mem=smem)
+            kernel(grid, (threads,), (src, dst, *extra, *dims, *after), shared_mem=smem)
             src = dst
         return src
 

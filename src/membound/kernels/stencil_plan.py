@@ -112,20 +112,16 @@ def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None
         if depth != 1 or tile["CH"] % (2 * r + 1):
             raise ValueError(f"stencil {st.name}: stencil_stream runs depth 1 with CH a multiple of {2 * r + 1} "
                              f"(depth {depth}, CH={tile['CH']}); choose another tile in stencil_tiles")
-        vw, cpy = 16 // elem, tile.get("CPY", 0)
-        if cpy == 3 and tile["NTX"] * tile["UV"] % 8:
-            raise ValueError(f"stencil {st.name}: stencil_stream's tensor copies (CPY=3) need NTX*UV a multiple "
-                             f"of 8 vectors (NTX={tile['NTX']}, UV={tile['UV']}); choose another tile in stencil_tiles")
-        sx = (tile["NTX"] * tile["UV"] + 2 * (8 if cpy == 3 else -(-r // vw))) * vw   # CPY 3: 128-byte panels
+        vw = 16 // elem
+        sx = (tile["NTX"] * tile["UV"] + 2 * -(-r // vw)) * vw
         rows = tile["BY"] + 2 * r if st.dims == 3 else 1
         macros["DIMS"], macros["BY"] = st.dims, tile["BY"] if st.dims == 3 else 1
         vy = tile.get("VY", 1)
         if macros["BY"] % vy:
             raise ValueError(f"stencil {st.name}: stencil_stream's VY={vy} rows a thread must divide BY={macros['BY']} "
                              "(2D: VY=1); choose another tile in stencil_tiles")
-        slots = 2 if cpy == 2 else tile["PF"] + 1
+        slots = 2 if tile.get("CPY") == 2 else tile["PF"] + 1
         words, threads = slots * tile["CH"] * rows * sx, tile["NTX"] * macros["BY"] // vy
-        words += slots * 8 // elem if cpy == 3 else 0   # an mbarrier a slot
     elif name == "stencil_tb2":   # an input ring of PF + 1 + HC chunks, then depth - 1 stage rings
         ch, hc = tile["CH"], -(-2 * r // tile["CH"])
         p_in, p_st = tile["PF"] + 1 + hc, 2 + hc

@@ -4,10 +4,7 @@
 // is BY rows of a plane plus RAD halo rows each side). Input slices land in a shared ring in 16-byte
 // vectors, chunks of CH slices, with one barrier per chunk: CPY 0, cp.async PF chunks ahead (CPY 1:
 // the same through L1); CPY 2, the next chunk in flight in registers (16-byte loads) while this one
-// is summed, then stored to shared memory (a ring of two chunks); CPY 3, PF chunks in flight by tensor copies
-// (TMA: one instruction a 128-byte panel of a chunk, issued by one thread, counted on an mbarrier a slot; the
-// slices in 128-byte panels, one more each side for the halo), where the block's rows need no wrap, else
-// cp.async as CPY 0. A thread owns UV vectors of one
+// is summed, then stored to shared memory (a ring of two chunks). A thread owns UV vectors of one
 // row (vector g * NTX + tx of the block's row; 3D: of VY adjacent rows): it reads each input slice once
 // from shared memory (its vectors and the neighbours its halo needs, 16-byte loads; VY + 2 RAD rows for
 // VY output rows), widens each value once and adds it into the 2 * RAD + 1 output slices (and rows) it
@@ -21,30 +18,21 @@
 // of BY; 2D: 1), CH (slices per chunk, a multiple of 2 * RAD + 1, so that every accumulator index is a
 // compile-time constant), CPY (0, 1, 2 above), PF (CPY 0 and 1: chunks in flight, >= 1), MINB (minimum
 // blocks per SM, 0: the compiler's choice). Weights: dense (2*RAD+1)^DIMS array (stream offset first),
-// by value (stencil_strip.cuh). tmap: CPY 3, the input's tensor map (a box of 128 bytes x SROWS rows x CH
-// slices; kernels/tensor_map.py), in global memory.
+// by value (stencil_strip.cuh).
 
-#ifndef CPY
-#define CPY 0
-#endif
-#if CPY == 3                                 // slices in panels of 8 vectors: [panel][slice][row][8 vectors]
-#define LV 8                                 // vectors of a row left of the block's first
-#define RS (8 * VW)                          // from one row of a panel to the next, elements
-#else                                        // [slice][row][vector]
-#define LV HV
-#define RS (NV * VW)
-#endif
-#define NV (NTX * UV + 2 * LV)               // vectors per row of a slice
-#define SX (NV * VW)                         // elements of a slice row
+#define NV (NTX * UV + 2 * HV)               // vectors per row of a slice
+#define SX (NV * VW)                         // row pitch, elements
 #define HY (DIMS == 3 ? RAD : 0)             // halo rows of a slice
 #define SROWS (BY + 2 * HY)
-#define SLOT (CH * SROWS * NV * VW)          // elements of a chunk
-#define PANEL (CH * SROWS * RS)              // CPY 3: elements of a panel of a chunk
+#define SLICE (SROWS * SX)
 #ifndef VY
 #define VY 1
 #endif
 #define NTHREADS (NTX * BY / VY)
 #define V 1                                  // (stencil_strip.cuh's strip length; unused here)
+#ifndef CPY
+#define CPY 0
+#endif
 #define NSLOT (CPY == 2 ? 2 : PF + 1)        // chunks of the shared ring
 
 #include "stencil_strip.cuh"
@@ -55,17 +43,11 @@ static_assert(DIMS == 3 || BY == 1, "a 2D slice is one row: BY = 1");
 static_assert(BY % VY == 0, "VY must divide BY");
 static_assert(CH % KW == 0, "CH must be a multiple of 2 * RAD + 1");
 static_assert(PF >= 1, "PF: at least one chunk in flight");
-static_assert(CPY != 3 || (NTX * UV) % 8 == 0, "CPY 3: a block's vectors fill 128-byte panels");
-
-// Elements from a chunk's first to row r of slice i, vector v of the row (from the block's x0).
-__device__ __forceinline__ int at(int i, int r, int v) {
-  return (CPY == 3 ? (v >> 3) * PANEL + (v & 7) * VW : v * VW) + (i * SROWS + r) * RS;
-}
 
 extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
 stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weights wts, int nz, int ny, int nx,
-               int seg, const void* tmap) {
-  extern __shared__ __align__(128) real smem[];   // a ring of NSLOT chunks of CH slices (CPY 3: and the mbarriers)
+               int seg) {
+  extern __shared__ real smem[];   // a ring of NSLOT chunks of CH slices
   WEIGHTS(w, wts);
   const int tx = threadIdx.x % NTX, ty = threadIdx.x / NTX * VY;   // ty: the thread's first row
   const int gx0 = blockIdx.x * (NTX * UV * VW);
@@ -76,20 +58,18 @@ stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weight
   const int s0 = s_lo - RAD, n_in = s_hi - s_lo + 2 * RAD;  // input slices of this block, from s0
   const bool vec = nx % VW == 0;
 
-  const int x0 = gx0 - LV * VW;
+  const int x0 = gx0 - HV * VW;
   // the first row of slice i of chunk k, and row r of it
   auto plane = [&](int k, int i) { return in + wrap(s0 + k * CH + i, ns) * pitch; };
   auto row = [&](const real* p, int r) { return DIMS == 3 ? p + (size_t)wrap(gy0 - HY + r, ny) * nx : p; };
-  auto slot = [&](int k) { return smem + k % NSLOT * SLOT; };
+  auto slot = [&](int k) { return smem + k % NSLOT * CH * SLICE; };
   auto copy_elements = [&](int k) {   // rows of any length: element by element (cp.async or, fp16, at once)
 #pragma unroll
     for (int i = 0; i < CH; ++i) {
       if (k * CH + i >= n_in) break;
       const real* p = plane(k, i);
-      for (int j = threadIdx.x; j < SROWS * SX; j += NTHREADS) {
-        const int r = j / SX, c = j % SX;
-        copy_async(slot(k) + (CPY == 3 ? at(i, r, c / VW) + c % VW : at(i, 0, 0) + j), row(p, r) + wrap(x0 + c, nx));
-      }
+      for (int j = threadIdx.x; j < SLICE; j += NTHREADS)
+        copy_async(slot(k) + i * SLICE + j, row(p, j / SX) + wrap(x0 + j % SX, nx));
     }
   };
   constexpr int NJ = (SROWS * NV + NTHREADS - 1) / NTHREADS;   // a thread's vectors of a slice
@@ -118,44 +98,19 @@ stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weight
       if (k * CH + i >= n_in) break;
 #pragma unroll
       for (int jj = 0, j = threadIdx.x; jj < NJ; ++jj, j += NTHREADS)
-        if (j < SROWS * NV) *reinterpret_cast<uint4*>(slot(k) + at(i, 0, 0) + j * VW) = stage[i][jj];
+        if (j < SROWS * NV) *reinterpret_cast<uint4*>(slot(k) + i * SLICE + j * VW) = stage[i][jj];
     }
   };
   fetch(0);
   put(0);
-#else          // PF chunks in flight by cp.async, one commit group each (CPY 3: and tensor copies)
+#else          // PF chunks in flight by cp.async, one commit group each
   // offsets in a slice (wrapped row * nx + wrapped column) of this thread's vectors, the same in every
   // slice: wrapped once (fp16 3d27pt 483 -> 600 GStencil/s on an H100; CPY 2 lost 5% with them)
   int off[NJ];
 #pragma unroll
   for (int jj = 0, j = threadIdx.x; jj < NJ; ++jj, j += NTHREADS)
     off[jj] = row(in, j / NV) - in + wrap(x0 + j % NV * VW, nx);
-#if CPY == 3
-  // tensor copies where no row of the block wraps: whole rows of 128-byte panels, the block's rows inside
-  const int npx = nx * ELEM / 128;   // panels of a field row
-  const bool tma = tmap && nx * ELEM % 128 == 0 && nx % (NTX * UV * VW) == 0 && gy0 >= HY && gy0 + BY + HY <= ny;
-  unsigned long long* bar = reinterpret_cast<unsigned long long*>(smem + NSLOT * SLOT);
-  if (threadIdx.x == 0)
-    for (int i = 0; i < NSLOT; ++i) mbar_init(bar + i);
-  __syncthreads();
-#endif
   auto load = [&](int k) {
-#if CPY == 3
-    const int z0 = s0 + k * CH;   // chunk k's first slice; slices from s0 + n_in are not read
-    if (tma && z0 >= 0 && min(z0 + CH, s0 + n_in) <= ns) {
-      if (threadIdx.x == 0) {
-        fence_async();   // after the barrier: every read and cp.async of the slot is done
-        mbar_expect(bar + k % NSLOT, z0 < s0 + n_in ? (NV / 8) * PANEL * ELEM : 0);
-        for (int q = 0; q < NV / 8 && z0 < s0 + n_in; ++q) {   // panel q of the block's rows, from x0
-          const int px = (gx0 / (8 * VW) - 1 + q + npx) % npx;
-          tensor_copy(slot(k) + q * PANEL, tmap, px * 128, gy0 - HY, z0, bar + k % NSLOT);
-        }
-      }
-      async_commit();
-      return;
-    }
-    if (threadIdx.x == 0) mbar_expect(bar + k % NSLOT, 0);
-#endif
     if (vec) {
 #pragma unroll
       for (int i = 0; i < CH; ++i) {
@@ -164,7 +119,7 @@ stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weight
 #pragma unroll
         for (int jj = 0, j = threadIdx.x; jj < NJ; ++jj, j += NTHREADS) {
           if (j >= SROWS * NV) break;
-          real* dst = slot(k) + (CPY == 3 ? at(i, j / NV, j % NV) : at(i, 0, 0) + j * VW);
+          real* dst = slot(k) + i * SLICE + j * VW;
           if (CPY == 1) copy_async16_l1(dst, p + off[jj]); else copy_async16(dst, p + off[jj]);
         }
       }
@@ -195,27 +150,19 @@ stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weight
     __syncthreads();        // chunk k is in shared memory, and every read of the slot stored next is done
 #else
     async_wait<PF - 1>();   // chunk k has landed (this thread's copies) ...
-#if CPY == 3
-    mbar_wait(bar + k % NSLOT, k / NSLOT & 1);   // (and the tensor copies)
-#endif
     __syncthreads();        // ... everyone's, and every read of the slot reloaded next is done
     load(k + PF);
 #endif
-    const real* chunk = slot(k) + (ty + HY) * RS;
+    const real* chunk = slot(k) + (ty + HY) * SX + HV * VW;
 #pragma unroll
     for (int i = 0; i < CH; ++i) {   // slice s0 + k * CH + i: a term of outputs s0 + k * CH + i - ds
 #pragma unroll
       for (int g = 0; g < UV; ++g) {
-        const int v0 = LV + g * NTX + tx;   // the thread's vector
+        const real* p = chunk + i * SLICE + (g * NTX + tx) * VW;
 #pragma unroll
         for (int j = -HY; j < VY + HY; ++j) {   // input row ty + j: a term of rows ty + j - dy
           acc_t v[VW + 2 * RAD];
-          const bool own = STAR && (j < 0 || j >= VY);   // a star needs the halo of centre rows only
-#if CPY == 3
-          row_values_by(v, [&](int h) { return chunk + at(i, j, v0 + h); }, own);
-#else
-          row_values(v, chunk + at(i, j, v0), own);
-#endif
+          row_values(v, p + j * SX, STAR && (j < 0 || j >= VY));   // a star needs the halo of centre rows only
 #pragma unroll
           for (int dy = -HY; dy <= HY; ++dy) {
             const int r = j - dy;

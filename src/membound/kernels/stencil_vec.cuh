@@ -13,16 +13,15 @@ __device__ __forceinline__ constexpr bool term(int ds, int dy, int dx) {
   return !STAR || (ds != 0) + (dy != 0) + (dx != 0) <= 1;
 }
 
-// The widened values of a row at offsets [-RAD, VW + RAD) from a thread's vector in a shared row, vector h
-// of it (-HV..HV) at at(h); own: only its own VW values (a star's rows off the centre need no halo).
-template <typename At>
-__device__ __forceinline__ void row_values_by(acc_t (&v)[VW + 2 * RAD], const At& at, bool own) {
+// The widened values of a row at offsets [-RAD, VW + RAD) from `p` (a thread's vector in a shared row);
+// own: only its own VW values (a star's rows off the centre need no halo).
+__device__ __forceinline__ void row_values(acc_t (&v)[VW + 2 * RAD], const real* p, bool own) {
   real e[(2 * HV + 1) * VW];
 #pragma unroll
   for (int h = -HV; h <= HV; ++h) {
     if (own && h != 0) continue;
     Vec q;
-    q.q = *reinterpret_cast<const uint4*>(at(h));
+    q.q = *reinterpret_cast<const uint4*>(p + h * VW);
 #pragma unroll
     for (int j = 0; j < VW; ++j) e[(h + HV) * VW + j] = q.e[j];
   }
@@ -31,10 +30,6 @@ __device__ __forceinline__ void row_values_by(acc_t (&v)[VW + 2 * RAD], const At
     if (!own || (j >= RAD && j < RAD + VW)) v[j] = to_acc(e[HV * VW - RAD + j]);
 }
 
-// The same from `p`, the thread's vector in a row of adjacent vectors.
-__device__ __forceinline__ void row_values(acc_t (&v)[VW + 2 * RAD], const real* p, bool own) {
-  row_values_by(v, [&](int h) { return p + h * VW; }, own);
-}
 
 // Store a thread's VW sums, rounded to storage, into `row` (a global row of nx elements) from column
 // gx: one 16-byte store where the row length is a multiple of VW, else the elements inside the row.
