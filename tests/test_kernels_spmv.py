@@ -162,6 +162,27 @@ def test_cpu_impls_match_the_reference(impl, precision, pieces):
     assert y[0] == 0.0 and y[4] == 0.0  # empty rows are written
 
 
+def test_l2_prefetch_is_off_in_fp64_beyond_the_l2_only():
+    l2 = 50 * 2**20
+    assert [spmv.tc_knobs(p, False, l2, l2)["TC_PREF"] for p in spmv.PRECISIONS] == [4, 4, 16]
+    assert [spmv.tc_knobs(p, True, l2 + 1, l2)["TC_PREF"] for p in spmv.PRECISIONS] == [0, 4, 16]
+
+
+@pytest.mark.parametrize("s", [1, 4])
+def test_packed_arrays_hold_each_nonzero_once_with_its_column_and_segment(s):
+    matrix = ragged(5, 300)
+    p = spmv_plan.plan(matrix.indptr, s)
+    slot, seg = p.placement(matrix.indptr)
+    dev = p.packed(matrix.indptr, matrix.indices, matrix.data, np.float64)
+    word = dev["pcol"].view(np.uint32)
+    assert dev["pval"].dtype == matrix.data.dtype and len(dev["pval"]) == len(word) == p.slots
+    assert np.array_equal(dev["pval"][slot >= 0], matrix.data[slot[slot >= 0]])
+    assert np.array_equal(word[slot >= 0] & ((1 << spmv_plan.SEG_SHIFT) - 1), matrix.indices[slot[slot >= 0]])
+    assert np.array_equal(word >> spmv_plan.SEG_SHIFT, np.where(slot >= 0, seg, 0))
+    assert not dev["pval"][slot < 0].any() and not word[slot < 0].any()
+    assert len(dev["long_acc"]) == len(dev["long_cnt"]) == max(len(p.long_row), 1)
+
+
 def test_tf32_rounds_to_nearest_ties_away():
     one = np.float32(1.0)
     ulp = np.float32(2.0**-10)

@@ -63,6 +63,9 @@ VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", every(2))], "unroll4"
             **{f"minb{b}_unroll2": [(spmv, "TC_MINB", b), (spmv, "TC_UNROLL", every(2))] for b in (5, 6, 8)},
             "minb5_unroll2_target16": [(spmv, "TC_MINB", 5), (spmv, "TC_UNROLL", every(2)), (spmv_plan, "TARGET", 16)],
             **{f"segfree{b}": [(spmv, "TC_SEGFREE", every(b))] for b in (0, 1, 3)},
+            **{f"pref{p}": [(spmv, "TC_PREF", every((p, p)))] for p in (0, 4, 16)},
+            **{f"pipe0_unroll2_minb{b}": [(spmv, "TC_PIPE", every(0)), (spmv, "TC_UNROLL", every(2)),
+                                          (spmv, "TC_MINB", b)] for b in (5, 6)},
             **{f"pipe{p}": [(spmv, "TC_PIPE", every(p))] for p in (0, 1)},
             **{f"pipe{p}_unroll{u}": [(spmv, "TC_PIPE", every(p)), (spmv, "TC_UNROLL", every(u))]
                for p in (0, 1) for u in (2, 3, 4)}}

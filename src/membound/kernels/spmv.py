@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from membound.kernels import arg_parser, load_module, spmv_plans
 from membound.kernels.harness import Case, Impl, run_jobs, select
 from membound.kernels.spmv_emulate import accumulator, emulator
-from membound.kernels.spmv_plan import SEG_SHIFT, Plan, plan, slots_per_lane
+from membound.kernels.spmv_plan import Plan, plan, slots_per_lane
 from membound.matrices import csr
 from membound.model.precision import dot_tolerance, fmt, quantize
 from membound.run.measure import guarded
@@ -50,6 +50,7 @@ IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precision
 # spmv_tc.cu's knobs (their #ifndef there; docs/kernels_spmv.md), TC_MINB and TC_AHEAD for all, the others per precision
 TC_UNROLL, TC_MINB, TC_SEGFREE = {"fp64": 4, "fp32": 4, "fp16": 2}, 4, {"fp64": 1, "fp32": 0, "fp16": 1}
 TC_PIPE, TC_AHEAD = {"fp64": 1, "fp32": 0, "fp16": 1}, 2048
+TC_PREF = {"fp64": (4, 0), "fp32": (4, 4), "fp16": (16, 16)}  # tiles, packed matrix within the L2 / beyond it
 THREADS = 256
 CUDA_TYPE = {"fp64": 1, "fp32": 0, "fp16": 2}   # cudaDataType_t: CUDA_R_64F, CUDA_R_32F, CUDA_R_16F
 
@@ -119,26 +120,22 @@ def cusparse_runner(matrix, x, y, precision: str = "fp64"):
     return run, note
 
 
+def tc_knobs(precision: str, twin: bool, packed_bytes: int, l2_bytes: int) -> dict:
+    """spmv_tc.cu's -D knobs; TC_PREF by the packed matrix's bytes against the L2 (docs/kernels_spmv.md)."""
+    return dict(PREC=precision, TC_UNROLL=TC_UNROLL[precision], TC_MINB=TC_MINB, TC_SEGFREE=TC_SEGFREE[precision],
+                TC_PIPE=TC_PIPE[precision], TC_AHEAD=TC_AHEAD, TC_PREF=TC_PREF[precision][packed_bytes > l2_bytes],
+                TWIN=int(twin))
+
+
 def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False):
     """A no-argument callable launching spmv_tc.cu for plan `p` on the device CSR `matrix` in `precision`
     (twin: its CUDA-core twin, the same source built with -DTWIN=1), and a note."""
     import cupy as cp
 
-    indptr, indices, data, _ = matrix
-    knobs = dict(PREC=precision, TC_UNROLL=TC_UNROLL[precision], TC_MINB=TC_MINB, TC_SEGFREE=TC_SEGFREE[precision],
-                 TC_PIPE=TC_PIPE[precision], TC_AHEAD=TC_AHEAD, TWIN=int(twin))
-    module = load_module("spmv_tc.cu", tuple(f"-D{k}={v}" for k, v in knobs.items()))
-    kernel = module.get_function("spmv_tc")
-    slot, seg = p.placement(indptr)
-    slot = cp.where(ok := slot >= 0, slot, 0)
-    word = cp.left_shift(seg.astype(cp.uint32), cp.uint32(SEG_SHIFT)) | indices[slot].astype(cp.uint32)
-    dev = {"desc": cp.asarray(p.desc), "rows": cp.asarray(_nonempty(p.rows)),  # packed once, as DASP
-           "pval": cp.where(ok, data[slot], 0).astype(data.dtype),
-           "pcol": cp.where(ok, word, cp.uint32(0)).astype(cp.uint32).view(cp.int32),
-           "long_row": cp.asarray(_nonempty(p.long_row)), "long_pieces": cp.asarray(_nonempty(p.long_pieces)),
-           "long_acc": cp.zeros(max(len(p.long_row), 1), accumulator(precision)),
-           "long_cnt": cp.zeros(max(len(p.long_row), 1), cp.uint32)}
-    del slot, seg, ok, word
+    dev = p.packed(*matrix[:3], accumulator(precision))
+    knobs = tc_knobs(precision, twin, dev["pval"].nbytes + dev["pcol"].nbytes,
+                     cp.cuda.Device().attributes["L2CacheSize"])
+    kernel = load_module("spmv_tc.cu", tuple(f"-D{k}={v}" for k, v in knobs.items())).get_function("spmv_tc")
     warps = len(p.desc)
     args = (dev["desc"], np.int64(warps), dev["pval"], dev["pcol"], x, y, dev["rows"], dev["long_row"],
             dev["long_pieces"], dev["long_acc"], dev["long_cnt"])
@@ -151,11 +148,7 @@ def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False
     run.keep = dev
     what = "spmv_tc.cu -DTWIN=1 (FMAs of each lane's products instead of mma.sync, same plan and loads)" if twin \
         else "spmv_tc.cu"
-    return run, f"timed: 1 launch of {what}"
-
-
-def _nonempty(a: np.ndarray) -> np.ndarray:
-    return a if len(a) else np.zeros(1, a.dtype)
+    return run, f"timed: 1 launch of {what}, TC_PREF={knobs['TC_PREF']}"
 
 
 def tc_note(p: Plan, nnz: int, precision: str) -> str:

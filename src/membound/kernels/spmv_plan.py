@@ -89,6 +89,25 @@ class Plan:
         seg[dest] = xp.asarray(self.segment)[row]
         return slot, seg
 
+    def packed(self, indptr, indices, data, acc) -> dict:
+        """spmv_tc.cu's arrays for the CSR (indptr, indices, data), where it lies (numpy or CuPy), packed once
+        as DASP's preprocessing is: descriptors, output rows, values and column words (segment << SEG_SHIFT |
+        column; padding: value 0, column 0) in MMA order, the long rows' tables and accumulators (dtype acc)."""
+        xp = array_module(indptr)
+        slot, seg = self.placement(indptr)
+        slot = xp.where(ok := slot >= 0, slot, 0)
+        word = xp.left_shift(seg.astype(xp.uint32), xp.uint32(SEG_SHIFT)) | indices[slot].astype(xp.uint32)
+
+        def some(a):  # no empty buffers
+            return xp.asarray(a if len(a) else np.zeros(1, a.dtype))
+
+        n_long = max(len(self.long_row), 1)
+        return {"desc": xp.asarray(self.desc), "rows": some(self.rows),
+                "pval": xp.where(ok, data[slot], 0).astype(data.dtype),
+                "pcol": xp.where(ok, word, xp.uint32(0)).astype(xp.uint32).view(xp.int32),
+                "long_row": some(self.long_row), "long_pieces": some(self.long_pieces),
+                "long_acc": xp.zeros(n_long, acc), "long_cnt": xp.zeros(n_long, xp.uint32)}
+
 
 def piece_tiles(tiles: int) -> int:
     """Tiles per piece of a long row in a plan of `tiles` tiles: the largest power of 2 in PIECE_TILES

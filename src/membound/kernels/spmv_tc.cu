@@ -42,6 +42,9 @@
 #ifndef TC_AHEAD  // the descriptors of the block this many warps ahead are prefetched to the L2 (0: none)
 #define TC_AHEAD 0
 #endif
+#ifndef TC_PREF  // a group of two batches or more sends its next TC_PREF tiles to the L2 as it starts (0: none)
+#define TC_PREF 0
+#endif
 #ifndef TC_SEGFREE  // where no segment masks are applied, bits: 1 groups of one segment a tile row, 2 long rows' pieces
 #define TC_SEGFREE 1
 #endif
@@ -146,6 +149,25 @@ __device__ __forceinline__ double take(double* p) {
 }
 __device__ __forceinline__ float take(float* p) { return atomicExch(p, 0.0f); }
 
+// Tiles [TC_UNROLL, TC_UNROLL + TC_PREF) of a group of nt >= 2 TC_UNROLL tiles from `first`, values and
+// column words, to the L2: two bulk prefetches (sm_90), else one line a lane. (Long rows' pieces and
+// shorter groups lost with it: docs/kernels_spmv.md.)
+__device__ __forceinline__ void prefetch(const val_t* __restrict__ pval, const int* __restrict__ pcol, long long first,
+                                         int nt, int lane) {
+    if (TC_PREF == 0 || nt < 2 * TC_UNROLL) return;
+    const int n = min(nt - TC_UNROLL, TC_PREF);
+    const char* v = reinterpret_cast<const char*>(pval + (first + TC_UNROLL) * TILE);
+    const char* c = reinterpret_cast<const char*>(pcol + (first + TC_UNROLL) * TILE);
+    constexpr int VB = TILE * sizeof(val_t), CB = TILE * sizeof(int);  // bytes a tile, multiples of 128
+#if __CUDA_ARCH__ >= 900
+    if (lane < 2)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(lane ? c : v), "r"(n * (lane ? CB : VB)));
+#else
+    for (int i = lane; i < n * (VB + CB) / 128; i += 32)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(i < n * VB / 128 ? v + 128 * i : c + 128 * (i - n * VB / 128)));
+#endif
+}
+
 // ------------------------------------------------------------------------------------ the warps' work
 
 // GROUPS: lane 8 (i J + j) + g ends with the sum of segment j of tile row g of group i and stores it
@@ -159,6 +181,7 @@ __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict
     const long long base = static_cast<long long>(w.x) * TILE + lane * S;
     const val_t* __restrict__ pv = pval + base;
     const int* __restrict__ pc = pcol + base;
+    prefetch(pval, pcol, w.x, nt, lane);
     acc_t d[NC] = {}, res = 0;
     int k = 0, out = 0;  // tile within the group, output slot of the next sum
 #if TC_PIPE  // the next batch's values and column words are in flight during this batch's gathers and MMAs
