@@ -97,6 +97,14 @@ def test_plan_packs_short_rows_like_dasp():
     assert spmv_plan.patterns(4, 4, 3)[:4] == ((3, 1), (2, 2), (2, 1, 1), (1, 1, 1, 1))
 
 
+def test_fp64_lane_rows_hold_two_rows_tf32_four():
+    """SEGS: 128 rows of 1 nnz pack two to a lane row in fp64 (half its slots padding), four in tf32."""
+    matrix = ragged(3, 0, lengths=[1] * 128)
+    seg = {s: spmv_plan.plan(matrix.indptr, s).placement(matrix.indptr)[1] for s in (1, 2)}
+    assert seg[1].max() == 1 and seg[2].max() == 3
+    assert spmv_plan.plan(matrix.indptr, 1).slots == 2 * matrix.nnz
+
+
 def test_plan_fills_the_last_tile_of_longer_rows():
     """fp16 (16 slots a tile row): rows of 20 nnz leave 12 free slots in their second tile, which rows of
     12, or of 5 and 7, fill."""

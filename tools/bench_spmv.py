@@ -58,8 +58,11 @@ VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", every(2))], "unroll4"
             **{f"ahead{a}": [(spmv, "TC_AHEAD", a)] for a in (0, 1024, 2048, 4096, 8192)},
             "target2": [(spmv_plan, "TARGET", 2)], "target4": [(spmv_plan, "TARGET", 4)],
             "target16": [(spmv_plan, "TARGET", 16)], "window512": [(spmv_plan, "WINDOW", 512)],
-            "window65536": [(spmv_plan, "WINDOW", 65536)], "seg2": [(spmv_plan, "MAX_SEG", 2)],
-            "unpacked": [(spmv_plan, "MAX_SEG", 1)],
+            "window65536": [(spmv_plan, "WINDOW", 65536)], "seg2": [(spmv_plan, "SEGS", dict.fromkeys((1, 2, 4), 2))],
+            "unpacked": [(spmv_plan, "SEGS", dict.fromkeys((1, 2, 4), 1))],
+            "seg4": [(spmv_plan, "SEGS", dict.fromkeys((1, 2, 4), 4))],
+            "seg4_piece8to64": [(spmv_plan, "SEGS", dict.fromkeys((1, 2, 4), 4)),
+                                (spmv_plan, "PIECE_TILES", (8, 64))],
             **{f"minb{b}_unroll2": [(spmv, "TC_MINB", b), (spmv, "TC_UNROLL", every(2))] for b in (5, 6, 8)},
             "minb5_unroll2_target16": [(spmv, "TC_MINB", 5), (spmv, "TC_UNROLL", every(2)), (spmv_plan, "TARGET", 16)],
             **{f"segfree{b}": [(spmv, "TC_SEGFREE", every(b))] for b in (0, 1, 3)},
@@ -92,13 +95,13 @@ def surrogate_file(entry) -> Path:
     return found
 
 
-PLAN_KNOBS = ("LONG", "MAX_SEG", "PIECE_SHARE", "PIECE_TILES", "TARGET", "WINDOW")
+PLAN_KNOBS = ("LONG", "PIECE_SHARE", "PIECE_TILES", "SEGS", "TARGET", "WINDOW")
 PLANS: dict = {}   # (s, plan knobs) -> Plan of the current matrix: a variant of the kernel only reuses it
 make_plan = spmv.plan
 
 
 def cached_plan(indptr, s):
-    key = (s, *(getattr(spmv_plan, k) for k in PLAN_KNOBS))
+    key = (s, *(repr(getattr(spmv_plan, k)) for k in PLAN_KNOBS))
     if key not in PLANS:
         PLANS[key] = make_plan(indptr, s)
     return PLANS[key]

@@ -35,7 +35,7 @@ import scipy.sparse as sp
 from membound.kernels import arg_parser, load_module, spmv_plans
 from membound.kernels.harness import Case, Impl, run_jobs, select
 from membound.kernels.spmv_emulate import accumulator, emulator
-from membound.kernels.spmv_plan import Plan, plan, slots_per_lane
+from membound.kernels.spmv_plan import SEGS, Plan, plan, slots_per_lane
 from membound.matrices import csr
 from membound.model.precision import dot_tolerance, fmt, quantize
 from membound.run.measure import guarded
@@ -157,7 +157,7 @@ def tc_note(p: Plan, nnz: int, precision: str) -> str:
     ratio = flops * p.mma / (2 * nnz) if nnz else float("nan")
     return (f"{shape} x {p.mma} ({flops} flop each), padding ratio {ratio:.1f} (MMA flops / 2nnz); "
             f"{p.slots - nnz} padding slots of {p.slots}; {len(p.desc)} warps (spmv_plan.py: "
-            f"rows of 1..256 nnz packed up to 4 to a tile row of {p.k} slots, 8 tile rows a group; "
+            f"rows of 1..256 nnz packed up to {SEGS[p.s]} to a tile row of {p.k} slots, 8 tile rows a group; "
             f"{len(p.long_row)} longer rows in {int(p.long_pieces.sum())} pieces); plan made once outside")
 
 

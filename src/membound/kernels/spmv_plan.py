@@ -9,11 +9,11 @@ on the device.
 - **empty** rows: 32 to a warp, y = 0 (ZEROS).
 - every other row lies in one **tile row** ("lane row") of c tiles, 8 lane rows to a group (GROUPS), and
   several short rows may share one (DASP's short-row packing, generalized): a lane row holds a primary
-  row from its first slot and up to MAX_SEG - 1 fillers, rows shorter than K, right-aligned in its last
-  tile, each its own segment (2 bits of the column word). Which rows share is decided on counts per
-  window of WINDOW rows: the free slots in the last tile of the rows of >= K nnz are filled first, then
-  the remaining short rows are packed among themselves, each time taking the fullest combinations
-  first (`patterns`) -- DASP's 1 + 3 and 2 + 2 rows are two of them.
+  row from its first slot and up to SEGS[S] - 1 fillers (1 in fp64, 3 else), rows shorter than K,
+  right-aligned in its last tile, each its own segment (2 bits of the column word). Which rows share is
+  decided on counts per window of WINDOW rows: the free slots in the last tile of the rows of >= K nnz
+  are filled first, then the remaining short rows are packed among themselves, each time taking the
+  fullest combinations first (`patterns`) -- DASP's 1 + 3 and 2 + 2 rows are two of them.
 - within a window, lane rows are sorted by tiles c (then segments) and taken 8 at a time; runs of groups
   with the same c and J (segments) are dealt to warps, `groups_per_warp` groups each.
 
@@ -32,9 +32,10 @@ from membound.model.precision import fmt
 from membound.run.measure import array_module
 
 SEG_SHIFT = 30      # column word = segment << SEG_SHIFT | column (spmv_tc.cu)
-MAX_SEG = 4         # rows per lane row (2 bits)
+MAX_SEG = 4         # rows a lane row can hold (2 bits)
+SEGS = {1: 2, 2: 4, 4: 4}  # rows a lane row holds by S (fp64 2: docs/kernels_spmv.md, "Two rows a tile row")
 LONG = 256          # rows with more nonzeros are split into pieces
-PIECE_TILES = (8, 64)   # tiles per piece of a long row: a power of 2 in this range (piece_tiles)
+PIECE_TILES = (8, 128)  # tiles per piece of a long row: a power of 2 in this range (piece_tiles)
 PIECE_SHARE = 4096      # ... and at most 1 / PIECE_SHARE of the plan's tiles
 TARGET = 8          # tiles a warp's groups should add up to (at most 4 groups: 32 output lanes; docs/kernels_spmv.md)
 WINDOW = 4096       # rows are packed and sorted only within windows, so x's and y's accesses stay local
@@ -150,7 +151,7 @@ def _greedy(short_counts, bins, k):
     taken = []
     for cap in [*range(k - 1, 0, -1), k]:
         left = bins[:, cap] if cap < k else None
-        for pat in patterns(cap, MAX_SEG - (cap < k), k - 1):
+        for pat in patterns(cap, SEGS[k // 4] - (cap < k), k - 1):
             mult = left.copy() if left is not None else np.full(len(short_counts), np.iinfo(np.int64).max)
             need = Counter(pat)
             for n, times in need.items():
