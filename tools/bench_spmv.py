@@ -71,11 +71,7 @@ VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", every(2))], "unroll4"
                                           (spmv, "TC_MINB", b)] for b in (5, 6)},
             **{f"pipe{p}": [(spmv, "TC_PIPE", every(p))] for p in (0, 1)},
             **{f"pipe{p}_unroll{u}": [(spmv, "TC_PIPE", every(p)), (spmv, "TC_UNROLL", every(u))]
-               for p in (0, 1) for u in (2, 3, 4)},
-            "pipe3": [(spmv, "TC_PIPE", {"fp64": 3, "fp32": 2, "fp16": 3})],
-            "smem3": [(spmv, "TC_SMEM", every(3)), (spmv, "TC_UNROLL", {"fp64": 4, "fp32": 2, "fp16": 2})],
-            **{f"smem{r}_u2{m}": [(spmv, "TC_SMEM", every(r)), (spmv, "TC_UNROLL", every(2))]
-               + ([(spmv, "TC_MINB", 5)] if m else []) for r in (3, 4) for m in ("", "_minb5")}}
+               for p in (0, 1) for u in (2, 3, 4)}}
 
 
 def entries(names):

@@ -50,7 +50,6 @@ IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precision
 # spmv_tc.cu's knobs (their #ifndef there; docs/kernels_spmv.md), TC_MINB and TC_AHEAD for all, the others per precision
 TC_UNROLL, TC_MINB, TC_SEGFREE = {"fp64": 4, "fp32": 4, "fp16": 2}, 4, {"fp64": 1, "fp32": 0, "fp16": 1}
 TC_PIPE, TC_AHEAD = {"fp64": 1, "fp32": 0, "fp16": 1}, 2048
-TC_SMEM = {"fp64": 0, "fp32": 0, "fp16": 0}
 TC_PREF = {"fp64": (4, 0), "fp32": (4, 4), "fp16": (16, 16)}  # tiles, packed matrix within the L2 / beyond it
 THREADS = 256
 CUDA_TYPE = {"fp64": 1, "fp32": 0, "fp16": 2}   # cudaDataType_t: CUDA_R_64F, CUDA_R_32F, CUDA_R_16F
@@ -124,8 +123,8 @@ def cusparse_runner(matrix, x, y, precision: str = "fp64"):
 def tc_knobs(precision: str, twin: bool, packed_bytes: int, l2_bytes: int) -> dict:
     """spmv_tc.cu's -D knobs; TC_PREF by the packed matrix's bytes against the L2 (docs/kernels_spmv.md)."""
     return dict(PREC=precision, TC_UNROLL=TC_UNROLL[precision], TC_MINB=TC_MINB, TC_SEGFREE=TC_SEGFREE[precision],
-                TC_PIPE=TC_PIPE[precision], TC_SMEM=TC_SMEM[precision], TC_AHEAD=TC_AHEAD,
-                TC_PREF=TC_PREF[precision][packed_bytes > l2_bytes], TWIN=int(twin))
+                TC_PIPE=TC_PIPE[precision], TC_AHEAD=TC_AHEAD, TC_PREF=TC_PREF[precision][packed_bytes > l2_bytes],
+                TWIN=int(twin))
 
 
 def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False):

@@ -36,11 +36,8 @@
 #ifndef TC_MINB  // blocks of 256 threads per SM that the register allocation must allow
 #define TC_MINB 1
 #endif
-#ifndef TC_PIPE  // bits, 1 groups, 2 long rows' pieces: the next batch fetched before this one's gathers and MMAs
+#ifndef TC_PIPE  // 1: a group's tiles in batches of TC_UNROLL, the next batch fetched before this one's MMAs
 #define TC_PIPE 0
-#endif
-#ifndef TC_SMEM  // >= 2: batches copied by cp.async into a ring of TC_SMEM batches in shared memory (TC_PIPE unused)
-#define TC_SMEM 0
 #endif
 #ifndef TC_AHEAD  // the descriptors of the block this many warps ahead are prefetched to the L2 (0: none)
 #define TC_AHEAD 0
@@ -171,131 +168,60 @@ __device__ __forceinline__ void prefetch(const val_t* __restrict__ pval, const i
 #endif
 }
 
-// ------------------------------------------------------------------------------------ a warp's tiles
-
-// The ring of a warp's batches in shared memory (TC_SMEM): lane l's words of tile u at v[u][l], c[u][S l].
-struct Stage {
-    vec_t v[TC_UNROLL][32];
-    int c[TC_UNROLL][32 * S];
-};
-constexpr int RING = TC_SMEM > 1 ? TC_SMEM : 1;
-
-template <int BYTES>
-__device__ __forceinline__ void copy_async(void* dst, const void* src, unsigned long long policy) {
-    const unsigned d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-    if constexpr (BYTES == 16)
-        asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "l"(policy)
-                     : "memory");
-    else
-        asm volatile("cp.async.ca.shared.global.L2::cache_hint [%0], [%1], %2, %3;" ::"r"(d), "l"(src), "n"(BYTES),
-                     "l"(policy)
-                     : "memory");
-}
-
-// each(tile) for the nt tiles from pv, pc (this lane's words), in order, in batches of TC_UNROLL whose loads are in
-// flight before their gathers: with TC_SMEM >= 2 in a ring of that many batches in shared memory (`ring`: this
-// warp's), else in registers, with PIPE the next batch's fetched before this one's gathers.
-template <bool SEG, bool PIPE, class Each>
-__device__ __forceinline__ void stream(const val_t* __restrict__ pv, const int* __restrict__ pc, int nt,
-                                       const val_t* __restrict__ x, Stage* ring, int lane, Each each) {
-#if TC_SMEM > 1
-    unsigned long long policy;  // the matrix is read once: evict first from the L2, as __ldcs does
-    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-    const int nb = (nt + TC_UNROLL - 1) / TC_UNROLL;
-    auto issue = [&](int b, Stage& st) {
-#pragma unroll
-        for (int u = 0; u < TC_UNROLL; ++u) {
-            const int t = b * TC_UNROLL + u;
-            if (t >= nt) break;
-            copy_async<sizeof(vec_t)>(&st.v[u][lane], pv + t * TILE, policy);
-            copy_async<4 * S>(&st.c[u][S * lane], pc + t * TILE, policy);
-        }
-    };
-#pragma unroll
-    for (int b = 0; b < RING - 1; ++b) {
-        if (b < nb) issue(b, ring[b]);
-        asm volatile("cp.async.commit_group;" ::: "memory");
-    }
-    for (int b = 0, slot = 0; b < nb; ++b, slot = slot + 1 == RING ? 0 : slot + 1) {
-        // the slot read last round: its words are in registers spent by that round's MMAs
-        if (b + RING - 1 < nb) issue(b + RING - 1, ring[slot == 0 ? RING - 1 : slot - 1]);
-        asm volatile("cp.async.commit_group;" ::: "memory");
-        asm volatile("cp.async.wait_group %0;" ::"n"(RING - 1) : "memory");  // this lane's copies of batch b
-        const Stage& st = ring[slot];
-        Tile tl[TC_UNROLL];
-#pragma unroll
-        for (int u = 0; u < TC_UNROLL; ++u) {
-            if (b * TC_UNROLL + u >= nt) break;
-            tl[u].a = st.v[u][lane];
-#pragma unroll
-            for (int s = 0; s < S; ++s) tl[u].c[s] = st.c[u][S * lane + s];
-            gather<SEG>(tl[u], x);
-        }
-#pragma unroll
-        for (int u = 0; u < TC_UNROLL; ++u) {
-            if (b * TC_UNROLL + u >= nt) break;
-            each(tl[u]);
-        }
-    }
-#else
-    (void)ring, (void)lane;
-    Tile next[TC_UNROLL];
-#pragma unroll
-    for (int u = 0; u < TC_UNROLL && PIPE; ++u)
-        if (u < nt) fetch(next[u], pv + u * TILE, pc + u * TILE);
-    for (int t0 = 0; t0 < nt; t0 += TC_UNROLL, pv += TC_UNROLL * TILE, pc += TC_UNROLL * TILE) {
-        Tile tl[TC_UNROLL];
-#pragma unroll
-        for (int u = 0; u < TC_UNROLL; ++u) {
-            if (PIPE) {
-                tl[u] = next[u];
-                if (t0 + u < nt) gather<SEG>(tl[u], x);
-                if (t0 + TC_UNROLL + u < nt) fetch(next[u], pv + (TC_UNROLL + u) * TILE, pc + (TC_UNROLL + u) * TILE);
-            } else if (t0 + u < nt) {
-                load_tile<SEG>(tl[u], pv + u * TILE, pc + u * TILE, x);
-            }
-        }
-#pragma unroll
-        for (int u = 0; u < TC_UNROLL; ++u) {
-            if (t0 + u >= nt) break;
-            each(tl[u]);
-        }
-    }
-#endif
-}
-
 // ------------------------------------------------------------------------------------ the warps' work
 
 // GROUPS: lane 8 (i J + j) + g ends with the sum of segment j of tile row g of group i and stores it
 // (SEG: J > 1).
 template <bool SEG>
 __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict__ pval, const int* __restrict__ pcol,
-                                       const val_t* __restrict__ x, val_t* __restrict__ y, const int* __restrict__ rows,
-                                       Stage* ring) {
+                                       const val_t* __restrict__ x, val_t* __restrict__ y, const int* __restrict__ rows) {
     const int c = w.z, n_groups = w.w & 0xff, J = SEG ? (w.w >> 8) & 0xff : 1, nt = n_groups * c;
     const int row = lane < 8 * J * n_groups ? rows[w.y + lane] : -1;
     const int src = 4 * (lane & 7) + ((lane & 7) >> 1);  // the lane holding tile row lane % 8's sum
     const long long base = static_cast<long long>(w.x) * TILE + lane * S;
+    const val_t* __restrict__ pv = pval + base;
+    const int* __restrict__ pc = pcol + base;
     prefetch(pval, pcol, w.x, nt, lane);
     acc_t d[NC] = {}, res = 0;
     int k = 0, out = 0;  // tile within the group, output slot of the next sum
-    stream<SEG, TC_PIPE & 1>(pval + base, pcol + base, nt, x, ring, lane, [&](const Tile& t) {
-        product<SEG>(d, t, 0);
-        if (++k < c) return;
-        // the group's last tile: segment 0 is the accumulator's sum, segments 1..J-1 one MMA each (no MMA
-        // under a j == 0 branch: ptxas would predicate it, and a predicated-off MMA still issues)
-        acc_t v = __shfl_sync(FULL, row_sum(d, lane), src);
-        if ((lane >> 3) == out++) res = v;
-        for (int j = 1; j < J; ++j) {
-            acc_t e[NC] = {};
-            product<SEG>(e, t, j);
-            v = __shfl_sync(FULL, row_sum(e, lane), src);
-            if ((lane >> 3) == out++) res = v;
+#if TC_PIPE  // the next batch's values and column words are in flight during this batch's gathers and MMAs
+    Tile next[TC_UNROLL];
+#pragma unroll
+    for (int u = 0; u < TC_UNROLL; ++u)
+        if (u < nt) fetch(next[u], pv + u * TILE, pc + u * TILE);
+#endif
+    for (int t0 = 0; t0 < nt; t0 += TC_UNROLL, pv += TC_UNROLL * TILE, pc += TC_UNROLL * TILE) {
+        Tile tl[TC_UNROLL];
+#pragma unroll
+        for (int u = 0; u < TC_UNROLL; ++u) {
+#if TC_PIPE
+            tl[u] = next[u];
+            if (t0 + u < nt) gather<SEG>(tl[u], x);
+            if (t0 + TC_UNROLL + u < nt) fetch(next[u], pv + (TC_UNROLL + u) * TILE, pc + (TC_UNROLL + u) * TILE);
+#else
+            if (t0 + u < nt) load_tile<SEG>(tl[u], pv + u * TILE, pc + u * TILE, x);
+#endif
         }
 #pragma unroll
-        for (int r = 0; r < NC; ++r) d[r] = 0;
-        k = 0;
-    });
+        for (int u = 0; u < TC_UNROLL; ++u) {
+            if (t0 + u >= nt) break;
+            product<SEG>(d, tl[u], 0);
+            if (++k < c) continue;
+            // the group's last tile: segment 0 is the accumulator's sum, segments 1..J-1 one MMA each (no
+            // MMA under a j == 0 branch: ptxas would predicate it, and a predicated-off MMA still issues)
+            acc_t v = __shfl_sync(FULL, row_sum(d, lane), src);
+            if ((lane >> 3) == out++) res = v;
+            for (int j = 1; j < J; ++j) {
+                acc_t e[NC] = {};
+                product<SEG>(e, tl[u], j);
+                v = __shfl_sync(FULL, row_sum(e, lane), src);
+                if ((lane >> 3) == out++) res = v;
+            }
+#pragma unroll
+            for (int r = 0; r < NC; ++r) d[r] = 0;
+            k = 0;
+        }
+    }
     if (row >= 0) y[row] = P::narrow(res);
 }
 
@@ -303,12 +229,25 @@ __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict
 __device__ __forceinline__ void piece(int4 w, int lane, const val_t* __restrict__ pval, const int* __restrict__ pcol,
                                       const val_t* __restrict__ x, val_t* __restrict__ y,
                                       const int* __restrict__ long_row, const int* __restrict__ long_pieces,
-                                      acc_t* __restrict__ long_acc, unsigned* __restrict__ long_cnt, Stage* ring) {
-    const int li = w.y;
+                                      acc_t* __restrict__ long_acc, unsigned* __restrict__ long_cnt) {
+    const int nt = w.z, li = w.y;
     const long long base = static_cast<long long>(w.x) * TILE + lane * S;
+    const val_t* __restrict__ pv = pval + base;
+    const int* __restrict__ pc = pcol + base;
     acc_t d[NC] = {};
-    stream<PIECE_SEG, (TC_PIPE & 2) != 0>(pval + base, pcol + base, w.z, x, ring, lane,
-                                          [&](const Tile& t) { product<PIECE_SEG>(d, t, 0); });
+    int t0 = 0;
+    for (; t0 + TC_UNROLL <= nt; t0 += TC_UNROLL, pv += TC_UNROLL * TILE, pc += TC_UNROLL * TILE) {  // whole chunks
+        Tile tl[TC_UNROLL];
+#pragma unroll
+        for (int u = 0; u < TC_UNROLL; ++u) load_tile<PIECE_SEG>(tl[u], pv + u * TILE, pc + u * TILE, x);
+#pragma unroll
+        for (int u = 0; u < TC_UNROLL; ++u) product<PIECE_SEG>(d, tl[u], 0);
+    }
+    for (; t0 < nt; ++t0, pv += TILE, pc += TILE) {  // the rest one by one: no MMA under a bound's predicate
+        Tile tl;
+        load_tile<PIECE_SEG>(tl, pv, pc, x);
+        product<PIECE_SEG>(d, tl, 0);
+    }
     const acc_t s = tile_sum(d, lane);
     if (lane == 0) {
         atomicAdd(long_acc + li, s);
@@ -328,13 +267,6 @@ extern "C" __global__ void __launch_bounds__(256, TC_MINB) spmv_tc(const int4* _
                                                            const int* __restrict__ long_pieces, acc_t* __restrict__ long_acc,
                                                            unsigned* __restrict__ long_cnt) {
     const int lane = threadIdx.x & 31;
-#if TC_SMEM > 1
-    __shared__ Stage rings[8][RING];  // 8 warps a block, a ring each
-    static_assert(sizeof(rings) <= 48 * 1024, "TC_SMEM x TC_UNROLL: over 48 KB of shared memory a block");
-    Stage* ring = rings[threadIdx.x >> 5];
-#else
-    Stage* ring = nullptr;
-#endif
     const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
     if (warp >= n_warps) return;  // warp-uniform
     const int4 w = __ldg(desc + warp);
@@ -345,11 +277,11 @@ extern "C" __global__ void __launch_bounds__(256, TC_MINB) spmv_tc(const int4* _
 #endif
     const int kind = w.w >> 16;
     if (kind == GROUPS && (GROUP_SEG || (w.w >> 8 & 0xff) > 1)) {
-        groups<true>(w, lane, pval, pcol, x, y, rows, ring);
+        groups<true>(w, lane, pval, pcol, x, y, rows);
     } else if (kind == GROUPS) {
-        groups<false>(w, lane, pval, pcol, x, y, rows, ring);
+        groups<false>(w, lane, pval, pcol, x, y, rows);
     } else if (kind == PIECE) {
-        piece(w, lane, pval, pcol, x, y, long_row, long_pieces, long_acc, long_cnt, ring);
+        piece(w, lane, pval, pcol, x, y, long_row, long_pieces, long_acc, long_cnt);
     } else if (lane < w.z) {
         y[rows[w.y + lane]] = P::narrow(acc_t(0));
     }
