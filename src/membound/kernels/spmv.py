@@ -51,7 +51,7 @@ IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precision
 TC_UNROLL, TC_MINB, TC_SEGFREE = {"fp64": 4, "fp32": 4, "fp16": 2}, 4, {"fp64": 1, "fp32": 0, "fp16": 1}
 TC_PIPE, TC_AHEAD = {"fp64": 1, "fp32": 0, "fp16": 1}, 2048
 TC_PREF = {"fp64": (4, 0), "fp32": (4, 4), "fp16": (16, 16)}  # tiles, packed matrix within the L2 / beyond it
-THREADS = 256
+THREADS = 128  # a block: its SM slots wait for its slowest warp (docs/kernels_spmv.md, "Threads a block")
 CUDA_TYPE = {"fp64": 1, "fp32": 0, "fp16": 2}   # cudaDataType_t: CUDA_R_64F, CUDA_R_32F, CUDA_R_16F
 
 
@@ -124,7 +124,7 @@ def tc_knobs(precision: str, twin: bool, packed_bytes: int, l2_bytes: int) -> di
     """spmv_tc.cu's -D knobs; TC_PREF by the packed matrix's bytes against the L2 (docs/kernels_spmv.md)."""
     return dict(PREC=precision, TC_UNROLL=TC_UNROLL[precision], TC_MINB=TC_MINB, TC_SEGFREE=TC_SEGFREE[precision],
                 TC_PIPE=TC_PIPE[precision], TC_AHEAD=TC_AHEAD, TC_PREF=TC_PREF[precision][packed_bytes > l2_bytes],
-                TWIN=int(twin))
+                TC_THREADS=THREADS, TWIN=int(twin))
 
 
 def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False):

@@ -33,8 +33,11 @@
 #ifndef TWIN
 #define TWIN 0
 #endif
-#ifndef TC_MINB  // blocks of 256 threads per SM that the register allocation must allow
+#ifndef TC_MINB  // TC_MINB x 256 threads per SM that the register allocation must allow
 #define TC_MINB 1
+#endif
+#ifndef TC_THREADS  // threads a block, a power of 2 from 32 to 256
+#define TC_THREADS 256
 #endif
 #ifndef TC_PIPE  // 1: a group's tiles in batches of TC_UNROLL, the next batch fetched before this one's MMAs
 #define TC_PIPE 0
@@ -260,19 +263,18 @@ __device__ __forceinline__ void piece(int4 w, int lane, const val_t* __restrict_
     }
 }
 
-extern "C" __global__ void __launch_bounds__(256, TC_MINB) spmv_tc(const int4* __restrict__ desc, long long n_warps,
-                                                           const val_t* __restrict__ pval, const int* __restrict__ pcol,
-                                                           const val_t* __restrict__ x, val_t* __restrict__ y,
-                                                           const int* __restrict__ rows, const int* __restrict__ long_row,
-                                                           const int* __restrict__ long_pieces, acc_t* __restrict__ long_acc,
-                                                           unsigned* __restrict__ long_cnt) {
+extern "C" __global__ void __launch_bounds__(TC_THREADS, TC_MINB * 256 / TC_THREADS)
+    spmv_tc(const int4* __restrict__ desc, long long n_warps, const val_t* __restrict__ pval,
+            const int* __restrict__ pcol, const val_t* __restrict__ x, val_t* __restrict__ y,
+            const int* __restrict__ rows, const int* __restrict__ long_row, const int* __restrict__ long_pieces,
+            acc_t* __restrict__ long_acc, unsigned* __restrict__ long_cnt) {
     const int lane = threadIdx.x & 31;
     const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
     if (warp >= n_warps) return;  // warp-uniform
     const int4 w = __ldg(desc + warp);
 #if TC_AHEAD
-    // a later block's descriptors (one 128-byte line: 8 warps), so that its warps start on an L2 hit
-    if (threadIdx.x == 0 && warp + TC_AHEAD < n_warps)
+    // later warps' descriptors (one 128-byte line: 8 warps), so that they start on an L2 hit
+    if (lane == 0 && (warp & 7) == 0 && warp + TC_AHEAD < n_warps)
         asm volatile("prefetch.global.L2 [%0];" ::"l"(desc + warp + TC_AHEAD));
 #endif
     const int kind = w.w >> 16;
