@@ -37,7 +37,7 @@ SEGS = {1: 2, 2: 4, 4: 4}  # rows a lane row holds by S (fp64 2: docs/kernels_sp
 LONG = 256          # rows with more nonzeros are split into pieces
 PIECE_TILES = (8, 128)  # tiles per piece of a long row: a power of 2 in this range (piece_tiles)
 PIECE_SHARE = 4096      # ... and at most 1 / PIECE_SHARE of the plan's tiles
-TARGET = 8          # tiles a warp's groups should add up to (at most 4 groups: 32 output lanes; docs/kernels_spmv.md)
+TARGET = {1: 16, 2: 8, 4: 8}  # tiles a warp's groups should add up to, by S (at most 4 groups: docs/kernels_spmv.md)
 WINDOW = 4096       # rows are packed and sorted only within windows, so x's and y's accesses stay local
 GROUPS, PIECE, ZEROS = 0, 1, 2
 
@@ -122,9 +122,9 @@ def piece_tiles(tiles: int) -> int:
     return size
 
 
-def groups_per_warp(c, j):
-    """Groups of c tiles and j segments one warp takes: at most 32 output lanes, about TARGET tiles."""
-    return np.minimum(4 // j, np.maximum(1, TARGET // c))
+def groups_per_warp(c, j, s):
+    """Groups of c tiles and j segments one warp takes: at most 32 output lanes, about TARGET[s] tiles."""
+    return np.minimum(4 // j, np.maximum(1, TARGET[s] // c))
 
 
 @cache
@@ -242,7 +242,7 @@ def plan(indptr: np.ndarray, s: int) -> Plan:
     run_start = np.flatnonzero(new_run)
     run = np.cumsum(new_run) - 1
     in_run = np.arange(n_groups) - run_start[run]
-    per = groups_per_warp(c, j)
+    per = groups_per_warp(c, j, s)
     run_warps = -(-np.diff(np.append(run_start, n_groups)) // per[run_start])
     g_warp = (np.cumsum(run_warps) - run_warps)[run] + in_run // per
     # long rows and their pieces, then the groups, in the tile stream
