@@ -48,6 +48,11 @@ def every(value) -> dict:
     return dict.fromkeys(spmv.PRECISIONS, value)
 
 
+def every_s(value) -> dict:
+    """A per-S knob of spmv_plan.py (SEGS, TARGET) set to `value` for every S."""
+    return dict.fromkeys(spmv_plan.SEGS, value)
+
+
 # (module, attribute, value) changes of one variant of the tensor-core kernel and its plan
 VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", every(2))], "unroll4": [(spmv, "TC_UNROLL", every(4))],
             "unroll8": [(spmv, "TC_UNROLL", every(8))],
@@ -56,16 +61,16 @@ VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", every(2))], "unroll4"
             **{f"piece8to{t}": [(spmv_plan, "PIECE_TILES", (8, t))] for t in (32, 64, 128)},
             **{f"share{n}": [(spmv_plan, "PIECE_SHARE", n)] for n in (1024, 2048, 8192)},
             **{f"ahead{a}": [(spmv, "TC_AHEAD", a)] for a in (0, 1024, 2048, 4096, 8192)},
-            **{f"target{n}": [(spmv_plan, "TARGET", dict.fromkeys((1, 2, 4), n))] for n in (2, 4, 8, 16)},
+            **{f"target{n}": [(spmv_plan, "TARGET", every_s(n))] for n in (2, 4, 8, 16)},
             "window512": [(spmv_plan, "WINDOW", 512)],
-            "window65536": [(spmv_plan, "WINDOW", 65536)], "seg2": [(spmv_plan, "SEGS", dict.fromkeys((1, 2, 4), 2))],
-            "unpacked": [(spmv_plan, "SEGS", dict.fromkeys((1, 2, 4), 1))],
-            "seg4": [(spmv_plan, "SEGS", dict.fromkeys((1, 2, 4), 4))],
-            "seg4_piece8to64": [(spmv_plan, "SEGS", dict.fromkeys((1, 2, 4), 4)),
+            "window65536": [(spmv_plan, "WINDOW", 65536)], "seg2": [(spmv_plan, "SEGS", every_s(2))],
+            "unpacked": [(spmv_plan, "SEGS", every_s(1))],
+            "seg4": [(spmv_plan, "SEGS", every_s(4))],
+            "seg4_piece8to64": [(spmv_plan, "SEGS", every_s(4)),
                                 (spmv_plan, "PIECE_TILES", (8, 64))],
             **{f"minb{b}_unroll2": [(spmv, "TC_MINB", b), (spmv, "TC_UNROLL", every(2))] for b in (5, 6, 8)},
             "minb5_unroll2_target16": [(spmv, "TC_MINB", 5), (spmv, "TC_UNROLL", every(2)),
-                                       (spmv_plan, "TARGET", dict.fromkeys((1, 2, 4), 16))],
+                                       (spmv_plan, "TARGET", every_s(16))],
             **{f"segfree{b}": [(spmv, "TC_SEGFREE", every(b))] for b in (0, 1, 3)},
             **{f"pref{p}": [(spmv, "TC_PREF", every((p, p)))] for p in (0, 4, 16)},
             **{f"pipe0_unroll2_minb{b}": [(spmv, "TC_PIPE", every(0)), (spmv, "TC_UNROLL", every(2)),
