@@ -29,7 +29,6 @@ int main() {
   if (nw != NW || fread(wts.w, sizeof(acc_t), NW, stdin) != NW || fread(in.data(), sizeof(real), in.size(), stdin) != in.size())
     return 2;
   const int seg = a[8];
-  emu::field_lo = in.data(), emu::field_hi = in.data() + in.size();
   (void)seg;
   emu::launch({(unsigned)a[3], (unsigned)a[4], (unsigned)a[5]}, {(unsigned)a[6], 1, 1}, a[7], a[10],
               [&] { KERNEL(in.data(), out.data(), wts, nz, ny, nx EXTRA); });

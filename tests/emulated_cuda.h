@@ -141,21 +141,6 @@ inline void copy_async16(T* dst, const T* src) {
 }
 template <class T>
 inline void copy_async16_l1(T* dst, const T* src) { copy_async16(dst, src); }
-// l2_prefetch: PTX's alignment (16 bytes) and a range inside the input field (emu::field), else stop the run.
-namespace emu {
-static const void* field_lo;
-static const void* field_hi;
-}  // namespace emu
-template <class T>
-inline void l2_prefetch(const T* p, unsigned bytes) {
-  const char* lo = reinterpret_cast<const char*>(p);
-  if (reinterpret_cast<uintptr_t>(p) % 16 || bytes % 16 || bytes == 0 || lo < emu::field_lo ||
-      lo + bytes > emu::field_hi) {
-    fprintf(stderr, "l2_prefetch of %u bytes at %p outside the field or misaligned (thread %u)\n", bytes, (const void*)p,
-            emu::current);
-    exit(5);
-  }
-}
 inline void async_commit() { emu::threads[emu::current].groups.emplace_back(); }
 template <int N>
 inline void async_wait() {   // complete every committed group but the newest N

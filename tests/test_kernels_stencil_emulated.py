@@ -45,8 +45,6 @@ VEC_CASES = [  # 16-byte copies (nx a multiple of every precision's vector), and
     ("box", 2, 1, 1, dict(CC, NOWRAP=1), (45, 48)),                   # interior tiles without the wrap
     ("star", 2, 3, 2, dict(CC, BX=32, TPB=2, NOWRAP=1), (64, 72)),
     ("box", 2, 3, 1, dict(CC, BX=32, V=4, VS=1, NOWRAP=1), (45, 71)),    # nx odd: element copies
-    ("box", 2, 3, 1, dict(CC, BX=32, V=4, VS=1, NOWRAP=1, L2A=2), (45, 72)),   # a later block's rows to the L2
-    ("star", 2, 1, 2, dict(CC, TPB=2, L2A=1), (45, 72)),
     ("box", 3, 1, 1, dict(CC3, BX=8, BY=16, BZ=8, V=4, NTHREADS=32, VEC=1), (21, 13, 24)),
     ("star", 3, 1, 1, dict(CC3, BX=16, BY=8, BZ=8, V=4, NTHREADS=8, VEC=1, VS=1), (21, 13, 24)),
     ("box", 3, 1, 1, dict(CC3, BX=16, BY=8, BZ=8, V=2, NTHREADS=4, VEC=1, VS=1), (21, 13, 19)),
@@ -75,8 +73,6 @@ STREAM_CASES = [  # stencil_stream: several column blocks and segments (WAVES); 
     ("box", 3, 1, 1, dict(ST, NTX=2, UV=2, BY=3, CH=3, PF=1, WAVES=16), (21, 13, 19)),
     ("box", 3, 1, 1, dict(ST, NTX=2, BY=4, VY=2, CH=3, CPY=1, WAVES=16), (21, 13, 24)),   # VY rows a thread
     ("star", 3, 1, 1, dict(ST, NTX=2, BY=6, VY=3, CH=3, CPY=2, WAVES=16), (21, 13, 19)),
-    ("box", 3, 1, 1, dict(ST, NTX=2, BY=4, VY=2, CH=3, CPY=1, L2A=2, WAVES=16), (21, 13, 24)),   # rows to the L2
-    ("star", 2, 3, 1, dict(ST, NTX=4, CH=7, CPY=2, L2A=1, WAVES=8), (37, 48)),
 ]
 
 
@@ -122,21 +118,6 @@ def test_emulation_catches_a_shared_memory_overrun():
         emulated.run(emulated.build(launch.source, launch.macros, False), x, w, grid, launch.threads,
                      launch.smem - plane, 0, False)
     assert b"wrote past" in err.value.stderr
-
-
-def test_emulation_catches_a_prefetch_outside_the_field(monkeypatch):
-    """A prefetch of the columns left of the field (the clamp of l2_prefetch_row dropped) stops the run."""
-    text = emulated.source_text("stencil_stream.cu").replace("max(x0, 0) / VW", "x0 / VW")
-    monkeypatch.setattr(emulated, "source_text", lambda source: text)
-    shape, dims, radius, depth, tile, field = next(c for c in STREAM_CASES if c[4].get("L2A") and c[1] == 3)
-    x = np.random.default_rng(16).random(field)
-    w = S.random_weights(np.random.default_rng(17), shape, dims, radius)
-    launch = P.cc_launch(P.Stencil("emulated", shape, dims, radius, depth), depth, tile=tile)
-    grid, after = launch.grid(field, sms=3, blocks_per_sm=1)
-    with pytest.raises(subprocess.CalledProcessError) as err:
-        emulated.run(emulated.build(launch.source, launch.macros, True), x, w, grid, launch.threads, launch.smem,
-                     after[0], False)
-    assert b"outside the field" in err.value.stderr
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])

@@ -21,8 +21,7 @@ flight, _pf2 and _pf3, in 3D the tuned tile over segments of 64-256 planes, _bz6
 blocks an SM, _minb5 and _minb6, and at depth 1 stencil_cc3's with 1 and 2, _pf1 and _pf2, and over
 segments of 3 and 4 planes all in flight at once, whole3_*; a tuned tile in vector strips with two strips a
 thread, tuned_s2, twice as tall, tuned_by2 (and both), and, stencil_cc, walking 2 or 4 tiles, tuned_tpb2 and
-tuned_tpb4; a tuned stencil_cc or stencil_stream tile sending the rows of the block 128-512 blocks later, or of
-its own chunk 1-4 chunks later, to the L2 first, tuned_l2a<n>; --variants keeps the
+tuned_tpb4; --variants keeps the
 labels named; warm-up 1 and 5 timed calls unless given) in each precision, so that the best tile per
 stencil and depth can be chosen; writes $OUT/sweep_tiles.csv (every variant) and $OUT/best_tiles.csv,
 prints this GPU's TUNED entries for src/membound/kernels/stencil_tiles.py, and those that beat the tile
@@ -133,12 +132,6 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
             out.update({f"tuned_tpb{n}": dict(tuned, TPB=n) for n in (2, 4)})
     if out["tuned"]["kernel"] == "stencil_stream":   # the same: more blocks an SM, fewer registers a thread
         out.update({f"tuned_minb{b}": dict(out["tuned"], MINB=b) for b in (2, 3, 4)})
-    if out["tuned"]["kernel"] in ("stencil_cc", "stencil_stream"):   # later rows to the L2: blocks, chunks ahead
-        ahead = (1, 2, 4) if out["tuned"]["kernel"] == "stencil_stream" else (128, 256, 512)
-        out.update({f"tuned_l2a{n}": dict(out["tuned"], L2A=n) for n in ahead})
-        out.update({f"tuned_l2a{n}_lines": dict(out["tuned"], L2A=n, L2LINES=1) for n in ahead[:2]})
-        if ahead[0] == 1 and not out["tuned"]["MINB"]:   # and the registers of two blocks an SM
-            out["tuned_l2a2_minb2"] = dict(out["tuned"], L2A=2, MINB=2)
     if depth == 1:   # the unblocked kernel in other shapes, with 16-byte copies (NTHREADS = BX * BY / V)
         cc, prefix = (CC2, "cc") if st.dims == 2 else (CC3, "cc3")
         for label, (bx, by, v, nt) in CC_SHAPES.items():
@@ -229,7 +222,7 @@ def vs_variants(dims: int, elem: int, shapes: dict | None = None) -> dict[str, d
 def tile_text(tile: dict) -> str:
     """`tile` as stencil_tiles.py writes it: its kernel's base tile and what differs from it."""
     name, base = next((n, b) for n, b in BASES.items() if b["kernel"] == tile["kernel"])
-    diff = ", ".join(f"{k}={v}" for k, v in tile.items() if base.get(k) != v)
+    diff = ", ".join(f"{k}={v}" for k, v in tile.items() if base[k] != v)
     return f"dict({name}, {diff})" if diff else name
 
 

@@ -2,7 +2,7 @@
 // not pass through registers, so a block can prefetch its next tile or plane while it computes.
 // cp.async copies 4, 8 or 16 bytes: an fp16 element (ELEM 2) is copied through a register instead,
 // at once (the kernel's later waits and barriers still order it); copy_async4 and copy_async16 copy 4
-// and 16 bytes. l2_prefetch sends a row of a later copy to the L2 ahead of it.
+// and 16 bytes.
 // (tests/emulated_cuda.h defines them for the CPU emulation of the kernels.)
 #pragma once
 #ifndef MEMBOUND_EMULATE
@@ -40,24 +40,4 @@ __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_g
 // Wait until at most N committed groups of this thread are still in flight.
 template <int N>
 __device__ __forceinline__ void async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
-
-// `bytes` (a multiple of 16) from p (16-byte aligned) to the L2, for a copy that asks for them later: no
-// register, no wait (sm_90: one cp.async.bulk.prefetch.L2, PTX ISA 8.0; else one prefetch a 128-byte line).
-#ifndef L2LINES
-#define L2LINES 0
 #endif
-__device__ __forceinline__ void l2_prefetch(const real* p, unsigned bytes) {
-#if __CUDA_ARCH__ >= 900 && !L2LINES
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
-#else
-  for (unsigned o = 0; o < bytes; o += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"((const char*)p + o));
-#endif
-}
-#endif
-
-// Columns [x0, x0 + n) of a field row to the L2, the part inside the row (x0 may be negative, x0 + n past
-// nx), widened to whole 16-byte vectors (VW: stencil_real.cuh; nx a multiple of VW).
-__device__ __forceinline__ void l2_prefetch_row(const real* row, int x0, int n, int nx) {
-  const int lo = max(x0, 0) / VW * VW, hi = min((min(x0 + n, nx) + VW - 1) / VW * VW, nx);
-  if (hi > lo) l2_prefetch(row + lo, (unsigned)(hi - lo) * ELEM);
-}

@@ -18,8 +18,6 @@
 // V (strip length, divides BY), NTHREADS, MINB (minimum blocks per SM, 0: the compiler's choice),
 // TPB, WSMEM (weights in shared memory: stencil_strip.cuh), VEC, VS (depth 1: the sums in vector strips,
 // below; V is then the rows of a strip, VW = 16 / ELEM its columns).
-// L2A (0: none): each block first sends the input rows of the block L2A blocks later in launch order to the
-// L2 (a bulk prefetch a row), so that that block's copy finds them there.
 // Weights: dense (2*RAD+1)^2 array (offset order y, x); off-star entries are never read.
 
 #define DIMS 2
@@ -37,9 +35,6 @@
 #endif
 #ifndef NOWRAP
 #define NOWRAP 0
-#endif
-#ifndef L2A
-#define L2A 0
 #endif
 #define LY (BY + 2 * H)
 #define SY (LY + (DEPTH > 1 ? V : 0))   // slack rows for partial strips of the inner steps
@@ -134,15 +129,6 @@ __device__ __forceinline__ void load_tile(real* buf, const real* __restrict__ in
 #endif
 }
 
-// L2A > 0: the input rows of the block L2A blocks later (x fastest) to the L2, the columns inside the field.
-__device__ __forceinline__ void prefetch_ahead(const real* __restrict__ in, int ny, int nx) {
-  const unsigned b = blockIdx.y * gridDim.x + blockIdx.x + L2A;
-  if (nx % VW || b >= gridDim.x * gridDim.y) return;
-  const int gy0 = b / gridDim.x * TPB * BY, gx0 = b % gridDim.x * BX, rows = min(TPB * BY, ny - gy0) + 2 * H;
-  for (int r = threadIdx.x; r < rows; r += NTHREADS)
-    l2_prefetch_row(in + (size_t)wrap(gy0 - H + r, ny) * nx, gx0 - H, BX + 2 * H, nx);
-}
-
 extern "C" __global__ void __launch_bounds__(NTHREADS, MINB)
 stencil_cc(const real* __restrict__ in, real* __restrict__ out, const Weights wts,
            int nz, int ny, int nx) {
@@ -150,7 +136,6 @@ stencil_cc(const real* __restrict__ in, real* __restrict__ out, const Weights wt
   WEIGHTS(w, wts);
   const int gx0 = blockIdx.x * BX;
   const int t0 = blockIdx.y * TPB, ntiles = min(TPB, (ny + BY - 1) / BY - t0);
-  if (L2A) prefetch_ahead(in, ny, nx);
   load_tile(smem, in, t0 * BY, gx0, ny, nx);
 
 #pragma unroll 1

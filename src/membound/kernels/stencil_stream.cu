@@ -17,9 +17,8 @@
 // along x), UV (vectors per thread), BY (3D: rows per block; 2D: 1), VY (3D: rows per thread, a divisor
 // of BY; 2D: 1), CH (slices per chunk, a multiple of 2 * RAD + 1, so that every accumulator index is a
 // compile-time constant), CPY (0, 1, 2 above), PF (CPY 0 and 1: chunks in flight, >= 1), MINB (minimum
-// blocks per SM, 0: the compiler's choice), L2A (0: none; else each chunk's rows are sent to the L2, a bulk
-// prefetch a row, L2A chunks before its copy is issued). Weights: dense (2*RAD+1)^DIMS array (stream offset
-// first), by value (stencil_strip.cuh).
+// blocks per SM, 0: the compiler's choice). Weights: dense (2*RAD+1)^DIMS array (stream offset first),
+// by value (stencil_strip.cuh).
 
 #define NV (NTX * UV + 2 * HV)               // vectors per row of a slice
 #define SX (NV * VW)                         // row pitch, elements
@@ -35,10 +34,6 @@
 #define CPY 0
 #endif
 #define NSLOT (CPY == 2 ? 2 : PF + 1)        // chunks of the shared ring
-#define INFL (CPY == 2 ? 1 : PF)              // chunks in flight
-#ifndef L2A
-#define L2A 0
-#endif
 
 #include "stencil_strip.cuh"
 #include "stencil_async.cuh"
@@ -77,12 +72,6 @@ stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weight
         copy_async(slot(k) + i * SLICE + j, row(p, j / SX) + wrap(x0 + j % SX, nx));
     }
   };
-  auto ahead = [&](int k) {   // chunk k's rows to the L2 (L2A)
-    for (int j = threadIdx.x; j < CH * SROWS; j += NTHREADS)
-      if (vec && k * CH + j / SROWS < n_in) l2_prefetch_row(row(plane(k, j / SROWS), j % SROWS), x0, SX, nx);
-  };
-#pragma unroll 1
-  for (int k = INFL; k < INFL + L2A; ++k) ahead(k);
   constexpr int NJ = (SROWS * NV + NTHREADS - 1) / NTHREADS;   // a thread's vectors of a slice
 #if CPY == 2   // chunk k + 1 in flight in registers while chunk k is summed, then stored to shared memory
   uint4 stage[CH][NJ];
@@ -164,7 +153,6 @@ stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weight
     __syncthreads();        // ... everyone's, and every read of the slot reloaded next is done
     load(k + PF);
 #endif
-    if (L2A) ahead(k + INFL + L2A);
     const real* chunk = slot(k) + (ty + HY) * SX + HV * VW;
 #pragma unroll
     for (int i = 0; i < CH; ++i) {   // slice s0 + k * CH + i: a term of outputs s0 + k * CH + i - ds

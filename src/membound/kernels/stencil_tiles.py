@@ -19,12 +19,11 @@ a key with a fifth item, the element size in bytes (8, 4, 2: fp64, fp32, fp16), 
 that precision where the precisions' best tiles differ.
 """
 
-CC2 = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0, VEC=0, VS=0, NOWRAP=0,
-           L2A=0)
+CC2 = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0, VEC=0, VS=0, NOWRAP=0)
 CC3 = dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0, VEC=0, VS=0, PF=0)
 TB2 = dict(kernel="stencil_tb2", NT=256, CH=4, PF=1, OWNREG=1, MINB=0, WSMEM=0, WAVES=1)
 TB3 = dict(kernel="stencil_tb3", BX=32, BY=32, BZ=128, V=4, NTHREADS=512, MINB=0, WSMEM=0, VEC=0, PF=1)
-ST = dict(kernel="stencil_stream", NTX=64, UV=1, BY=1, VY=1, CH=3, PF=2, CPY=0, MINB=0, WAVES=1, L2A=0)
+ST = dict(kernel="stencil_stream", NTX=64, UV=1, BY=1, VY=1, CH=3, PF=2, CPY=0, MINB=0, WAVES=1)
 BASES = {"CC2": CC2, "CC3": CC3, "TB2": TB2, "TB3": TB3, "ST": ST}
 
 TUNED = {
