@@ -4,14 +4,17 @@ import ast
 import contextlib
 import re
 import sys
+import time
 from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
 from membound import families
-from membound.kernels import harness
+from membound.kernels import arg_parser, harness
 from membound.run import codedeps, measure, timing
 
 REPO = Path(__file__).resolve().parents[1]
@@ -171,14 +174,14 @@ def test_a_launch_slowed_by_the_host_is_still_graph_timed_when_its_device_time_i
         graphs.append(batch)
         return [24e-6] * reps
 
-    monkeypatch.setattr(timing, "time_gpu", lambda run, warmup, reps: [79e-6] * reps)
+    monkeypatch.setattr(timing, "time_gpu", lambda run, warmup, reps, warmup_s=0: [79e-6] * reps)
     monkeypatch.setattr(timing, "time_graph", graph)
     t = timing.time_kernel(lambda: None, "cuda", 2, 5)
     assert graphs[0] == timing.PROBE_LAUNCHES and graphs[1] == int(timing.GRAPH_SAMPLE_S // 24e-6)
     assert t.seconds == [24e-6] * 5 and t.launch_median == 79e-6 and "24.0 us in a graph of 8" in t.note
     monkeypatch.setattr(timing, "time_graph", lambda run, batch, reps: [60e-6] * reps)   # long on the device too
     assert timing.time_kernel(lambda: None, "cuda", 2, 5) == timing.Timing([79e-6] * 5, 79e-6, "")
-    monkeypatch.setattr(timing, "time_gpu", lambda run, warmup, reps: [2e-3] * reps)      # long: no probe
+    monkeypatch.setattr(timing, "time_gpu", lambda run, warmup, reps, warmup_s=0: [2e-3] * reps)      # long: no probe
     monkeypatch.setattr(timing, "time_graph", lambda *a: pytest.fail("a long kernel was probed"))
     assert timing.time_kernel(lambda: None, "cuda", 2, 5).note == ""
 
@@ -237,3 +240,30 @@ def test_cuda_cases_take_their_arrays_from_one_stream_ordered_pool(monkeypatch, 
     harness.use_async_pool()     # once per process
     harness.free_device_memory()
     assert log == (["default pool freed"] if hip else [("allocator", "_FakePool"), "async pool freed"])
+
+
+def test_warm_up_makes_its_calls_then_goes_on_for_its_seconds():
+    calls, syncs = [], []
+    timing.warm_up(lambda: calls.append(1), 3)
+    assert len(calls) == 3
+    calls.clear()
+    start = time.perf_counter()
+    timing.warm_up(lambda: (calls.append(1), time.sleep(0.005)), 2, 0.05, lambda: syncs.append(1))
+    assert time.perf_counter() - start >= 0.05 and len(calls) >= 5
+    assert len(syncs) == len(calls) - 1   # the device synchronized before each look at the clock
+
+
+def test_a_warm_up_in_seconds_is_in_the_row_and_the_config_and_never_negative():
+    assert "warm-up" not in harness.measure(IMPL, case, "cpu", 1, 2)["note"]
+    assert "warm-up: 1 calls and on to 0.01 s" in harness.measure(IMPL, case, "cpu", 1, 2, warmup_s=0.01)["note"]
+    shared = ["--backend", "cpu", "--out", "x.csv", "--warmup", "0", "--reps", "1"]
+    parser = arg_parser("toy")
+    assert parser.parse_args(shared).warmup_s == 0 and parser.parse_args([*shared, "--warmup-s", "1.5"]).warmup_s == 1.5
+    with pytest.raises(SystemExit):
+        parser.parse_args([*shared, "--warmup-s", "-1"])
+    schema = families.FAMILIES["stencil"].schema
+    assert "warmup_s" not in schema["required"]
+    block = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["stencil"]
+    jsonschema.validate({**block, "warmup_s": 1}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**block, "warmup_s": -1}, schema)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.ndimage
 
-from membound.kernels import stencil as S
+from membound.kernels import harness, stencil as S
 from membound.kernels import stencil_sp as SP
 from membound.kernels import stencil_sp_layout as SPL
 from membound.model import sparse24, sparse24_banks as BANKS
@@ -227,7 +227,7 @@ def test_cpu_case_passes_its_check_and_writes_a_row(tmp_path, name, precision):
     shape, dims, radius = STENCILS[name]
     impl = next(i for i in S.IMPLS if i.name == "tc_sparse")
     st = S.Stencil(name, shape, dims, radius, 2)
-    rows = S.run_jobs("cpu", [(impl, lambda: S.prepare(impl, st, RAGGED[dims], 4, "cpu", np.random.default_rng(0),
+    rows = harness.run_jobs("cpu", [(impl, lambda: S.prepare(impl, st, RAGGED[dims], 4, "cpu", np.random.default_rng(0),
                                                         precision=precision))], tmp_path / "r.csv", 0, 1)
     assert rows[0]["precision"] == precision and rows[0]["sparsity"] == "2:4" and rows[0]["unit"] == "tensor_core"
     tol = float(re.search(r"checked: rel_err <= ([0-9.e+-]+)", rows[0]["note"]).group(1))
@@ -241,7 +241,7 @@ def test_a_wrong_kernel_fails_its_check_and_writes_no_row(tmp_path, monkeypatch)
     real = SP.emulate
     monkeypatch.setattr(SP, "emulate", lambda form, x, launches: real(form, x, launches) * np.float16(1.01))
     with pytest.raises(measure.CheckError):
-        S.run_jobs("cpu", [(impl, lambda: S.prepare(impl, st, (40, 40), 2, "cpu", np.random.default_rng(0),
+        harness.run_jobs("cpu", [(impl, lambda: S.prepare(impl, st, (40, 40), 2, "cpu", np.random.default_rng(0),
                                                      precision="fp16"))], tmp_path / "r.csv", 0, 1)
     assert not (tmp_path / "r.csv").exists()
 
@@ -320,7 +320,7 @@ def _cuda_row(tmp_path, name, depth, precision, domain, steps) -> dict:
     shape, dims, radius = STENCILS[name]
     impl = next(i for i in S.IMPLS if i.name == "tc_sparse")
     st = S.Stencil(name, shape, dims, radius, depth)
-    rows = S.run_jobs("cuda", [(impl, lambda: S.prepare(impl, st, domain, steps, "cuda", np.random.default_rng(0),
+    rows = harness.run_jobs("cuda", [(impl, lambda: S.prepare(impl, st, domain, steps, "cuda", np.random.default_rng(0),
                                                         precision=precision))], tmp_path / "r.csv", 0, 1)
     return rows[0]
 

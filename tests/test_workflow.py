@@ -337,7 +337,7 @@ from functools import partial
 import numpy as np
 
 from membound.kernels import arg_parser
-from membound.kernels.harness import Case, Impl, run_jobs, select
+from membound.kernels.harness import Case, Impl, run_cli, select
 from membound.run.measure import guarded
 
 IMPLS = (Impl("toy", "numpy_copy", "cuda_core", "copy", "cpu"),)
@@ -355,7 +355,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     jobs = [(impl, partial(prepare, impl, args.n, rng, p)) for impl, p in select(IMPLS, args.backend, args.precisions)]
-    run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:10.1f} GB/s")
+    run_cli(args, jobs, "{value:10.1f} GB/s")
 
 
 if __name__ == "__main__":
@@ -392,7 +392,8 @@ def test_a_new_family_needs_no_rule_its_files_alone_run_it(tmp_path):
     run = snakemake("--profile", "profiles/cpu", "all", "-n", "-p", cwd=copy, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     assert re.search(r"python -m membound\.run\.gpu_slot -- python -m membound\.kernels\.batch toy --out "
-                     r"results/cpu/raw/toy\.csv --backend cpu --rep 0 --warmup 1 --reps 3 -- --n 4096 --precisions",
+                     r"results/cpu/raw/toy\.csv --backend cpu --rep 0 --warmup 1 --warmup-s 0 --reps 3 -- --n 4096 "
+                     r"--precisions",
                      run.stdout), run.stdout[-3000:]
     inputs = dict(re.findall(r"^rule (\w+):\n    input: (.*)$", run.stdout, re.MULTILINE))
     assert "results/cpu/raw/toy.csv" in inputs["wqi"] and "src/membound/kernels/toy.cu" in run.stdout

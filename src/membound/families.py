@@ -20,9 +20,11 @@ KERNELS = "src/membound/kernels"
 
 def block(**keys: dict) -> dict:
     """The JSON-schema fragment of a family's config block: its own `keys`, and `warmup` and `reps`
-    (untimed and timed calls per case), which every block has; all required, no other key."""
+    (untimed and timed calls per case), which every block has; all required, no other key but
+    `warmup_s` (seconds the warm-up lasts at least; 0 when absent)."""
     keys = {"warmup": {"type": "integer", "minimum": 0}, "reps": {"type": "integer", "minimum": 1}, **keys}
-    return {"type": "object", "properties": keys, "required": list(keys), "additionalProperties": False}
+    return {"type": "object", "properties": {**keys, "warmup_s": {"type": "number", "minimum": 0}},
+            "required": list(keys), "additionalProperties": False}
 
 
 @dataclass(frozen=True)

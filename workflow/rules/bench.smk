@@ -26,11 +26,12 @@ rule bench:
         cases=bench_args,
         rep=lambda wc: families.rep_index(wc.rep),
         warmup=lambda wc: config[wc.family]["warmup"],
+        warmup_s=lambda wc: config[wc.family].get("warmup_s", 0),
         reps=lambda wc: config[wc.family]["reps"],
     shell:
         "python -m membound.run.gpu_slot -- python -m membound.kernels.batch {wildcards.family} --out {output}"
-        " --backend {params.backend} --rep {params.rep} --warmup {params.warmup} --reps {params.reps}"
-        " {params.cases} > {log} 2>&1"
+        " --backend {params.backend} --rep {params.rep} --warmup {params.warmup} --warmup-s {params.warmup_s}"
+        " --reps {params.reps} {params.cases} > {log} 2>&1"
 
 
 for _family in FAMILY:  # short targets: `snakemake --profile <gpu> bench_spmv` runs SpMV's jobs

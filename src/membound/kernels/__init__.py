@@ -34,6 +34,14 @@ def source_text(source: str) -> str:
     return re.sub(r'^#include "([\w.]+\.cuh)"$', lambda m: source_text(m.group(1)), text, flags=re.MULTILINE)
 
 
+def seconds(text: str) -> float:
+    """A number of seconds >= 0 (argparse type)."""
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text}: need a number of seconds >= 0")
+    return value
+
+
 def arg_parser(description: str) -> argparse.ArgumentParser:
     """A parser with the arguments every family shares."""
     parser = argparse.ArgumentParser(description=description)
@@ -41,6 +49,8 @@ def arg_parser(description: str) -> argparse.ArgumentParser:
     parser.add_argument("--out", required=True, help="result CSV (written only when every check passed)")
     parser.add_argument("--warmup", type=int, required=True)
     parser.add_argument("--reps", type=int, required=True)
+    parser.add_argument("--warmup-s", type=seconds, default=0.0,
+                        help="warm up each case for at least this many seconds too (timing.warm_up; default 0)")
     parser.add_argument("--rep", type=int, default=0, help="index of this independent repetition (the rows' rep)")
     parser.add_argument("--precisions", nargs="+", choices=PRECISIONS, default=["fp64"],
                         help="storage precisions to run (membound.model.precision); each impl runs those it has")

@@ -30,7 +30,7 @@ from functools import partial
 import numpy as np
 
 from membound.kernels import arg_parser, load_module
-from membound.kernels.harness import Case, Impl, run_jobs, select
+from membound.kernels.harness import Case, Impl, run_cli, select
 from membound.model.precision import dot_tolerance, fmt, quantize, tc_operand
 from membound.run.measure import guarded
 
@@ -235,7 +235,7 @@ def main(argv=None):
     rng = np.random.default_rng()
     jobs = [(impl, partial(prepare, impl, args.backend, n, rng, p)) for n in args.sizes
             for impl, p in select(IMPLS, args.backend, args.precisions)]
-    run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:10.1f} GB/s")
+    run_cli(args, jobs, "{value:10.1f} GB/s")
 
 
 if __name__ == "__main__":

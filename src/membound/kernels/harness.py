@@ -108,8 +108,9 @@ def skip_reason(impl: Impl, backend: str) -> str | None:
 
 
 def measure(impl: Impl, prepare: Callable[[], Case], backend: str, warmup: int, reps: int,
-            counters: bool = False, rep: int = 0) -> dict:
-    """The checked and timed result row of one case (without run-info columns); CheckError on a mismatch.
+            counters: bool = False, rep: int = 0, warmup_s: float = 0.0) -> dict:
+    """The checked and timed result row of one case (without run-info columns), after `warmup` calls and
+    `warmup_s` seconds of them (timing.warm_up); CheckError on a mismatch.
 
     On CUDA the case is prepared and run on its own non-blocking stream, so that short kernels can
     be captured into a CUDA graph (timing.time_kernel), with its arrays from the stream-ordered pool."""
@@ -127,7 +128,9 @@ def measure(impl: Impl, prepare: Callable[[], Case], backend: str, warmup: int, 
             warmup = 0
             notes.append("counter run: one launch under the profiler, time not comparable")
         else:
-            timing = time_kernel(case.run, backend, warmup, reps)
+            timing = time_kernel(case.run, backend, warmup, reps, warmup_s=warmup_s)
+            if warmup_s:
+                notes.append(f"warm-up: {warmup} calls and on to {warmup_s:g} s")
         err = max(err, check(case.output(case.run()), case.reference, case.tol, case.what + " (after timing)"))
     st = stats(timing.seconds)
     return {"kernel": impl.family, "impl": impl.name, "unit": impl.unit, "role": impl.role,
@@ -172,7 +175,8 @@ def _stream(backend: str):
 
 
 def run_jobs(backend: str, jobs: Iterable[tuple[Impl, Callable[[], Case]]], out, warmup: int, reps: int,
-             counters: bool = False, rep: int = 0, show: str = "{value:10.2f} {metric}") -> list[dict]:
+             counters: bool = False, rep: int = 0, show: str = "{value:10.2f} {metric}",
+             warmup_s: float = 0.0) -> list[dict]:
     """Measure every (impl, prepare) job, skipping what cannot run here (a note on stderr), print a
     line per row and write the rows with run-info columns to `out` atomically."""
     info = runinfo.describe(backend)
@@ -181,8 +185,15 @@ def run_jobs(backend: str, jobs: Iterable[tuple[Impl, Callable[[], Case]]], out,
         if reason := skip_reason(impl, backend):
             print(f"note: {impl.family} {impl.name} skipped: {reason}", file=sys.stderr)
             continue
-        row = measure(impl, prepare, backend, warmup, reps, counters, rep)
+        row = measure(impl, prepare, backend, warmup, reps, counters, rep, warmup_s)
         rows.append({**row, **info})
         print(f"{impl.name:13s} {row['problem']:16s} " + show.format(**row) + f"  cv {row['cv']:.3f}", flush=True)
     write_result(rows, out)
     return rows
+
+
+def run_cli(args, jobs: Iterable[tuple[Impl, Callable[[], Case]]], show: str = "{value:10.2f} {metric}") -> list[dict]:
+    """run_jobs with a family CLI's parsed arguments (kernels.arg_parser: backend, out, warmup, warmup_s, reps,
+    counters, rep)."""
+    return run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, show,
+                    args.warmup_s)

@@ -36,7 +36,7 @@ from functools import partial
 import numpy as np
 
 from membound.kernels import arg_parser, load_module
-from membound.kernels.harness import Case, Impl, run_jobs, select
+from membound.kernels.harness import Case, Impl, run_cli, select
 from membound.model.precision import dot_tolerance, fmt, quantize, tc_operand
 from membound.run import runinfo
 from membound.run.measure import guarded
@@ -242,7 +242,7 @@ def main(argv=None):
     l2_bytes = runinfo.describe(args.backend)["l2_bytes"] or None
     jobs = [(impl, partial(prepare, impl, args.backend, 2**k, rng, l2_bytes, p))
             for k in sizes_log2(args.log2_min, args.log2_max, args.log2_step) for impl, p in select(IMPLS, args.backend, args.precisions)]
-    run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:10.1f} GB/s")
+    run_cli(args, jobs, "{value:10.1f} GB/s")
 
 
 if __name__ == "__main__":

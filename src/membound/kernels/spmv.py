@@ -33,7 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from membound.kernels import arg_parser, load_module, spmv_plans
-from membound.kernels.harness import Case, Impl, run_jobs, select
+from membound.kernels.harness import Case, Impl, run_cli, select
 from membound.kernels.spmv_emulate import accumulator, emulator
 from membound.kernels.spmv_plan import SEGS, Plan, plan, slots_per_lane
 from membound.matrices import csr
@@ -285,8 +285,8 @@ def main(argv=None):
         plans = spmv_plans.load(args.plans, matrix.indptr) if args.plans else None
     except ValueError as err:
         parser.error(str(err))
-    run_jobs(args.backend, jobs(args.backend, matrix, meta, np.random.default_rng(), args.precisions, plans), args.out, args.warmup,
-             args.reps, args.counters, args.rep, "{value:9.2f} GFLOP/s  err {rel_err:.1e}")
+    run_cli(args, jobs(args.backend, matrix, meta, np.random.default_rng(), args.precisions, plans),
+            "{value:9.2f} GFLOP/s  err {rel_err:.1e}")
 
 
 if __name__ == "__main__":

@@ -54,7 +54,7 @@ from functools import partial
 import numpy as np
 
 from membound.kernels import arg_parser, stencil_plan, stencil_sp
-from membound.kernels.harness import Case, Impl, run_jobs, select, skip_reason
+from membound.kernels.harness import Case, Impl, run_cli, select, skip_reason
 from membound.kernels.stencil_cpu import CPU, reference, sampled_reference
 from membound.kernels.stencil_cuda import cc_kernel as _cc_kernel  # noqa: F401
 from membound.kernels.stencil_cuda import compile_ahead, compiled, device_gpu, modules, tc_groups, weights_arg  # noqa: F401
@@ -230,7 +230,7 @@ def main(argv=None):
         print(f"note: {n} kernel modules compiled or loaded ahead in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     jobs = [(impl, partial(prepare, impl, at, domain, steps_at(args.steps, at.depth), args.backend, rng, None, p))
             for impl, at, p in runs]
-    run_jobs(args.backend, jobs, args.out, args.warmup, args.reps, args.counters, args.rep, "{value:9.2f} GStencil/s")
+    run_cli(args, jobs, "{value:9.2f} GStencil/s")
 
 
 if __name__ == "__main__":

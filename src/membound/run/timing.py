@@ -16,10 +16,24 @@ from typing import Callable
 import numpy as np
 
 
-def time_cpu(run: Callable[[], object], warmup: int, reps: int) -> list[float]:
-    """Per-call wall times of `run` on the host, after `warmup` untimed calls."""
-    for _ in range(warmup):
+def warm_up(run: Callable[[], object], calls: int, seconds: float = 0.0,
+            sync: Callable[[], object] = lambda: None) -> None:
+    """Call `run` `calls` times, then on until `seconds` of wall time have passed since the first call
+    (`sync`, the device's, before each look at the clock). Seconds let a GPU under its power limit settle
+    at the clock it sustains before the timed calls (docs/kernels_stencil.md, "The H200's 700 W limit")."""
+    start = time.perf_counter()
+    for _ in range(calls):
         run()
+    while seconds > 0:
+        sync()
+        if time.perf_counter() - start >= seconds:
+            return
+        run()
+
+
+def time_cpu(run: Callable[[], object], warmup: int, reps: int, warmup_s: float = 0.0) -> list[float]:
+    """Per-call wall times of `run` on the host, after `warmup` untimed calls and `warmup_s` seconds."""
+    warm_up(run, warmup, warmup_s)
     times = []
     for _ in range(reps):
         start = time.perf_counter()
@@ -28,12 +42,12 @@ def time_cpu(run: Callable[[], object], warmup: int, reps: int) -> list[float]:
     return times
 
 
-def time_gpu(run: Callable[[], object], warmup: int, reps: int) -> list[float]:
-    """Per-launch device times of `run` (CUDA events around each call), after `warmup` calls."""
+def time_gpu(run: Callable[[], object], warmup: int, reps: int, warmup_s: float = 0.0) -> list[float]:
+    """Per-launch device times of `run` (CUDA events around each call), after `warmup` calls and
+    `warmup_s` seconds (warm_up)."""
     import cupy as cp
 
-    for _ in range(warmup):
-        run()
+    warm_up(run, warmup, warmup_s, cp.cuda.Device().synchronize)
     cp.cuda.Device().synchronize()
     events = [(cp.cuda.Event(), cp.cuda.Event()) for _ in range(reps)]
     for start, stop in events:
@@ -58,8 +72,10 @@ class Timing:
     note: str              # how the samples were taken, when not one launch each
 
 
-def time_kernel(run: Callable[[], object], backend: str, warmup: int, reps: int, short: bool = True) -> Timing:
-    """Per-launch times of `run`: on the CPU per call; on a GPU per launch with CUDA events, and, for
+def time_kernel(run: Callable[[], object], backend: str, warmup: int, reps: int, short: bool = True,
+                warmup_s: float = 0.0) -> Timing:
+    """Per-launch times of `run` after `warmup` calls and `warmup_s` seconds of them (warm_up): on the
+    CPU per call; on a GPU per launch with CUDA events, and, for
     a kernel shorter than SHORT_S on the device (when `short`), `reps` replays of a CUDA graph of many
     launches over the same buffers, divided by the launch count (falling back to as many launches
     between two events when the graph cannot be captured). Launch overhead then stays outside the
@@ -68,9 +84,9 @@ def time_kernel(run: Callable[[], object], backend: str, warmup: int, reps: int,
     fp32 SCALE at 2^23), so one below PROBE_BELOW_S is first timed in a small graph (the fastest of 3
     replays), and that decides."""
     if backend == "cpu":
-        seconds = time_cpu(run, warmup, reps)
+        seconds = time_cpu(run, warmup, reps, warmup_s)
         return Timing(seconds, float(np.median(seconds)), "")
-    seconds = time_gpu(run, warmup, reps)
+    seconds = time_gpu(run, warmup, reps, warmup_s)
     launch = float(np.median(seconds))
     if not short or launch >= PROBE_BELOW_S:
         return Timing(seconds, launch, "")
