@@ -73,6 +73,9 @@ STREAM_CASES = [  # stencil_stream: several column blocks and segments (WAVES); 
     ("box", 3, 1, 1, dict(ST, NTX=2, UV=2, BY=3, CH=3, PF=1, WAVES=16), (21, 13, 19)),
     ("box", 3, 1, 1, dict(ST, NTX=2, BY=4, VY=2, CH=3, CPY=1, WAVES=16), (21, 13, 24)),   # VY rows a thread
     ("star", 3, 1, 1, dict(ST, NTX=2, BY=6, VY=3, CH=3, CPY=2, WAVES=16), (21, 13, 19)),
+    ("star", 3, 1, 1, dict(ST, NTX=2, BY=4, VY=2, CH=3, CPY=1, BAL=1, WAVES=5), (21, 13, 24)),   # runs across blocks
+    ("box", 3, 1, 1, dict(ST, NTX=2, BY=3, CH=3, CPY=2, BAL=1, WAVES=7), (21, 13, 19)),
+    ("box", 2, 3, 1, dict(ST, NTX=3, CH=7, PF=1, BAL=1, WAVES=4), (37, 71)),
 ]
 
 

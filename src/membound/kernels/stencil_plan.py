@@ -88,6 +88,9 @@ class Launch:
         if self.name == "stencil_stream":   # columns x (3D) row blocks x segments along the stream axis
             columns = math.ceil(nx / (m["NTX"] * m["UV"] * 16 // m["ELEM"]))
             rows, ns = (math.ceil(ny / m["BY"]), nz) if m["DIMS"] == 3 else (1, ny)
+            if m.get("BAL"):   # the (column, row, slice) order in runs of seg, one a block
+                seg = math.ceil(columns * rows * ns / (max(1, self.waves) * sms * blocks_per_sm))
+                return (math.ceil(columns * rows * ns / seg), 1, 1), (seg,)
             seg = math.ceil(ns / max(1, self.waves * sms * blocks_per_sm // (columns * rows)))
             segs = math.ceil(ns / seg)
             return ((columns, rows, segs) if m["DIMS"] == 3 else (columns, segs, 1)), (seg,)

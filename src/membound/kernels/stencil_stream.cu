@@ -17,8 +17,10 @@
 // along x), UV (vectors per thread), BY (3D: rows per block; 2D: 1), VY (3D: rows per thread, a divisor
 // of BY; 2D: 1), CH (slices per chunk, a multiple of 2 * RAD + 1, so that every accumulator index is a
 // compile-time constant), CPY (0, 1, 2 above), PF (CPY 0 and 1: chunks in flight, >= 1), MINB (minimum
-// blocks per SM, 0: the compiler's choice). Weights: dense (2*RAD+1)^DIMS array (stream offset first),
-// by value (stencil_strip.cuh).
+// blocks per SM, 0: the compiler's choice), BAL (0: a block a segment of seg slices of its column (and
+// row) block; 1: the (column, row, slice) order cut into runs of seg, a run per block, so that the blocks
+// of one wave share the field evenly where the column and row blocks do not fill the SMs). Weights: dense
+// (2*RAD+1)^DIMS array (stream offset first), by value (stencil_strip.cuh).
 
 #define NV (NTX * UV + 2 * HV)               // vectors per row of a slice
 #define SX (NV * VW)                         // row pitch, elements
@@ -32,6 +34,9 @@
 #define V 1                                  // (stencil_strip.cuh's strip length; unused here)
 #ifndef CPY
 #define CPY 0
+#endif
+#ifndef BAL
+#define BAL 0
 #endif
 #define NSLOT (CPY == 2 ? 2 : PF + 1)        // chunks of the shared ring
 
@@ -50,27 +55,28 @@ stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weight
   extern __shared__ real smem[];   // a ring of NSLOT chunks of CH slices
   WEIGHTS(w, wts);
   const int tx = threadIdx.x % NTX, ty = threadIdx.x / NTX * VY;   // ty: the thread's first row
-  const int gx0 = blockIdx.x * (NTX * UV * VW);
-  const int gy0 = DIMS == 3 ? blockIdx.y * BY : 0;
   const int ns = DIMS == 3 ? nz : ny;                       // slices along the stream axis
   const size_t pitch = DIMS == 3 ? (size_t)ny * nx : nx;    // elements from one slice to the next
-  const int s_lo = (DIMS == 3 ? blockIdx.z : blockIdx.y) * seg, s_hi = min(s_lo + seg, ns);
-  const int s0 = s_lo - RAD, n_in = s_hi - s_lo + 2 * RAD;  // input slices of this block, from s0
   const bool vec = nx % VW == 0;
+  // slices s_lo..s_hi - 1 of column block bx (3D: and row block by)
+  auto segment = [&](int bx, int by, int s_lo, int s_hi) {
+    const int gx0 = bx * (NTX * UV * VW);
+    const int gy0 = DIMS == 3 ? by * BY : 0;
+    const int s0 = s_lo - RAD, n_in = s_hi - s_lo + 2 * RAD;  // input slices of this segment, from s0
 
-  const int x0 = gx0 - HV * VW;
-  // the first row of slice i of chunk k, and row r of it
-  auto plane = [&](int k, int i) { return in + wrap(s0 + k * CH + i, ns) * pitch; };
-  auto row = [&](const real* p, int r) { return DIMS == 3 ? p + (size_t)wrap(gy0 - HY + r, ny) * nx : p; };
-  auto slot = [&](int k) { return smem + k % NSLOT * CH * SLICE; };
-  auto copy_elements = [&](int k) {   // rows of any length: element by element (cp.async or, fp16, at once)
+    const int x0 = gx0 - HV * VW;
+    // the first row of slice i of chunk k, and row r of it
+    auto plane = [&](int k, int i) { return in + wrap(s0 + k * CH + i, ns) * pitch; };
+    auto row = [&](const real* p, int r) { return DIMS == 3 ? p + (size_t)wrap(gy0 - HY + r, ny) * nx : p; };
+    auto slot = [&](int k) { return smem + k % NSLOT * CH * SLICE; };
+    auto copy_elements = [&](int k) {   // rows of any length: element by element (cp.async or, fp16, at once)
 #pragma unroll
-    for (int i = 0; i < CH; ++i) {
-      if (k * CH + i >= n_in) break;
-      const real* p = plane(k, i);
-      for (int j = threadIdx.x; j < SLICE; j += NTHREADS)
-        copy_async(slot(k) + i * SLICE + j, row(p, j / SX) + wrap(x0 + j % SX, nx));
-    }
+      for (int i = 0; i < CH; ++i) {
+        if (k * CH + i >= n_in) break;
+        const real* p = plane(k, i);
+        for (int j = threadIdx.x; j < SLICE; j += NTHREADS)
+          copy_async(slot(k) + i * SLICE + j, row(p, j / SX) + wrap(x0 + j % SX, nx));
+      }
   };
   constexpr int NJ = (SROWS * NV + NTHREADS - 1) / NTHREADS;   // a thread's vectors of a slice
 #if CPY == 2   // chunk k + 1 in flight in registers while chunk k is summed, then stored to shared memory
@@ -83,7 +89,8 @@ stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weight
       const real* p = plane(k, i);
 #pragma unroll
       for (int jj = 0, j = threadIdx.x; jj < NJ; ++jj, j += NTHREADS)
-        if (j < SROWS * NV) stage[i][jj] = __ldg(reinterpret_cast<const uint4*>(row(p, j / NV) + wrap(x0 + j % NV * VW, nx)));
+        if (j < SROWS * NV)
+          stage[i][jj] = __ldg(reinterpret_cast<const uint4*>(row(p, j / NV) + wrap(x0 + j % NV * VW, nx)));
     }
   };
   auto put = [&](int k) {
@@ -200,4 +207,22 @@ stencil_stream(const real* __restrict__ in, real* __restrict__ out, const Weight
     put(k + 1);
 #endif
   }
+  };
+#if BAL   // the blocks split (column block, row block, slice) in this order into runs of seg; a run may
+          // span column or row blocks (one segment each), so that every SM gets as many slices. Its last
+          // segment first: a block then starts at slice 0 (or ends at the last), as its neighbours do, and
+          // the blocks stream the stream axis nearly in step (the halo rows they share met in the L2)
+  const int columns = (nx + NTX * UV * VW - 1) / (NTX * UV * VW);
+  const long long total = (long long)columns * (DIMS == 3 ? (ny + BY - 1) / BY : 1) * ns;
+  const long long L0 = (long long)blockIdx.x * seg;
+  for (long long L1 = min(L0 + seg, total); L1 > L0;) {
+    const long long t = (L1 - 1) / ns, L = max(L0, t * ns);
+    segment((int)(t % columns), (int)(t / columns), (int)(L - t * ns), (int)(L1 - t * ns));
+    L1 = L;
+    __syncthreads();   // every read of the ring is done before the next segment's copies
+  }
+#else
+  const int s_lo = (DIMS == 3 ? blockIdx.z : blockIdx.y) * seg;
+  segment(blockIdx.x, DIMS == 3 ? blockIdx.y : 0, s_lo, min(s_lo + seg, ns));
+#endif
 }
