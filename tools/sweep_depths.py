@@ -23,12 +23,12 @@ segments of 3 and 4 planes all in flight at once, whole3_*; a tuned tile in vect
 thread, tuned_s2, twice as tall, tuned_by2 (and both), and, stencil_cc, walking 2 or 4 tiles, tuned_tpb2 and
 tuned_tpb4; a tuned stencil_stream tile at 1-4 blocks an SM, tuned_minb1 to tuned_minb4, and with the
 field cut into equal runs of slices across its column and row blocks in one or two waves, tuned_bal1 and
-tuned_bal2; --variants keeps the labels named; warm-up 1 and 5 timed calls unless given) in each precision, so that the best tile per
-stencil and depth can be chosen; writes $OUT/sweep_tiles.csv (every variant) and $OUT/best_tiles.csv,
-prints this GPU's TUNED entries for src/membound/kernels/stencil_tiles.py, and those that beat the tile
-the GPU runs today by >= 3% (TUNED's rule; --apply appends them to stencil_tiles.py as TUNED[gpu]). No
-new case starts after --budget seconds. A depth or tile whose shared memory does not fit this GPU is
-listed as refused, a failed check as FAILED (no time kept).
+tuned_bal2; --variants keeps the labels named; warm-up 1 and 5 timed calls unless given) in each precision, so
+that the best tile per stencil and depth can be chosen; writes $OUT/sweep_tiles.csv (every variant) and
+$OUT/best_tiles.csv, prints this GPU's TUNED entries for src/membound/kernels/stencil_tiles.py, and those that
+beat the tile the GPU runs today by >= 3% (TUNED's rule; --apply appends them to stencil_tiles.py as
+TUNED[gpu]). No new case starts after --budget seconds. A depth or tile whose shared memory does not fit this
+GPU is listed as refused, a failed check as FAILED (no time kept).
 """
 import argparse
 import multiprocessing
@@ -131,9 +131,9 @@ def variants(st: P.Stencil, depth: int, gpu: str | None, elem: int = 8) -> dict[
                    tuned_by2_s2=dict(tuned, BY=2 * tuned["BY"], NTHREADS=tuned["NTHREADS"] // 2))
         if tuned["kernel"] == "stencil_cc":   # a block walks 2 or 4 tiles, the next one's copy in flight
             out.update({f"tuned_tpb{n}": dict(tuned, TPB=n) for n in (2, 4)})
-    if out["tuned"]["kernel"] == "stencil_stream":   # the same: more blocks an SM, fewer registers a thread;
-        out.update({f"tuned_minb{b}": dict(out["tuned"], MINB=b) for b in (1, 2, 3, 4)})   # equal runs (BAL)
-        if st.dims == 3:   # (2D: the column blocks' segments fill the SMs already)
+    if out["tuned"]["kernel"] == "stencil_stream":   # the same: more blocks an SM, fewer registers a thread
+        out.update({f"tuned_minb{b}": dict(out["tuned"], MINB=b) for b in (1, 2, 3, 4)})
+        if st.dims == 3:   # equal runs (BAL; 2D: the column blocks' segments fill the SMs already)
             out.update({f"tuned_bal{w}": dict(out["tuned"], BAL=1, WAVES=w) for w in (1, 2)})
     if depth == 1:   # the unblocked kernel in other shapes, with 16-byte copies (NTHREADS = BX * BY / V)
         cc, prefix = (CC2, "cc") if st.dims == 2 else (CC3, "cc3")
