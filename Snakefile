@@ -48,6 +48,7 @@ rule all:
         rules.wqi.output,
         rules.roofline_achieved.output,
         rules.table3.output,
+        rules.bandwidth.output,
         rules.claims.output,
         rules.ae.output,
         rules.fig2.output,

@@ -107,13 +107,21 @@ def test_counter_runs_take_every_step_of_the_sizes(tmp_path):
     from membound import families
 
     config = {"scale": {"log2_min": 14, "log2_max": 28}, "ncu": {"scale_log2_min": 20, "scale_log2_max": 28,
-                                                                 "scale_log2_step": 4}}
+                                                                 "scale_log2_step": 4},
+              "stencil": {"domain_2d": [10240, 10240], "domain_3d": [512, 512, 512], "kernels": {}}}
     assert families._scale_args(config, None, True, 0) == "--log2-min 20 --log2-max 28 --log2-step 4"
     assert families._scale_args(config, None, False, 0) == "--log2-min 14 --log2-max 28"
+    config["stencil"]["kernels"] = {"a": {"dims": 3}, "b": {"dims": 2}, "c": {"dims": 2}}
+    assert families._scale_args(config, None, False, 0) == "--log2-min 14 --log2-max 28 --sizes 104857600 134217728"
     out = tmp_path / "s.csv"
     scale.main(["--backend", "cpu", "--log2-min", "8", "--log2-max", "12", "--log2-step", "3", "--warmup", "0",
                 "--reps", "1", "--out", str(out)])
     assert list(pd.read_csv(out).problem.unique()) == ["n=2^8", "n=2^11", "n=2^12"]
+    scale.main(["--backend", "cpu", "--log2-min", "8", "--log2-max", "9", "--sizes", "300", "256", "--warmup", "0",
+                "--reps", "1", "--out", str(out)])     # a field's size among the powers, each size once
+    assert list(pd.read_csv(out).problem.unique()) == ["n=2^8", "n=300", "n=2^9"]
+    with pytest.raises(SystemExit):
+        scale.main(["--backend", "cpu", "--log2-min", "8", "--log2-max", "9", "--sizes", "0", "--out", str(out)])
 
 
 def test_cli_cpu_writes_checked_rows_per_precision(tmp_path):

@@ -35,8 +35,8 @@ def test_dry_run_of_all_succeeds_for_every_profile(profile):
     run = snakemake("--profile", f"profiles/{profile}", "all", "-n", "--forceall")
     assert run.returncode == 0, run.stderr[-3000:]
     target = "results/reference/h100" if profile == "reference" else f"results/{profile}"
-    for product in ("tables/bounds.csv", "tables/table3_stencils.csv", "claims.json", "ae/appendix.md",
-                    "ae/manifest.sha256"):
+    for product in ("tables/bounds.csv", "tables/table3_stencils.csv", "tables/bandwidth_stencils.csv", "claims.json",
+                    "ae/appendix.md", "ae/manifest.sha256"):
         assert f"{target}/{product}" in run.stdout + run.stderr, product
     for figure in FIGURES:
         for ext in ("pdf", "png", "csv"):
@@ -262,7 +262,8 @@ def test_html_report_holds_every_figure_table_and_the_claims(reference_run):
     run = snakemake("--profile", "profiles/reference", "--report", "report.html", cwd=copy, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     html = (copy / "report.html").read_text(errors="replace")
-    for name in (*FIGURES, "table1_platforms", "table2_matrices", "table3_stencils", "bounds", "wqi", "claims"):
+    for name in (*FIGURES, "table1_platforms", "table2_matrices", "table3_stencils", "bandwidth_stencils", "bounds",
+                 "wqi", "claims"):
         assert name in html, name
 
 
@@ -276,8 +277,8 @@ def test_a_model_edit_reruns_what_imports_the_model_and_nothing_else(reference_r
     rerun = {re.sub(rf"^({others})_", "", job) for job in planned_jobs(copy, env) - before}  # every GPU's rules alike
     # planned already, after the plot edit of the test before: fig7 and what gathers every figure
     pending = {"fig7", "manifest", "all"} | ({"compare"} if others != "-" else set())
-    expected = {"table1", "bounds", "table2", "table3", "wqi", "claims", "ae", "roofline_achieved", "fig2", "fig3_4",
-                "fig6", "fig7", "fig8", "fig_gemv", "fusion", "classification", "manifest", "all"} | pending
+    expected = {"table1", "bounds", "table2", "table3", "bandwidth", "wqi", "claims", "ae", "roofline_achieved", "fig2",
+                "fig3_4", "fig6", "fig7", "fig8", "fig_gemv", "fusion", "classification", "manifest", "all"} | pending
     assert rerun | pending == expected      # fig8: its facets say per precision why a row is empty (model.peaks)
     assert "dgemm_check" not in rerun
 

@@ -9,6 +9,7 @@ implementations themselves are the `IMPLS` of each module membound.kernels.<fami
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,13 +76,24 @@ def rep_index(suffix: str) -> int:
     return int(suffix.removeprefix(".rep") or 0)
 
 
+def stencil_fields(config: Mapping) -> list[int]:
+    """The points of each configured stencil domain (2D, 3D) that a stencil runs on: SCALE times
+    arrays of these sizes too, the copy each unblocked stencil is set against (rule bandwidth)."""
+    stencil = config["stencil"]
+    dims = sorted({k["dims"] for k in stencil["kernels"].values()})
+    return [math.prod(stencil[f"domain_{d}d"]) for d in dims]
+
+
 def _scale_args(config: Mapping, case: None, counters: bool, rep: int) -> str:
-    """Array sizes 2^log2_min..2^log2_max; counter runs config ncu.scale_log2_min..max every scale_log2_step."""
+    """Array sizes 2^log2_min..2^log2_max and the stencils' fields (`stencil_fields`); counter runs
+    config ncu.scale_log2_min..max every scale_log2_step."""
     if counters:
         ncu = config["ncu"]
         return (f"--log2-min {ncu['scale_log2_min']} --log2-max {ncu['scale_log2_max']}"
                 f" --log2-step {ncu.get('scale_log2_step', 1)}")
-    return f"--log2-min {config['scale']['log2_min']} --log2-max {config['scale']['log2_max']}"
+    fields = "".join(f" {n}" for n in stencil_fields(config))
+    return (f"--log2-min {config['scale']['log2_min']} --log2-max {config['scale']['log2_max']}"
+            + (f" --sizes{fields}" if fields else ""))
 
 
 def _stencil_args(config: Mapping, case: str, counters: bool, rep: int) -> str:

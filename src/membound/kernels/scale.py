@@ -17,7 +17,8 @@ Implementations (impl: unit), each in every precision of MMA below:
   and launch shape; skipped with its sibling), and numpy_mma_twin, the emulation's tiles multiplied
   elementwise. Claim C1 compares each with its tensor-core sibling.
 
-Sizes n = 2^k elements in every precision, so bytes per element halve and quarter: GB/s = 2 D n /
+Sizes n = 2^k elements in every precision, and the stencils' fields (`--sizes`: the copy each unblocked
+stencil is set against, analysis/bandwidth.py), so bytes per element halve and quarter: GB/s = 2 D n /
 median time with D the precision's element size; a and b fit in the L2 (the rows' note) by bytes.
 Every case draws q and b in float64, rounds them to the storage format (precision.quantize) and
 poisons a with NaN; the harness (kernels/harness.py) runs it once and checks a against q b computed in
@@ -232,16 +233,21 @@ def main(argv=None):
     parser.add_argument("--log2-min", type=int, required=True, help="smallest size 2^k elements")
     parser.add_argument("--log2-max", type=int, required=True, help="largest size 2^k elements")
     parser.add_argument("--log2-step", type=int, default=1, help="k from --log2-min in steps of this (and --log2-max)")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[],
+                        help="more sizes n (elements), such as the stencils' fields: the copy they are held to")
     args = parser.parse_args(argv)
     if not (1 <= args.log2_min <= args.log2_max <= 40 and args.log2_step >= 1):
         parser.error(f"--log2-min {args.log2_min} / --log2-max {args.log2_max} / --log2-step {args.log2_step}: need "
                      "1 <= min <= max <= 40 and step >= 1")
     if args.warmup < 0 or args.reps < 1:
         parser.error(f"--warmup {args.warmup} / --reps {args.reps}: need warmup >= 0 and reps >= 1")
+    if any(n < 1 for n in args.sizes):
+        parser.error(f"--sizes {' '.join(map(str, args.sizes))}: every size must be positive")
+    sizes = sorted({*(2**k for k in sizes_log2(args.log2_min, args.log2_max, args.log2_step)), *args.sizes})
     rng = np.random.default_rng()
     l2_bytes = runinfo.describe(args.backend)["l2_bytes"] or None
-    jobs = [(impl, partial(prepare, impl, args.backend, 2**k, rng, l2_bytes, p))
-            for k in sizes_log2(args.log2_min, args.log2_max, args.log2_step) for impl, p in select(IMPLS, args.backend, args.precisions)]
+    jobs = [(impl, partial(prepare, impl, args.backend, n, rng, l2_bytes, p))
+            for n in sizes for impl, p in select(IMPLS, args.backend, args.precisions)]
     run_cli(args, jobs, "{value:10.1f} GB/s")
 
 

@@ -1,0 +1,57 @@
+"""The unblocked stencils against the copy: every stencil implementation at depth 1 (each point read
+and written once a step, 2 D bytes, D the element size), its share of B/(2D) (B the spec's bandwidth,
+membound's yardstick for its CUDA-core kernels) and of the copy of the same arrays in the same run:
+SCALE on CUDA cores at n = the stencil's points, in the same precision (SCALE times the stencils'
+fields for this: families.stencil_fields). The copy is what the memory gives a kernel that moves those bytes in
+launches of that size; a stencil at 1.0 of it moves its bytes as fast as a copy does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from membound.model.precision import fmt
+from membound.originals.rows import split
+from membound.run import outputs
+
+COLUMNS = ["precision", "stencil", "domain", "impl", "unit", "role", "GStencil_s", "GBs", "share_of_B",
+           "copy_GBs", "copy_share_of_B", "share_of_copy"]
+
+
+def copies(scale: pd.DataFrame) -> pd.Series:
+    """The copy's GB/s by (precision, n): the median over repetitions of SCALE on CUDA cores (role
+    STREAM, not its twin)."""
+    cc = scale[(scale["unit"] == "cuda_core") & (scale["role"] == "STREAM")]
+    return cc.groupby(["precision", cc["n"].astype("int64")])["value"].median()
+
+
+def table(stencil: pd.DataFrame, scale: pd.DataFrame, bandwidth_TBs: float) -> pd.DataFrame:
+    """One row per stencil, precision and implementation at depth 1 (medians over repetitions)."""
+    ours = split(stencil)[0]
+    ours = ours[pd.to_numeric(ours["depth"], errors="coerce") == 1]
+    keys = ["precision", "problem", "domain", "impl", "unit", "role"]
+    med = ours.groupby(keys, sort=False).agg(GStencil_s=("value", "median"), n=("n", "first")).reset_index()
+    copy = copies(scale)
+    out = med.rename(columns={"problem": "stencil"})
+    d = out["precision"].map(lambda p: fmt(p).bytes)
+    out["GBs"] = out["GStencil_s"] * 2 * d
+    out["share_of_B"] = out["GBs"] / (bandwidth_TBs * 1e3)
+    out["copy_GBs"] = [copy.get((p, int(n)), np.nan) for p, n in zip(out["precision"], out["n"])]
+    out["copy_share_of_B"] = out["copy_GBs"] / (bandwidth_TBs * 1e3)
+    out["share_of_copy"] = out["GBs"] / out["copy_GBs"]
+    return out[COLUMNS]
+
+
+def write(stencil: pd.DataFrame, scale: pd.DataFrame, gpu: dict, csv, md) -> None:
+    """Write the table as CSV and Markdown; the legend says where a copy was not measured."""
+    frame = table(stencil, scale, gpu["memory_bandwidth_TBs"])
+    missing = sorted(set(frame.loc[frame["copy_GBs"].isna(), "domain"]))
+    legend = ("Every stencil implementation at depth 1 (medians over repetitions). GBs: GStencil/s x 2D, the "
+              "bytes of one read and one write a point and step (D the element size); share_of_B: of the spec's "
+              f"B = {gpu['memory_bandwidth_TBs']} TB/s (membound's target for its CUDA-core kernels: 0.85, "
+              "docs/kernels_stencil.md); "
+              "copy_GBs: SCALE on CUDA cores over arrays of the stencil's points in the same precision, the same "
+              "run; share_of_copy: the stencil's GBs over the copy's."
+              + (f" No SCALE row of the fields {', '.join(missing)} in this run: their copy columns are n/a "
+                 "(runs before SCALE timed the stencils' fields)." if missing else ""))
+    outputs.write_table(frame, csv, md, f"The unblocked stencils against the copy on {gpu['name']}", legend)
