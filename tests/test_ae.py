@@ -172,23 +172,27 @@ def test_bandwidth_sets_each_depth_1_stencil_against_b_and_the_copy_of_its_array
         return {"kernel": "stencil", "impl": impl, "unit": "cuda_core", "role": "Brick", "problem": "2d5pt",
                 "domain": domain, "depth": 1, "n": n, "precision": precision, "value": value, "rep": rep, **RUN}
 
-    def copy(precision, n, value, rep=0, role="STREAM"):
+    def copy(precision, n, value, rep=0, role="STREAM", steps=12):
         return {"kernel": "scale", "impl": "cuda_core", "unit": "cuda_core", "role": role, "problem": f"n={n}",
-                "n": n, "precision": precision, "value": value, "rep": rep, **RUN}
+                "n": n, "precision": precision, "value": value, "rep": rep, "steps": steps, **RUN}
 
     st = rows([stencil("fp64", "100x100", 10**4, v, r) for r, v in enumerate((200.0, 250.0, 260.0))]
               + [stencil("fp16", "100x100", 10**4, 900.0), stencil("fp64", "10x10x10", 1000, 1.0)]
               + [{**stencil("fp64", "100x100", 10**4, 300.0), "depth": 3, "impl": "cc_tb", "role": "EBISU"}])
     sc = rows([copy("fp64", 10**4, v, r) for r, v in enumerate((4000.0, 4200.0, 4100.0))]
               + [copy("fp64", 10**4, 9999.0, role="STREAM twin"), copy("fp16", 10**4, 3600.0),
-                 copy("fp64", 2**20, 5000.0)])
+                 copy("fp16", 10**4, 3000.0, steps=None), copy("fp64", 1000, 5000.0, steps=None)])
     t = bandwidth.table(st, sc, 4.8).set_index(["precision", "domain"])
     assert len(t) == 3                                    # depth 3 left out
     fp64 = t.loc[("fp64", "100x100")]                     # the medians over repetitions: 250 GStencil/s, 4100 GB/s
     assert fp64["GBs"] == pytest.approx(4000.0) and fp64["share_of_B"] == pytest.approx(4000 / 4800)
     assert fp64["copy_GBs"] == pytest.approx(4100.0) and fp64["share_of_copy"] == pytest.approx(4000 / 4100)
-    fp16 = t.loc[("fp16", "100x100")]                     # 2-byte elements: 900 x 4 bytes
+    fp16 = t.loc[("fp16", "100x100")]                     # 2-byte elements: 900 x 4 bytes; the 12-launch copy
     assert fp16["GBs"] == pytest.approx(3600.0) and fp16["share_of_copy"] == pytest.approx(1.0)
-    assert pd.isna(t.loc[("fp64", "10x10x10"), "copy_GBs"])   # no copy of 1000 elements in the run
+    assert fp16["copy_launches"] == 12 and t.loc[("fp64", "10x10x10"), "copy_launches"] == 1   # else launch by launch
+    assert t.loc[("fp64", "10x10x10"), "copy_GBs"] == pytest.approx(5000.0)
     bandwidth.write(st, sc, {"name": "NVIDIA H200", "memory_bandwidth_TBs": 4.8}, tmp_path / "b.csv", tmp_path / "b.md")
+    assert "No SCALE row" not in (tmp_path / "b.md").read_text()
+    bandwidth.write(st, sc[sc["n"] != 1000], {"name": "NVIDIA H200", "memory_bandwidth_TBs": 4.8}, tmp_path / "b.csv",
+                    tmp_path / "b.md")
     assert "No SCALE row of the fields 10x10x10" in (tmp_path / "b.md").read_text()

@@ -112,16 +112,22 @@ def test_counter_runs_take_every_step_of_the_sizes(tmp_path):
     assert families._scale_args(config, None, True, 0) == "--log2-min 20 --log2-max 28 --log2-step 4"
     assert families._scale_args(config, None, False, 0) == "--log2-min 14 --log2-max 28"
     config["stencil"]["kernels"] = {"a": {"dims": 3}, "b": {"dims": 2}, "c": {"dims": 2}}
-    assert families._scale_args(config, None, False, 0) == "--log2-min 14 --log2-max 28 --sizes 104857600 134217728"
+    config["stencil"]["steps"] = 12
+    assert families._scale_args(config, None, False, 0) == ("--log2-min 14 --log2-max 28 --sizes 104857600 134217728"
+                                                            " --launches 12")
     out = tmp_path / "s.csv"
     scale.main(["--backend", "cpu", "--log2-min", "8", "--log2-max", "12", "--log2-step", "3", "--warmup", "0",
                 "--reps", "1", "--out", str(out)])
     assert list(pd.read_csv(out).problem.unique()) == ["n=2^8", "n=2^11", "n=2^12"]
-    scale.main(["--backend", "cpu", "--log2-min", "8", "--log2-max", "9", "--sizes", "300", "256", "--warmup", "0",
-                "--reps", "1", "--out", str(out)])     # a field's size among the powers, each size once
-    assert list(pd.read_csv(out).problem.unique()) == ["n=2^8", "n=300", "n=2^9"]
-    with pytest.raises(SystemExit):
-        scale.main(["--backend", "cpu", "--log2-min", "8", "--log2-max", "9", "--sizes", "0", "--out", str(out)])
+    scale.main(["--backend", "cpu", "--log2-min", "8", "--log2-max", "9", "--sizes", "300", "256", "300", "--launches",
+                "3", "--warmup", "0", "--reps", "1", "--out", str(out)])     # the fields' copies: calls of 3 launches
+    rows = pd.read_csv(out).drop_duplicates("problem").set_index("problem")
+    assert list(rows.index) == ["n=2^8", "n=2^8 x3", "n=300 x3", "n=2^9"]
+    assert rows.loc["n=300 x3", "steps"] == 3 and rows.loc["n=300 x3", "work_items"] == 900
+    assert pd.isna(rows.loc["n=2^8", "steps"]) and "one timed call = 3 launches" in rows.loc["n=2^8 x3", "note"]
+    for bad in (["--sizes", "0"], ["--sizes", "300", "--launches", "0"]):
+        with pytest.raises(SystemExit):
+            scale.main(["--backend", "cpu", "--log2-min", "8", "--log2-max", "9", *bad, "--out", str(out)])
 
 
 def test_cli_cpu_writes_checked_rows_per_precision(tmp_path):

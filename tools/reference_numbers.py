@@ -33,8 +33,8 @@ ROLES = ["cc_naive", "share", "cc_tb", "cc_tb_best", "tc", "tc_twin", "tc_sparse
 
 
 def size(problem: str) -> int:
-    """The n of a SCALE or GEMV problem name: 'n=2^28' or 'n=16384'."""
-    n = problem.split("=")[1]
+    """The n of a SCALE or GEMV problem name: 'n=2^28', 'n=16384' or 'n=2^27 x12' (a stencil field's copy)."""
+    n = problem.split("=")[1].split()[0]
     base, _, exp = n.partition("^")
     return int(base) ** int(exp or 1)
 

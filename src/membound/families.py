@@ -85,15 +85,15 @@ def stencil_fields(config: Mapping) -> list[int]:
 
 
 def _scale_args(config: Mapping, case: None, counters: bool, rep: int) -> str:
-    """Array sizes 2^log2_min..2^log2_max and the stencils' fields (`stencil_fields`); counter runs
-    config ncu.scale_log2_min..max every scale_log2_step."""
+    """Array sizes 2^log2_min..2^log2_max and the stencils' fields (`stencil_fields`, a timed call as
+    many launches as a stencil's has steps); counter runs config ncu.scale_log2_min..max every scale_log2_step."""
     if counters:
         ncu = config["ncu"]
         return (f"--log2-min {ncu['scale_log2_min']} --log2-max {ncu['scale_log2_max']}"
                 f" --log2-step {ncu.get('scale_log2_step', 1)}")
     fields = "".join(f" {n}" for n in stencil_fields(config))
     return (f"--log2-min {config['scale']['log2_min']} --log2-max {config['scale']['log2_max']}"
-            + (f" --sizes{fields}" if fields else ""))
+            + (f" --sizes{fields} --launches {config['stencil']['steps']}" if fields else ""))
 
 
 def _stencil_args(config: Mapping, case: str, counters: bool, rep: int) -> str:

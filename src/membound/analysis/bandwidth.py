@@ -15,14 +15,18 @@ from membound.originals.rows import split
 from membound.run import outputs
 
 COLUMNS = ["precision", "stencil", "domain", "impl", "unit", "role", "GStencil_s", "GBs", "share_of_B",
-           "copy_GBs", "copy_share_of_B", "share_of_copy"]
+           "copy_GBs", "copy_launches", "copy_share_of_B", "share_of_copy"]
 
 
-def copies(scale: pd.DataFrame) -> pd.Series:
-    """The copy's GB/s by (precision, n): the median over repetitions of SCALE on CUDA cores (role
-    STREAM, not its twin)."""
+def copies(scale: pd.DataFrame) -> pd.DataFrame:
+    """The copy by (precision, n): the median GB/s over repetitions of SCALE on CUDA cores (role
+    STREAM, not its twin) and the launches a timed call of it had; where SCALE timed a size both ways,
+    the stencils' way (calls of `steps` launches, the field copies) is taken."""
     cc = scale[(scale["unit"] == "cuda_core") & (scale["role"] == "STREAM")]
-    return cc.groupby(["precision", cc["n"].astype("int64")])["value"].median()
+    launches = pd.to_numeric(cc["steps"], errors="coerce").fillna(1).astype("int64")
+    med = cc.groupby(["precision", cc["n"].astype("int64"), launches.rename("launches")])["value"].median()
+    med = med.reset_index().sort_values("launches")
+    return med.drop_duplicates(["precision", "n"], keep="last").set_index(["precision", "n"])
 
 
 def table(stencil: pd.DataFrame, scale: pd.DataFrame, bandwidth_TBs: float) -> pd.DataFrame:
@@ -31,12 +35,12 @@ def table(stencil: pd.DataFrame, scale: pd.DataFrame, bandwidth_TBs: float) -> p
     ours = ours[pd.to_numeric(ours["depth"], errors="coerce") == 1]
     keys = ["precision", "problem", "domain", "impl", "unit", "role"]
     med = ours.groupby(keys, sort=False).agg(GStencil_s=("value", "median"), n=("n", "first")).reset_index()
-    copy = copies(scale)
     out = med.rename(columns={"problem": "stencil"})
     d = out["precision"].map(lambda p: fmt(p).bytes)
     out["GBs"] = out["GStencil_s"] * 2 * d
     out["share_of_B"] = out["GBs"] / (bandwidth_TBs * 1e3)
-    out["copy_GBs"] = [copy.get((p, int(n)), np.nan) for p, n in zip(out["precision"], out["n"])]
+    copy = copies(scale).reindex(pd.MultiIndex.from_arrays([out["precision"], out["n"].astype("int64")]))
+    out["copy_GBs"], out["copy_launches"] = copy["value"].to_numpy(), copy["launches"].to_numpy()
     out["copy_share_of_B"] = out["copy_GBs"] / (bandwidth_TBs * 1e3)
     out["share_of_copy"] = out["GBs"] / out["copy_GBs"]
     return out[COLUMNS]
@@ -51,7 +55,9 @@ def write(stencil: pd.DataFrame, scale: pd.DataFrame, gpu: dict, csv, md) -> Non
               f"B = {gpu['memory_bandwidth_TBs']} TB/s (membound's target for its CUDA-core kernels: 0.85, "
               "docs/kernels_stencil.md); "
               "copy_GBs: SCALE on CUDA cores over arrays of the stencil's points in the same precision, the same "
-              "run; share_of_copy: the stencil's GBs over the copy's."
+              "run, each timed call copy_launches launches (a stencil's call has `steps`; a copy timed launch by "
+              "launch pays the gap before each launch too); share_of_copy: the stencil's GBs over "
+              "the copy's."
               + (f" No SCALE row of the fields {', '.join(missing)} in this run: their copy columns are n/a "
                  "(runs before SCALE timed the stencils' fields)." if missing else ""))
     outputs.write_table(frame, csv, md, f"The unblocked stencils against the copy on {gpu['name']}", legend)

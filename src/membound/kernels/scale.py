@@ -17,8 +17,9 @@ Implementations (impl: unit), each in every precision of MMA below:
   and launch shape; skipped with its sibling), and numpy_mma_twin, the emulation's tiles multiplied
   elementwise. Claim C1 compares each with its tensor-core sibling.
 
-Sizes n = 2^k elements in every precision, and the stencils' fields (`--sizes`: the copy each unblocked
-stencil is set against, analysis/bandwidth.py), so bytes per element halve and quarter: GB/s = 2 D n /
+Sizes n = 2^k elements in every precision, and the stencils' fields (`--sizes`, each timed call
+`--launches` launches as a stencil's call has steps: the copy each unblocked stencil is set against,
+analysis/bandwidth.py), so bytes per element halve and quarter: GB/s = 2 D n /
 median time with D the precision's element size; a and b fit in the L2 (the rows' note) by bytes.
 Every case draws q and b in float64, rounds them to the storage format (precision.quantize) and
 poisons a with NaN; the harness (kernels/harness.py) runs it once and checks a against q b computed in
@@ -195,13 +196,22 @@ def note(impl: Impl, precision: str) -> list[str]:
             f"elements per {m * n * k} multiply-adds, 1/{m * n * k // per_mma} useful"]
 
 
+def repeated(once, launches: int):
+    """`once` as a call of `launches` launches, back to back."""
+    def run():
+        for _ in range(launches):
+            once()
+    return once if launches == 1 else run
+
+
 def prepare(impl: Impl, backend: str, n: int, rng: np.random.Generator, l2_bytes: int | None = None,
-            precision: str = "fp64") -> Case:
+            precision: str = "fp64", launches: int = 1) -> Case:
     """One case of size n in `precision`: q and b drawn in float64 and rounded to it, NaN-poisoned a,
-    checked against q b in float64 within the format's bound."""
+    checked against q b in float64 within the format's bound; each timed call `launches` launches
+    (a stencil's field: as many as a stencil's call has steps, so that both pay the same gaps)."""
     q = quantize([rng.uniform(0.5, 2.0)], precision)[0]
     a, b = _arrays(backend, n, rng, precision)
-    run = (cpu_runner if backend == "cpu" else gpu_runner)(impl.name, a, b, q, precision)
+    run = repeated((cpu_runner if backend == "cpu" else gpu_runner)(impl.name, a, b, q, precision), launches)
     ref = float(q) * b.astype(np.float64)     # where b lies: on the GPU CuPy's own kernel, compared there
     tol = dot_tolerance(precision, impl.unit, 1, [1.0], [1.0])     # |q||b| = |q b|: the norms are equal
     notes = note(impl, precision) + [f"checked: rel_err <= {tol:.3g} (precision.dot_tolerance, 1 term)"]
@@ -209,15 +219,19 @@ def prepare(impl: Impl, backend: str, n: int, rng: np.random.Generator, l2_bytes
     if l2_bytes and nbytes <= l2_bytes:
         notes.append(f"a and b ({nbytes / 2**20:g} MiB) fit in the L2 ({l2_bytes / 2**20:g} MiB): "
                      "repeated launches over one buffer measure the cache")
+    row = {"problem": problem(n, launches), "n": n, "work_items": n * launches}
+    if launches > 1:
+        row["steps"] = launches
+        notes.append(f"one timed call = {launches} launches, as a stencil's call of {launches} steps on a field of "
+                     f"{n} points")
     return Case(run=run, output=lambda _: a, reference=ref, tol=tol, what=f"scale {impl.name} {precision} n={n}",
-                row={"problem": problem(n), "n": n, "work_items": n}, work=nbytes, metric="GB/s", notes=notes,
-                precision=precision)
+                row=row, work=nbytes * launches, metric="GB/s", notes=notes, precision=precision)
 
 
-def problem(n: int) -> str:
-    """'n=2^k' for powers of two, else 'n=<n>'."""
+def problem(n: int, launches: int = 1) -> str:
+    """'n=2^k' for powers of two, else 'n=<n>'; ' x<launches>' where a timed call has more than one."""
     k = int(math.log2(n)) if n > 0 else -1
-    return f"n=2^{k}" if 2**k == n else f"n={n}"
+    return (f"n=2^{k}" if 2**k == n else f"n={n}") + (f" x{launches}" if launches > 1 else "")
 
 
 # ------------------------------------------------------------------------------------ CLI
@@ -235,19 +249,22 @@ def main(argv=None):
     parser.add_argument("--log2-step", type=int, default=1, help="k from --log2-min in steps of this (and --log2-max)")
     parser.add_argument("--sizes", type=int, nargs="*", default=[],
                         help="more sizes n (elements), such as the stencils' fields: the copy they are held to")
+    parser.add_argument("--launches", type=int, default=1, help="launches a timed call of the --sizes cases")
     args = parser.parse_args(argv)
     if not (1 <= args.log2_min <= args.log2_max <= 40 and args.log2_step >= 1):
         parser.error(f"--log2-min {args.log2_min} / --log2-max {args.log2_max} / --log2-step {args.log2_step}: need "
                      "1 <= min <= max <= 40 and step >= 1")
     if args.warmup < 0 or args.reps < 1:
         parser.error(f"--warmup {args.warmup} / --reps {args.reps}: need warmup >= 0 and reps >= 1")
-    if any(n < 1 for n in args.sizes):
-        parser.error(f"--sizes {' '.join(map(str, args.sizes))}: every size must be positive")
-    sizes = sorted({*(2**k for k in sizes_log2(args.log2_min, args.log2_max, args.log2_step)), *args.sizes})
+    if any(n < 1 for n in args.sizes) or args.launches < 1:
+        parser.error(f"--sizes {' '.join(map(str, args.sizes))} / --launches {args.launches}: need positive sizes "
+                     "and launches")
+    powers = [2**k for k in sizes_log2(args.log2_min, args.log2_max, args.log2_step)]
+    sizes = sorted([(n, 1) for n in powers] + [(n, args.launches) for n in dict.fromkeys(args.sizes)])
     rng = np.random.default_rng()
     l2_bytes = runinfo.describe(args.backend)["l2_bytes"] or None
-    jobs = [(impl, partial(prepare, impl, args.backend, n, rng, l2_bytes, p))
-            for n in sizes for impl, p in select(IMPLS, args.backend, args.precisions)]
+    jobs = [(impl, partial(prepare, impl, args.backend, n, rng, l2_bytes, p, launches))
+            for n, launches in sizes for impl, p in select(IMPLS, args.backend, args.precisions)]
     run_cli(args, jobs, "{value:10.1f} GB/s")
 
 

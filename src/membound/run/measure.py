@@ -28,7 +28,7 @@ ROW_COLUMNS = [
     "code",          # D1..D21 for matrices, else empty
     "source",        # real | surrogate | synthetic
     "n", "rows", "cols", "nnz",    # problem size (elements; matrix shape)
-    "domain", "depth", "steps",    # stencils: domain 'AxB[xC]', temporal depth t, time steps per run
+    "domain", "depth", "steps",    # stencils: domain 'AxB[xC]', temporal depth t, time steps per run (SCALE: launches)
     "work_items",    # elements (scale), nnz (spmv), interior points x steps (stencil)
     "mma",           # MMA instructions per run by the implementation's plan (tensor-core SpMV), else empty
     "warmup", "reps",
