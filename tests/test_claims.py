@@ -347,3 +347,18 @@ def test_c4_per_precision_sets_each_precisions_stencils_against_cuda_core_tempor
     i32, i16 = (c["C4"]["cases"].set_index("problem")["I"] for c in (fp32, fp16))
     assert i32["s0"] == pytest.approx(3 * 5 / 4) and i16["s0"] == pytest.approx(3 * 5 / 2)
     assert fp64["C4"]["verdict"] == "NO DATA"
+
+
+
+def test_the_stencils_field_copies_stay_out_of_c2_and_figure_6():
+    from membound.plots import fig6
+
+    sweep = [scale(2**k, 1.0, 0.995 + 0.001 * r, rep=r) for k in (24, 25) for r in range(3)]
+    copies = [[{**row, "problem": row["problem"] + " x12", "steps": 12} for row in scale(2**25, 1.0, 2.0, rep=r)]
+              for r in range(3)]                            # tensor cores twice as slow: C2 would turn SUPPORTED
+    rows = frame(*sweep, *copies)
+    assert len(measure.sweep_rows(rows)) == len(frame(*sweep))
+    _, c = check(rows)
+    assert c["C2"]["verdict"] == "LEVEL" and c["C2"]["numbers"]["beyond_half_L2"]["sizes"] == 2
+    plotted = fig6.data(rows.assign(value=1.0 / rows["t_median_s"], precision="fp64"), H100)
+    assert set(plotted["n"]) == {2**24, 2**25} and len(plotted) == 4

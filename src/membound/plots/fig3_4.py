@@ -18,6 +18,7 @@ import pandas as pd
 from membound.model import equations, peaks
 from membound.model.precision import PRECISIONS
 from membound.plots import common, paired, style
+from membound.run import measure
 
 WIDTHS, HEIGHT = (5.2, 5.2), 3.6
 CASES = {"overlapped": ("Figure 3: fully overlapped (eq. 17)", equations.overlapped_time),
@@ -41,7 +42,7 @@ def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     """The plotted numbers: per precision, case and measured unit (the paper's two sides, medians
     over repetitions) at the precision's largest size, the model's T_mem, T_cmp and T_others, the
     equation's total T_model and the measured time (seconds)."""
-    sides = paired.paper_sides(raw[raw["kernel"] == "scale"])
+    sides = paired.paper_sides(measure.sweep_rows(raw[raw["kernel"] == "scale"]))
     out = [row for precision, rows in sides.groupby("precision", sort=False) for row in _one(rows, gpu, precision)]
     return common.by_precision_order(pd.DataFrame(out, columns=COLUMNS), []) if out else pd.DataFrame(columns=COLUMNS)
 

@@ -13,6 +13,7 @@ from membound.model.equations import MB
 from membound.model.peaks import ELEMENT_BYTES
 from membound.model.precision import PRECISIONS
 from membound.plots import common, paired, style
+from membound.run import measure
 
 TITLE = "Figure 6: SCALE (a = q b)"
 WIDTHS, HEIGHT = (7.5,), 4.2
@@ -23,7 +24,7 @@ COLUMNS = ["n", "input_MB", "unit", "role", "impl", "metric", "value", "t_median
 def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     """The plotted numbers: one row per size, precision and unit (GB/s), with the per-size speedup
     and the geometric mean of its side of L2/2 in its precision."""
-    rows = raw[raw["kernel"] == "scale"]
+    rows = measure.sweep_rows(raw[raw["kernel"] == "scale"])
     out = rows.assign(n=rows["n"].astype(int), input_MB=rows["precision"].map(ELEMENT_BYTES) * rows["n"] / MB,
                       half_L2_MB=gpu["l2_MB"] / 2, gpu=gpu["name"])
     out = out.assign(larger_than_half_L2=out["input_MB"] > out["half_L2_MB"])

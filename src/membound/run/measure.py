@@ -63,6 +63,13 @@ def with_later_columns(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def sweep_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """`rows` without SCALE's copies of the stencils' fields (timed as a stencil's call, `steps`
+    launches: the yardstick of table bandwidth, not a point of SCALE's sweep, Figure 6 and C2)."""
+    copies = (rows["kernel"] == "scale") & pd.to_numeric(rows["steps"], errors="coerce").notna()
+    return rows[~copies]
+
+
 def stats(seconds) -> dict:
     """min, median, max and coefficient of variation of per-launch times (seconds)."""
     t = np.asarray(seconds, dtype=float)

@@ -93,8 +93,9 @@ def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction:
     original codes' second verdicts (docs/originals.md); `stencils` is config["stencil"]["kernels"],
     `margin` config["claims"]["margin"] and `dram_fraction` config["claims"]["dram_fraction"];
     `counters` the run's ncu rows, if measured. Stencils are compared at their role depth
-    (depths.role_rows), not at the sweep's other depths."""
+    (depths.role_rows), not at the sweep's other depths; SCALE on its sweep (measure.sweep_rows)."""
     counters = measure.completed_tags(counters, rows)
+    rows = measure.sweep_rows(rows)
     swept = pairs.with_rep(rows)
     rows = pairs.with_rep(role_rows(rows, stencils))
     per = [_in_precision(rows[rows["precision"] == p], gpu, stencils, margin, dram_fraction, counters, p,
