@@ -10,7 +10,8 @@ the 2:4-sparse against the dense tensor cores at Table 3's depth, the GPU jobs' 
 tables: GB/s and share of the spec's bandwidth; CUDA cores against `gemv_tc`). With --against (the raw/ of an
 earlier run, e.g. from `git archive`): each stencil implementation's geometric mean ratio against it.
 Where the reference profile has rendered the GPU: the 2:4-sparse against the dense tensor cores where
-the spec predicts scenario 4 (tables/classification.csv), the fp64 SpMV beyond the L2 (C3's cases,
+the spec predicts scenario 4 (tables/classification.csv), the unblocked kernels against the copy of
+their arrays (tables/bandwidth_stencils.csv), the fp64 SpMV beyond the L2 (C3's cases,
 against DASP's figures of issue 21 in tools/bench_spmv.py, the twins), and its claims, a line per claim
 and precision.
 """
@@ -186,6 +187,12 @@ def main(argv=None) -> int:
         sc4 = scenario4(run, med)
         print(f"\nscenario 4 (sparse): tc_sparse beats tc on {int((sc4 > 1).sum())} of {len(sc4)}; slower: "
               + ", ".join(f"{n} {p} t={d} {r:.2f}" for (n, p, d), r in sc4[sc4 <= 1].items()))
+    if (run / "tables" / "bandwidth_stencils.csv").exists():
+        print("\nunblocked against the copy (share of B, the copy's share of B, share of the copy):")
+        bw = pd.read_csv(run / "tables" / "bandwidth_stencils.csv")
+        for r in bw[bw["impl"] == "cc_naive"].itertuples():
+            print(f"  {r.precision} {r.stencil}: {100 * r.share_of_B:.1f}%, {100 * r.copy_share_of_B:.1f}% "
+                  f"({r.copy_launches:.0f} launches a call), {r.share_of_copy:.2f}")
     for line in spmv_lines(run, raw, args.gpu):
         print(line)
     for c in claims(run):

@@ -178,8 +178,8 @@ def _arrays(backend: str, n: int, rng: np.random.Generator, precision: str):
         return cp.full(n, np.nan, b.dtype), b
     except cp.cuda.memory.OutOfMemoryError as err:
         raise MemoryError(f"scale n={n} {precision} needs {bytes_per_element(precision) * n / 2**30:.1f} "
-                          f"GiB for a and b, more than the GPU has free ({err}); lower scale.log2_max in "
-                          "config/config.yaml") from None
+                          f"GiB for a and b, more than the GPU has free ({err}); lower scale.log2_max (or, for a "
+                          "stencil's field, stencil.domain_2d / domain_3d) in config/config.yaml") from None
 
 
 def note(impl: Impl, precision: str) -> list[str]:
