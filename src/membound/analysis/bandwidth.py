@@ -58,6 +58,6 @@ def write(stencil: pd.DataFrame, scale: pd.DataFrame, gpu: dict, csv, md) -> Non
               "run, each timed call copy_launches launches (a stencil's call has `steps`; a copy timed launch by "
               "launch pays the gap before each launch too); share_of_copy: the stencil's GBs over "
               "the copy's."
-              + (f" No SCALE row of the fields {', '.join(missing)} in this run: their copy columns are n/a "
-                 "(runs before SCALE timed the stencils' fields)." if missing else ""))
+              + (f" No SCALE row of the fields {', '.join(missing)} in this run: their copy columns are n/a (a run "
+                 "before SCALE timed the stencils' fields, or a field shrunk to fit the GPU)." if missing else ""))
     outputs.write_table(frame, csv, md, f"The unblocked stencils against the copy on {gpu['name']}", legend)
