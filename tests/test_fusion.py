@@ -94,6 +94,18 @@ def test_fusion_figure(tmp_path):
     assert (tmp_path / "f.png").stat().st_size > 10_000 and (tmp_path / "c.png").exists()
 
 
+def test_the_copy_of_each_stencils_arrays_is_its_measured_roof(tmp_path):
+    def copy(n, value, steps=12, role="STREAM"):
+        return {"kernel": "scale", "impl": "cuda_core", "unit": "cuda_core", "role": role, "problem": f"n={n} x12",
+                "n": n, "precision": "fp64", "value": value, "steps": steps, "rep": 0}
+    field = [dict(rows("2d5pt", "cc_tb", d, 1.0 / d), n=10**4) for d in (1, 2)] + [rows("2d9pt", "cc_tb", 1, 1.0)]
+    raw = frame(*field, copy(10**4, 4000.0), copy(10**4, 9000.0, role="STREAM twin"), copy(10**5, 3000.0))
+    t = fusion.table(raw, None, STENCILS, H100).set_index(["problem", "depth"])
+    assert t.loc[("2d5pt", 1), "copy_GBs"] == t.loc[("2d5pt", 2), "copy_GBs"] == 4000.0
+    assert pd.isna(t.loc[("2d9pt", 1), "copy_GBs"])       # no n: no field to match
+    save_figure(fusion_plot.figure(t.reset_index(), H100, "GPU: test"), tmp_path / "f.pdf", tmp_path / "f.png")
+
+
 # ------------------------------------------------------------------------------- the classification
 
 

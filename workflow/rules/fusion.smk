@@ -5,7 +5,7 @@
 
 rule fusion:
     input:
-        raw=raw("stencil"),
+        raw=raw("stencil") + raw("scale"),  # SCALE: the copy of the stencils' arrays, a measured roof
         wqi=rules.wqi.output.csv,
         gpu=GPU_FILE,
         code=code("scripts/fusion.py"),

@@ -1,6 +1,7 @@
 """Paper 002's Figure 11 on this GPU: each stencil's fusion sweep on the roofline, CUDA cores and
 tensor cores, every marker labelled with its depth t: hollow at the model's I (eq. 8, 11-12), filled
-at the counters' I, both at the measured GStencil/s times that executed work per point and step."""
+at the counters' I, both at the measured GStencil/s times that executed work per point and step;
+dotted, the measured roof: the copy of the stencil's arrays in the same run."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ def draw(ax, data: pd.DataFrame, gpu: dict) -> None:
     for unit, peak, ls in (("cuda_core", cu, "-"), ("tensor_core", tc, "--")):
         if peak:
             ax.plot(x, np.minimum(bw * x, peak * 1e3), ls, color=style.UNIT_COLOR[unit], lw=0.8)
+    copy = data["copy_GBs"].dropna()
+    if len(copy):
+        ax.plot(x, np.minimum(copy.iloc[0] * x, (cu or math.inf) * 1e3), ":", color="0.3", lw=0.8)
     for unit, g in data.groupby("unit"):
         color, marker = style.UNIT_COLOR[unit], MARKER[unit]
         ax.plot(g["I_model"], g["GFLOPs_model"], marker=marker, mfc="none", color=color, lw=0.6, ms=5)
@@ -52,7 +56,8 @@ def legend_handles() -> list:
     out += [Line2D([], [], color="0.3", marker="o", mfc="none", ls="-", lw=0.6, label="model I (paper 002 eq. 8, 11-12)"),
             Line2D([], [], color="0.3", marker="o", ls="none", label="counters' I (DRAM bytes)"),
             Line2D([], [], color="0.3", ls="-", lw=0.8, label="CUDA-core roof"),
-            Line2D([], [], color="0.3", ls="--", lw=0.8, label="tensor-core roof")]
+            Line2D([], [], color="0.3", ls="--", lw=0.8, label="tensor-core roof"),
+            Line2D([], [], color="0.3", ls=":", lw=0.8, label="copy of the arrays (measured)")]
     return out
 
 
@@ -73,7 +78,7 @@ def figure(data: pd.DataFrame, gpu: dict, caption: str):
     for ax in axes[:, 0]:
         ax.set_ylabel("GFLOP/s executed", fontsize=8)
     inch = 1 / fig.get_figheight()     # title, legend and the first row's panel titles, from the top down
-    fig.legend(handles=legend_handles(), loc="upper center", ncol=6, fontsize=7, frameon=False,
+    fig.legend(handles=legend_handles(), loc="upper center", ncol=7, fontsize=7, frameon=False,
                bbox_to_anchor=(0.5, 1 - 0.4 * inch))
     fig.suptitle(f"{TITLE} on {gpu['name']}", y=1 - 0.1 * inch)
     style.footer(fig, caption)
