@@ -183,14 +183,16 @@ def stream_variants(st: P.Stencil) -> dict[str, dict]:
                "st_x32y32v2": dict(NTX=32, BY=32, VY=2), "st_x64y16v4": dict(NTX=64, BY=16, VY=4),
                "st_x64y16v2": dict(NTX=64, BY=16, VY=2), "st_x128y8v4": dict(NTX=128, BY=8, VY=4),
                "st_x64y8v4": dict(NTX=64, BY=8, VY=4), "st_x128y4v4": dict(NTX=128, BY=4, VY=4),
-               "st_x128y4v2": dict(NTX=128, BY=4, VY=2)})
+               "st_x128y4v2": dict(NTX=128, BY=4, VY=2), "st_x256y4v4": dict(NTX=256, BY=4, VY=4),
+               "st_x256y4v2": dict(NTX=256, BY=4, VY=2), "st_x256y2v2": dict(NTX=256, BY=2, VY=2)})
     out = {label: dict(ST, CH=kw, **shape) for label, shape in shapes.items()}
     out.update({f"{label}_c2": dict(ST, CH=kw, CPY=2, **shape) for label, shape in shapes.items()})
     if st.dims == 3:
         out.update({f"{label}_c1": dict(ST, CH=kw, CPY=1, **shape) for label, shape in shapes.items()})
         for label in [label for label, shape in shapes.items() if shape.get("VY", 1) > 1]:
             out.update({f"{label}_c1_pf1": dict(out[f"{label}_c1"], PF=1),         # less shared memory a block
-                        f"{label}_c1_w2": dict(out[f"{label}_c1"], WAVES=2)})      # more, shorter blocks
+                        f"{label}_c1_w2": dict(out[f"{label}_c1"], WAVES=2),       # more, shorter blocks
+                        f"{label}_c1_pf1_w2": dict(out[f"{label}_c1"], PF=1, WAVES=2)})   # both
     first = dict(ST, CH=kw, **next(iter(shapes.values())))
     out.update(st_c2_ch2=dict(first, CPY=2, CH=2 * kw), st_c1=dict(first, CPY=1), st_pf1=dict(first, PF=1),
                **{f"st_waves{n}": dict(first, WAVES=n) for n in (2, 4, 8)})

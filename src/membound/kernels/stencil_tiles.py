@@ -180,3 +180,9 @@ TUNED["h200"] = {
     **TUNED.get("h200", {}),
     (3, "box", 1, 1, 2): dict(ST, BY=16, VY=2, PF=1, CPY=1, BAL=1),  # fp16: 686.1 -> 715.3 GStencil/s
 }
+# h200: tools/sweep_depths.py --tiles --depths 1 --variants tuned st_x256y4v4_c1_pf1 ..., 2026-11-28, two calls of two
+# passes each (docs/kernels_stencil.md, "Whole rows"): fp64 3d27pt streaming whole 4 KB rows of the 512^3 field
+TUNED["h200"] = {
+    **TUNED.get("h200", {}),
+    (3, "box", 1, 1, 8): dict(ST, NTX=256, BY=4, VY=4, PF=1, CPY=1),  # fp64: 235.2 -> 246.6 GStencil/s
+}
