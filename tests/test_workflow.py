@@ -1,6 +1,5 @@
 """The workflow as a user drives it: dry runs for every profile, lint, start-up errors."""
 
-import json
 import os
 import re
 import shlex
@@ -206,41 +205,6 @@ def test_reference_all_then_a_rerun_does_nothing_and_a_plot_edit_reruns_that_fig
     others = [g for g in config.reference_gpus("h100", str(copy / "results" / "reference")) if g != "h100"]
     expected = {"fig7", "manifest", "all", *(f"{g}_{rule}" for g in others for rule in ("fig7", "manifest"))}
     assert planned_jobs(copy, env) == expected | ({"compare"} if others else set())
-
-
-def readme_claims() -> dict:
-    """{(gpu, commit, claim, precision): cell} of the README's claims tables ("H100 (<commit>, ...):")."""
-    text = (REPO / "README.md").read_text()
-    section, out, gpu = text[text.index("### Claims"):text.index("### Stencils")], {}, None
-    for line in section.splitlines():
-        head = re.match(r"(H\d00) \((\w+), .*\):$", line)
-        gpu = (head.group(1).lower(), head.group(2)) if head else gpu
-        row = re.match(r"\| (C\d+s?): .*? \| (.*) \|$", line)
-        if gpu and row:
-            for precision, cell in zip(("fp64", "fp32", "fp16"), row.group(2).split(" | ")):
-                out[(*gpu, row.group(1), precision)] = cell
-    return out
-
-
-@pytest.mark.slow
-def test_readme_claims_tables_are_the_reference_runs_claims(reference_run):
-    """Every cell of the README's claims tables names its GPU's reference run (the commit in the table's
-    heading) and gives that run's rendered verdict, and each estimate with its interval, "max x",
-    "held on n of m" and "faster on ..." of the cell stands in the claim's summary."""
-    copy, _ = reference_run
-    cells = readme_claims()
-    assert {k[0] for k in cells} == {"h100", "h200"} and len(cells) == 2 * 6 * 3
-    for (gpu, commit, claim, precision), cell in cells.items():
-        run = copy / "results" / "reference" / gpu
-        assert re.search(rf"at commit {commit}", (run / "claims.md").read_text()), (gpu, commit)
-        found = [c for c in json.loads((run / "claims.json").read_text())["claims"]
-                 if (c["id"], c["precision"]) == (claim, precision)]
-        assert len(found) == 1, (gpu, claim, precision)
-        verdict, summary = found[0]["verdict"], found[0]["summary"]
-        assert cell.split(",")[0].split(" (")[0].strip("* ") == verdict, (gpu, claim, precision, cell, verdict)
-        parts = re.findall(r"[\d.]+ \[[\d.]+, [\d.]+\]|max [\d.]+|held on \d+ of \d+", cell)
-        parts += [f"margin on {m}" for m in re.findall(r"; faster on (.*)$", cell)]
-        assert all(part in summary for part in parts), (gpu, claim, precision, cell, summary)
 
 
 def test_reference_profile_renders_every_gpu_with_raw_results_and_stacks_them(tmp_path):

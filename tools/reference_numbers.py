@@ -72,16 +72,20 @@ def gemv_cells(raw: Path) -> dict:
             for p, cc in GEMV_CC.items()}
 
 
+def stencil_bound(gpu: str, precision: str) -> float:
+    """B/(2d) in GStencil/s: a stencil point reads and writes one element of d bytes at the spec's B."""
+    return config.load_gpu(gpu)["memory_bandwidth_TBs"] * 1e3 / (2 * fmt(precision).bytes)
+
+
 def stencil_cells(med: pd.Series, gpu: str) -> dict:
-    """{(precision, stencil): cells of its README row, as printed there}, from the stencil medians."""
-    bandwidth = config.load_gpu(gpu)["memory_bandwidth_TBs"]
+    """{(precision, stencil): cells of its row in the stencil tables}, from the stencil medians."""
     out = {}
     for name, k in KERNELS.items():
         t = k["depth"]
         for p in ("fp64", "fp32", "fp16"):
             at = med.xs((name, p), level=("problem", "precision"))
             tb = at.loc["cc_tb"]
-            naive, bound = at[("cc_naive", 1)], bandwidth * 1e3 / (2 * fmt(p).bytes)   # B/(2d) in GStencil/s
+            naive, bound = at[("cc_naive", 1)], stencil_bound(gpu, p)
             cells = [f"{naive:.1f}", f"{100 * naive / bound:.1f}%", f"{at[('cc_tb', t)]:.1f}",
                      f"{tb.max():.1f} ({tb.idxmax()})", f"{at[('tc', t)]:.1f}", f"{at[('tc_twin', t)]:.1f}"]
             if ("tc_sparse", t) in at.index:
