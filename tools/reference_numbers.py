@@ -1,13 +1,14 @@
-"""The README's figures of a committed reference run, from its raw rows (a developer tool, not a rule;
-tests/test_reference_numbers.py holds the README's stencil, SCALE and GEMV tables to it):
+"""The figures of a committed reference run, from its raw rows (a developer tool, not a rule;
+tools/readme_tables.py writes the tables of README.md and docs/ from its functions):
 
     python tools/reference_numbers.py h200 [--against OLD_RAW_DIR]
 
-Prints, from results/reference/<gpu>/raw/ alone: the rows of the README's stencil tables (GStencil/s,
-the median over repetitions of each run's median; share of B/(2d) at depth 1, B the spec's bandwidth),
-the 2:4-sparse against the dense tensor cores at Table 3's depth, the GPU jobs' seconds per family
-(Snakemake's benchmark files), and SCALE and GEMV at their largest size (with the cells of the README's
-tables: GB/s and share of the spec's bandwidth; CUDA cores against `gemv_tc`). With --against (the raw/ of an
+Prints, from results/reference/<gpu>/raw/ alone: the rows of the stencil tables (docs/kernels_stencil.md;
+GStencil/s, the median over repetitions of each run's median; share of B/(2d) at depth 1, B the spec's
+bandwidth), the 2:4-sparse against the dense tensor cores at Table 3's depth, the GPU jobs' seconds per
+family (Snakemake's benchmark files), and SCALE and GEMV at their largest size (with the cells of the
+tables of docs/kernels_scale.md and kernels_gemv.md: GB/s and share of the spec's bandwidth; CUDA cores
+against `gemv_tc`). With --against (the raw/ of an
 earlier run, e.g. from `git archive`): each stencil implementation's geometric mean ratio against it.
 Where the reference profile has rendered the GPU: the 2:4-sparse against the dense tensor cores where
 the spec predicts scenario 4 (tables/classification.csv), the unblocked kernels against the copy of
@@ -55,7 +56,7 @@ def at_largest(raw: Path, family: str) -> pd.Series:
 
 
 def scale_cells(raw: Path, gpu: str) -> dict:
-    """{precision: the README's SCALE cell}: CUDA cores / tensor cores, GB/s and share of the spec."""
+    """{precision: the SCALE table's cell}: CUDA cores / tensor cores, GB/s and share of the spec."""
     at, bandwidth = at_largest(raw, "scale"), config.load_gpu(gpu)["memory_bandwidth_TBs"] * 1e3
     gbs = {p: (at[(p, "cuda_core")], at[(p, "tensor_core")]) for p in ("fp64", "fp32", "fp16")}
     return {p: f"{cc:.0f} / {tc:.0f} ({100 * cc / bandwidth:.1f}% / {100 * tc / bandwidth:.1f}%)"
@@ -66,7 +67,7 @@ GEMV_CC = {"fp64": "cublas_dgemv", "fp32": "cublas_sgemv", "fp16": "gemv_half2"}
 
 
 def gemv_cells(raw: Path) -> dict:
-    """{precision: the README's GEMV cell}: CUDA cores against `gemv_tc`, GB/s, and their ratio."""
+    """{precision: the GEMV table's cell}: CUDA cores against `gemv_tc`, GB/s, and their ratio."""
     at = at_largest(raw, "gemv")
     return {p: f"{at[(p, cc)]:.0f} against {at[(p, 'gemv_tc')]:.0f} ({at[(p, 'gemv_tc')] / at[(p, cc)]:.3f})"
             for p, cc in GEMV_CC.items()}
@@ -184,7 +185,7 @@ def main(argv=None) -> int:
           f"total {jobs.sum().sum():.1f}")
     for family in ("scale", "gemv"):
         print(f"\n{family} at its largest size (GB/s):\n" + at_largest(raw, family).round(0).to_string())
-    print("\nREADME cells, SCALE:", scale_cells(raw, args.gpu), "\nREADME cells, GEMV:", gemv_cells(raw))
+    print("\ntable cells, SCALE:", scale_cells(raw, args.gpu), "\ntable cells, GEMV:", gemv_cells(raw))
     if args.against:
         print("\nagainst " + str(args.against) + ":\n" + against(med, args.against).round(3).to_string())
     if (run / "tables" / "classification.csv").exists():
