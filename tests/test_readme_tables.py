@@ -62,6 +62,11 @@ def test_render_rewrites_a_stale_block_and_leaves_the_text_around_it():
     assert tool.render(head + "stale\n" + tail) == head + tool.run_line("h100") + tail
 
 
+def test_an_unknown_block_stops_in_one_line_naming_the_kinds():
+    with pytest.raises(SystemExit, match="unknown block <!-- membound:nosuch -->: choose one of run, claims"):
+        tool.render("<!-- membound:nosuch h100 -->\n<!-- /membound -->\n")
+
+
 def commits(text: str) -> set[str]:
     """The distinct abbreviated commit hashes a text names (hex words of 7-40 digits with a digit and a letter)."""
     return {w[:7] for w in re.findall(r"\b[0-9a-f]{7,40}\b", text) if re.search(r"\d", w) and re.search("[a-f]", w)}

@@ -205,7 +205,11 @@ BLOCKS = {"run": run_line, "claims": claims_block, "ratios": ratios_block, "sten
 
 def render(text: str) -> str:
     """`text` with each block's body replaced by what BLOCKS renders for it."""
-    return BLOCK.sub(lambda m: m.group(1) + BLOCKS[m.group(2)](m.group(3) or None) + m.group(5), text)
+    def body(m: re.Match) -> str:
+        if m.group(2) not in BLOCKS:
+            raise SystemExit(f"unknown block <!-- membound:{m.group(2)} -->: choose one of {', '.join(BLOCKS)}")
+        return m.group(1) + BLOCKS[m.group(2)](m.group(3) or None) + m.group(5)
+    return BLOCK.sub(body, text)
 
 
 def documents() -> list[Path]:
