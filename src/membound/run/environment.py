@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -110,6 +111,7 @@ def conda_prefix_problem(conda_prefix, checkout) -> str | None:
 def compile_locks(uv: str, repo: Path) -> list[str]:
     """Write every lock and the conda env with the `uv` executable; the paths written."""
     python, packages = reference(repo)
+    oldest = tomllib.loads((repo / "pyproject.toml").read_text())["project"]["requires-python"].removeprefix(">=")
     for extra, lock in LOCKS.items():
         with tempfile.NamedTemporaryFile("w", suffix=".txt") as pins:
             pins.write(constraints(python, packages, extra))
@@ -117,7 +119,7 @@ def compile_locks(uv: str, repo: Path) -> list[str]:
             extras = ["--extra", "test"] + (["--extra", extra] if extra else [])
             same = ["-c", LOCKS[None]] if extra else []  # a GPU lock: the CPU lock's versions, plus CuPy
             subprocess.run([uv, "pip", "compile", "pyproject.toml", *extras, "-c", pins.name, *same, "--universal",
-                            "--python-version", "3.11", "--generate-hashes", "--no-annotate", "--quiet",
+                            "--python-version", oldest, "--generate-hashes", "--no-annotate", "--quiet",
                             "--custom-compile-command", "make lock", "-o", lock], cwd=repo, check=True)
     (repo / CONDA_ENV).write_text(conda_env(repo, LOCKS[CONDA_LOCK], python))
     return [*LOCKS.values(), CONDA_ENV]
