@@ -8,8 +8,17 @@ else
 VENV ?= $(HOME)/.cache/membound/venv-$(shell printf %s '$(CURDIR)' | cksum | cut -d' ' -f1)
 endif
 PY := $(VENV)/bin/python
+PYTHON ?= python3
+# GPU=cuda12 or GPU=cuda13 adds CuPy for that CUDA major (its lock) to the venv (docs/environment.md).
+GPU ?=
+GPU_LOCK := envs/requirements-$(GPU).txt
+ifneq ($(GPU),)
+ifeq ($(wildcard $(GPU_LOCK)),)
+$(error GPU=$(GPU): no lock $(GPU_LOCK); use GPU=cuda12 or GPU=cuda13, the driver's CUDA major (nvidia-smi))
+endif
+endif
 
-.PHONY: run test install slurm-packages
+.PHONY: run test install lock slurm-packages
 run: install
 	@profile=$${PROFILE:-$$($(PY) -m membound.run.detect)} && $(PY) -m membound.run.profiles check "$$profile" && \
 	echo "make run: snakemake --profile profiles/$$profile all" && \
@@ -33,11 +42,25 @@ slurm-packages:
 
 # Links profiles/<name> into ${XDG_CONFIG_HOME:-~/.config}/snakemake/ (for `--profile <name>`) and
 # says where each name points; repairs links whose checkout is gone.
-install: $(VENV)/.installed
+install: $(VENV)/.installed $(if $(GPU),$(VENV)/.installed-$(GPU))
 	$(PY) -m membound.run.profiles install
 
-$(VENV)/.installed: pyproject.toml
-	python3 -m venv $(VENV)
+# The locked versions (envs/requirements.txt: the dependencies and the test extra), then membound
+# itself, editable, without dependencies.
+$(VENV)/.installed: pyproject.toml envs/requirements.txt
+	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -r envs/requirements.txt
+	$(PY) -m pip install -q --no-deps -e .
 	touch $@
+
+$(VENV)/.installed-$(GPU): $(VENV)/.installed $(GPU_LOCK)
+	$(PY) -m pip install -q -r $(GPU_LOCK)
+	touch $@
+
+# Rewrites the locks and envs/membound.yaml from pyproject.toml and the reference runs' inventories,
+# with uv from PyPI in a throwaway venv (docs/environment.md).
+lock:
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && $(PYTHON) -m venv "$$tmp" && \
+	"$$tmp/bin/pip" install -q uv==0.13.9 packaging && \
+	PYTHONPATH=src "$$tmp/bin/python" -m membound.run.environment "$$tmp/bin/uv"

@@ -1,6 +1,8 @@
 """Safe extraction, Matrix Market reading and conversion to CSR, on tarballs the tests build."""
 
+import concurrent.futures
 import io
+import os
 import tarfile
 
 import numpy as np
@@ -163,17 +165,48 @@ def test_duplicate_entries_are_an_error():
         mmio.read(text, "dup")
 
 
-def test_lock_records_once_then_verifies(tmp_path):
-    tar = make_tarball(tmp_path / "l.tar.gz", "l", mtx_text(GENERAL))
-    lockfile = tmp_path / "lock.tsv"
-    assert not lock.check(tar, "l", lockfile)
-    digest = lock.record(tar, "l", lockfile)
-    assert lock.read(lockfile)["l"]["sha256"] == digest == outputs.sha256(tar)
-    assert lock.check(tar, "l", lockfile) and lock.record(tar, "l", lockfile) == digest
-    make_tarball(tar, "l", mtx_text(LOWER))  # the file changes under the same name
+def test_a_conversion_writes_its_own_record_and_one_collector_merges_them(tmp_path):
+    lockfile, records = tmp_path / "lock.tsv", []
+    for name, matrix in (("g", GENERAL), ("l", LOWER)):
+        tar = make_tarball(tmp_path / f"{name}.tar.gz", name, mtx_text(matrix))
+        assert not lock.check(tar, name, lockfile)
+        records.append(tmp_path / f"{name}.sha256.tsv")
+        convert.convert(tar, entry_for(name, matrix), tmp_path / f"{name}.npz", lockfile, records[-1])
+        assert lock.read(records[-1]) == {name: {"name": name, "sha256": outputs.sha256(tar),
+                                                 "bytes": str(tar.stat().st_size)}}
+    assert not lockfile.exists()  # a conversion never writes the lock file
+    assert lock.collect(records, lockfile) == {**lock.read(records[0]), **lock.read(records[1])} == lock.read(lockfile)
+    before = lockfile.read_bytes()
+    assert set(lock.collect(records[:1], lockfile)) == {"g"} and lockfile.read_bytes() == before  # idempotent
+    assert lock.check(tmp_path / "g.tar.gz", "g", lockfile)
+    digest = lock.read(lockfile)["l"]["sha256"]
+    make_tarball(tmp_path / "l.tar.gz", "l", mtx_text(GENERAL))  # the file changes under the same name
     with pytest.raises(MatrixError, match=f"differs from {digest}"):
-        convert.convert(tar, entry_for("l", LOWER), tmp_path / "l.npz", lockfile)
-    assert not (tmp_path / "l.npz").exists()
+        convert.convert(tmp_path / "l.tar.gz", entry_for("l", GENERAL), tmp_path / "l2.npz", lockfile,
+                        tmp_path / "l2.sha256.tsv")
+    assert not (tmp_path / "l2.npz").exists() and not (tmp_path / "l2.sha256.tsv").exists()
+    lock.record(tmp_path / "l.tar.gz", "l", records[1])  # a record that disagrees with the lock file
+    with pytest.raises(MatrixError, match=f"l.sha256.tsv: SHA-256 .* of l differs from {digest}"):
+        lock.collect(records, lockfile)
+    assert lockfile.read_bytes() == before
+
+
+def _convert_elsewhere(args):
+    """One conversion as a job on another node would run it: its own process and its own /tmp."""
+    tmp_path, name = args
+    os.environ["TMPDIR"] = str(tmp_path / f"node-{name}")
+    os.mkdir(os.environ["TMPDIR"])
+    tar = make_tarball(tmp_path / f"{name}.tar.gz", name, mtx_text(GENERAL))
+    convert.convert(tar, entry_for(name, GENERAL), tmp_path / f"{name}.npz", tmp_path / "lock.tsv",
+                    tmp_path / f"{name}.sha256.tsv")
+
+
+def test_conversions_at_once_on_separate_nodes_lose_no_hash(tmp_path):
+    names = [f"m{i}" for i in range(6)]
+    with concurrent.futures.ProcessPoolExecutor(3) as pool:
+        list(pool.map(_convert_elsewhere, [(tmp_path, n) for n in names]))
+    lock.collect([tmp_path / f"{n}.sha256.tsv" for n in names], tmp_path / "lock.tsv")
+    assert set(lock.read(tmp_path / "lock.tsv")) == set(names)
 
 
 def test_repository_lock_file_has_the_expected_header():

@@ -137,6 +137,7 @@ of the run: `sha256sum -c {results}/ae/manifest.sha256` from the repository root
 make run     # installs into .venv, then runs the whole workflow for this machine's profile
 make test    # runs the test suite
 ```
+License: MIT (`LICENSE`). `make install` installs the locked versions of `envs/requirements.txt`.
 
 With the venv active, `snakemake --profile {gpu} all` measures and renders everything on a node with
 this device (profiles: a100, gh200, h100, h200, mi250x, cpu; a GPU profile stops at once on a node

@@ -3,13 +3,14 @@ import sys
 from pathlib import Path
 
 from snakemake.utils import min_version
+from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 from membound import families
 from membound.kernels import stencil as stencil_kernels
 from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
 from membound.run import config as mbconfig
-from membound.run import detect, devices, gpu_slot
+from membound.run import detect, devices, environment, gpu_slot
 
 min_version("9.0")
 
@@ -33,6 +34,11 @@ try:  # the layers in their documented order (config/README.md, "Precedence"), e
     originals_check.check(config)  # the original codes' executables, before any job runs
 except mbconfig.ConfigError as err:
     raise WorkflowError(str(err))
+
+if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:  # the rules' conda env finds membound
+    _why = environment.conda_prefix_problem(workflow.deployment_settings.conda_prefix, workflow.basedir)
+    if _why:
+        raise WorkflowError(_why)
 
 REFERENCE = config.get("reference", False)  # the reference profile: committed raw results, no device
 RESULTS = f"results/reference/{GPU_NAME}" if REFERENCE else f"results/{GPU_NAME}"

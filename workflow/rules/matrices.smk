@@ -17,6 +17,7 @@ plan_file = functools.partial(matrix_paths.plans_path, config)  # plan_file(name
 
 localrules:
     download_matrix,
+    matrix_lock,
 
 
 rule download_matrix:
@@ -40,7 +41,8 @@ rule convert_matrix:
     input:
         rules.download_matrix.output,
     output:
-        f"{DATA}/csr/real/{{name}}.npz",
+        csr=f"{DATA}/csr/real/{{name}}.npz",
+        record=f"{DATA}/csr/real/{{name}}.sha256.tsv",  # the tarball's hash, for rule matrix_lock
     log:
         f"{DATA}/logs/convert_matrix/{{name}}.log",
     wildcard_constraints:
@@ -54,6 +56,24 @@ rule convert_matrix:
         lockfile=config["lockfile"],
     script:
         "../../scripts/convert_matrix.py"
+
+
+# The one writer of the lock file: it merges the conversions' records on the node that runs snakemake
+# (a localrule), so that conversions on other nodes of a shared file system cannot overwrite each
+# other's hashes (docs/matrices.md, "Lock file"). Its output: the recorded hashes of these matrices.
+rule matrix_lock:
+    input:
+        [f"{DATA}/csr/real/{m['name']}.sha256.tsv" for m in MATRICES],
+    output:
+        f"{DATA}/csr/real/lock.tsv",
+    log:
+        f"{DATA}/logs/matrix_lock.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        lockfile=config["lockfile"],
+    script:
+        "../../scripts/matrix_lock.py"
 
 
 rule surrogate_matrix:
@@ -95,6 +115,7 @@ rule spmv_plans:
 rule matrix_stats:
     input:
         csr=[csr_file(m["name"]) for m in MATRICES],
+        lock=rules.matrix_lock.output if config["matrix_source"] == "real" else [],  # hashes recorded first
     output:
         f"{RESULTS}/raw/matrices.csv",
     log:

@@ -17,9 +17,10 @@ def check(entry: dict, matrix, source) -> None:
                               "or correct config/matrices.yaml")
 
 
-def convert(tarball, entry: dict, out, lockfile=None) -> None:
+def convert(tarball, entry: dict, out, lockfile=None, record=None) -> None:
     """Check `tarball` against `lockfile`, read `<name>/<name>.mtx` safely, save it as CSR at `out`,
-    and only then record a new matrix's hash in `lockfile`."""
+    and only then write the tarball's hash to the one-row `record` (rule matrix_lock adds it to the
+    lock file: membound.matrices.lock)."""
     if lockfile is not None:
         lock.check(tarball, entry["name"], lockfile)
     matrix, head = mmio.read(archive.read_mtx(tarball, entry["name"]), f"{tarball}:{entry['name']}.mtx")
@@ -30,5 +31,5 @@ def convert(tarball, entry: dict, out, lockfile=None) -> None:
     meta = {key: entry[key] for key in ("code", "group", "name", "kind", "symmetric", "family")}
     csr.save(out, matrix, {**meta, "source": "real", "field": head.field, "symmetry": head.symmetry,
                            "explicit_zeros": int(matrix.nnz - matrix.count_nonzero()), "notes": notes})
-    if lockfile is not None:
-        lock.record(tarball, entry["name"], lockfile)
+    if record is not None:
+        lock.record(tarball, entry["name"], record)

@@ -1,38 +1,46 @@
 """The lock file of tarball checksums (config/matrices.lock.tsv): name, SHA-256, size in bytes.
 
-A tarball is checked against its recorded hash on every use; a new matrix's hash is recorded only
-once its tarball has been extracted and converted (a corrupt download is never recorded).
+A tarball is checked against its recorded hash on every use. A new matrix's hash is recorded only
+once its tarball has been extracted and converted, in two steps that stay safe on a shared file
+system with jobs on many nodes: each conversion writes its own one-row record (`record`), and one
+rule on the node that runs snakemake (`matrix_lock`, a localrule) merges the records into the lock
+file (`collect`), so the lock file has one writer.
 `python -m membound.matrices.lock forget NAME [LOCKFILE]` drops one matrix's hash.
 """
 
 from __future__ import annotations
 
 import csv
-import fcntl
-import hashlib
 import os
 import sys
-import tempfile
-from contextlib import contextmanager
 from pathlib import Path
 
 from membound.matrices import MatrixError
-from membound.run.outputs import sha256
+from membound.run.outputs import atomic, sha256
 
 HEADER = ["name", "sha256", "bytes"]
 DEFAULT = "config/matrices.lock.tsv"
 
 
 def read(lockfile) -> dict[str, dict]:
-    """The lock file's rows by matrix name (empty when the file does not exist)."""
+    """The rows of a lock file or record by matrix name (empty when the file does not exist)."""
     path = Path(lockfile)
     if not path.is_file():
         return {}
     with open(path, newline="") as fh:
-        rows = list(csv.DictReader(fh, delimiter="\t"))
-    if rows and set(rows[0]) != set(HEADER):
-        raise MatrixError(f"{lockfile}: columns must be {', '.join(HEADER)}; restore it from git")
-    return {row["name"]: row for row in rows}
+        reader = csv.DictReader(fh, delimiter="\t")
+        if reader.fieldnames != HEADER:
+            raise MatrixError(f"{lockfile}: columns must be {', '.join(HEADER)}; restore it from git "
+                              "(a record under data/: delete it and rerun)")
+        return {row["name"]: row for row in reader}
+
+
+def write(rows: dict[str, dict], path) -> None:
+    """Write `rows` (by name) to `path` in one replace, sorted by name."""
+    with atomic(path, ".part") as tmp, open(tmp, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, HEADER, delimiter="\t", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows[n] for n in sorted(rows))
 
 
 def check(tarball, name: str, lockfile) -> bool:
@@ -48,38 +56,36 @@ def check(tarball, name: str, lockfile) -> bool:
     return True
 
 
-@contextmanager
-def _locked(lockfile):
-    """The lock file's rows, rewritten on exit; parallel jobs on this host take turns."""
-    path = Path(lockfile)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    guard_file = Path(tempfile.gettempdir()) / f"membound-{hashlib.sha1(str(path.resolve()).encode()).hexdigest()}.flock"
-    with open(guard_file, "w") as guard:
-        fcntl.flock(guard, fcntl.LOCK_EX)
-        rows = read(path)
-        yield rows
-        tmp = path.with_name(path.name + ".part")
-        with open(tmp, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, HEADER, delimiter="\t", lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows[n] for n in sorted(rows))
-        os.replace(tmp, path)
-
-
-def record(tarball, name: str, lockfile) -> str:
-    """Record `tarball`'s hash for `name` unless one is there (then check it). Returns the hash."""
+def record(tarball, name: str, out) -> str:
+    """Write `tarball`'s hash and size for `name` to the one-row record `out`. Returns the hash."""
     digest = sha256(tarball)
-    with _locked(lockfile) as rows:
-        if name not in rows:
-            rows[name] = {"name": name, "sha256": digest, "bytes": str(os.path.getsize(tarball))}
-    check(tarball, name, lockfile)
+    write({name: {"name": name, "sha256": digest, "bytes": str(os.path.getsize(tarball))}}, out)
     return digest
+
+
+def collect(records, lockfile) -> dict[str, dict]:
+    """Merge the one-row `records` into `lockfile`; a hash already there is kept, and a record that
+    differs from it stops with both. Returns the records' rows."""
+    rows, merged = read(lockfile), {}
+    for path in records:
+        for name, row in read(path).items():
+            if rows.setdefault(name, row)["sha256"] != row["sha256"]:
+                raise MatrixError(f"{path}: SHA-256 {row['sha256']} of {name} differs from {rows[name]['sha256']} "
+                                  f"in {lockfile}; delete {path} and rerun (or, if the upstream file really "
+                                  f"changed, run: python -m membound.matrices.lock forget {name} {lockfile})")
+            merged[name] = row
+    if rows != read(lockfile) or not Path(lockfile).is_file():
+        write(rows, lockfile)
+    return merged
 
 
 def forget(name: str, lockfile) -> bool:
     """Drop `name`'s hash from the lock file; True if there was one."""
-    with _locked(lockfile) as rows:
-        return rows.pop(name, None) is not None
+    rows = read(lockfile)
+    if rows.pop(name, None) is None:
+        return False
+    write(rows, lockfile)
+    return True
 
 
 if __name__ == "__main__":

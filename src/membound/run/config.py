@@ -4,6 +4,7 @@ run's config assembled from its layers in one documented order (config/README.md
 from __future__ import annotations
 
 import copy
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -11,7 +12,23 @@ from types import MappingProxyType
 import jsonschema
 import yaml
 
-REPO = Path(__file__).resolve().parents[3]
+
+def checkout() -> Path:
+    """The membound checkout whose config/ and workflow/ the package reads: $MEMBOUND_CHECKOUT, else
+    the one the package lies in (an editable install), else the working directory; otherwise stop
+    with one line (a non-editable install carries the code only)."""
+    given = os.environ.get("MEMBOUND_CHECKOUT")
+    for place in [Path(given)] if given else [Path(__file__).resolve().parents[3], Path.cwd()]:
+        if (place / "config" / "gpus").is_dir() and (place / "workflow").is_dir():
+            return place.resolve()
+    if given:
+        raise SystemExit(f"membound: MEMBOUND_CHECKOUT={given} has no config/gpus/ and workflow/; set it to a membound "
+                         "checkout (docs/environment.md)")
+    raise SystemExit(f"membound: run from a checkout: no config/gpus/ and workflow/ beside the installed package or in "
+                     f"{Path.cwd()}; cd into the membound checkout or set MEMBOUND_CHECKOUT to it (docs/environment.md)")
+
+
+REPO = checkout()
 GPUS_DIR = REPO / "config" / "gpus"
 MATRICES_FILE = REPO / "config" / "matrices.yaml"
 DEFAULTS_FILE = REPO / "config" / "config.yaml"

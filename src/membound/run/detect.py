@@ -75,8 +75,8 @@ def cupy_package(vendor: str, cuda: int | None) -> str:
     if vendor == "amd":
         return "install CuPy for ROCm (docs.cupy.dev: Installation, AMD ROCm)"
     if cuda is None:
-        return "pip install cupy-cuda12x (or cupy-cuda13x: the one matching the node's CUDA)"
-    return f"pip install cupy-cuda{cuda}x (the driver supports CUDA {cuda})"
+        return "make install GPU=cuda12 (or GPU=cuda13: the node's CUDA major; docs/environment.md)"
+    return f"make install GPU=cuda{cuda} (the driver supports CUDA {cuda}; docs/environment.md)"
 
 
 if __name__ == "__main__":

@@ -14,8 +14,7 @@ import numpy as np
 
 import membound
 from membound.run import devices, inventory
-
-REPO = Path(membound.__file__).resolve().parents[2]  # the checkout: src/membound/__init__.py
+from membound.run.config import REPO
 
 
 def _nvidia_smi(pci_bus_id: str) -> dict:
