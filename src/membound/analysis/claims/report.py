@@ -1,5 +1,5 @@
 """The claims as strict JSON and as Markdown (claims.json, claims.md), and one GPU's claims as the short
-table of the README and docs/claims.md (`claims_table`; `python -m membound.analysis.claims.report`)."""
+table of the README and docs/claims.md (`claims_table`; `python -m membound.analysis.claims`)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ LABEL = {"C1": "C1: speedup over the CUDA-core twin below eq. 23's bound",
          "C2": "C2: tensor-core SCALE slower (t_TC/t_CC)",
          "C3": "C3: cuSPARSE beats tensor-core SpMV beyond the L2 (t_TC/t_CC)",
          "C4": "C4: CUDA-core temporal blocking beats dense tensor cores (t_TC/t_CC)",
-         "C4s": "C4s (not paper 000's): ... and 2:4-sparse tensor cores, which papers 002/004 expect to win",
+         "C4s": "C4s (not paper 000's): ... and 2:4-sparse ones (papers 002/004 expect them to win)",
          "C5": "C5: paper 002's scenarios, eq. 14 a tie within run-to-run noise",
          "C5 summary": "C5 summary: paper 002's scenarios, 1-2 read as tensor cores not faster",
          "C3 originals": "C3 on DASP's own kernel and cuSPARSE as its driver times it",
@@ -67,10 +67,10 @@ def _verdict(verdict: str) -> str:
     return f"**{verdict}**" if verdict in FLAGGED else verdict
 
 
-def brief(c: dict) -> str:
+def brief(c: dict, effects: bool = True) -> str:
     """A claim record's (from check, or read back from claims.json) numbers in a few words: the
     interval, then what that claim adds (C1 its pairs, C2 its part beyond half the L2, C3 its
-    decomposition, C4 the stencils faster on tensor cores, C5 its no-predictions)."""
+    decomposition unless not `effects`, C4 the stencils faster on tensor cores, C5 its no-predictions)."""
     n = c.get("numbers") or {}
     if c["on_these_timings"] in (NOT_APPLICABLE, NO_DATA):
         return c["summary"]
@@ -80,9 +80,10 @@ def brief(c: dict) -> str:
     if c["id"] == "C2" and "beyond_half_L2" in n:
         return f"{text}; beyond half the L2 {interval_text(n['beyond_half_L2'])}"
     if c["id"].startswith("C3") and "larger_than_L2" in n:
-        parts = [f"{n[k]['ratio']} {interval_text(n[k])}" for k in EFFECTS if k in n]
+        parts = [f"{n[k]['ratio']} {interval_text(n[k])}" for k in EFFECTS if k in n and effects]
         return (f"{text}; cuSPARSE faster on {n['cuda_core_faster_on']} of {n['larger_than_L2']}"
-                + ("; " + ", ".join(parts) if parts else "") + ("; surrogate matrices" if n.get("surrogate") else ""))
+                + ("; " + ", ".join(parts) if parts else "") + ("; surrogate matrices" if n.get("surrogate") and effects
+                                                                else ""))
     if c["id"].startswith("C4") and "tensor_cores_faster" in n:
         return f"{text}; tensor cores faster on {', '.join(n['tensor_cores_faster']) or 'none'}"
     return text
@@ -97,7 +98,7 @@ def claims_table(result: dict) -> str:
     rows = []
     for cid in dict.fromkeys(c["id"] for c in result["claims"]):
         label = LABEL.get(cid, cid) + ("; surrogate matrices" if cid.startswith("C3") and result["surrogate"] else "")
-        rows.append([label] + [f"{_verdict(by[cid, p]['verdict'])}, {brief(by[cid, p])}" if (cid, p) in by else ""
+        rows.append([label] + [f"{_verdict(by[cid, p]['verdict'])}, {brief(by[cid, p], False)}" if (cid, p) in by else ""
                                for p in precisions])
         for key, name in EFFECTS.items() if cid == "C3" else ():
             cells = [(by.get((cid, p), {}).get("numbers") or {}).get(key) for p in precisions]
@@ -149,7 +150,7 @@ def write(result: dict, json_path, md_path) -> None:
     outputs.write_text(markdown(result), md_path)
 
 
-BEGIN, END = "<!-- measured: python -m membound.analysis.claims.report --docs", "<!-- end measured -->"
+BEGIN, END = "<!-- measured: python -m membound.analysis.claims --docs", "<!-- end measured -->"
 
 
 def measured(results: list[dict]) -> str:
@@ -165,25 +166,3 @@ def with_measured(text: str, results: list[dict]) -> str:
     marker, tail = rest.split("\n", 1)
     return f"{head}{BEGIN}{marker}\n\n{measured(results)}\n{END}{tail.split(END, 1)[1]}"
 
-
-def main(argv=None) -> None:
-    """Print the claims tables of the claims.json files given, or (--docs FILE) write them into FILE."""
-    import argparse
-    from pathlib import Path
-
-    parser = argparse.ArgumentParser(prog="python -m membound.analysis.claims.report", description=main.__doc__)
-    parser.add_argument("claims", nargs="+", type=Path, help="claims.json of each GPU, in the order to show them")
-    parser.add_argument("--docs", type=Path, help="a Markdown file with the measured markers (docs/claims.md)")
-    args = parser.parse_args(argv)
-    missing = [str(p) for p in args.claims if not p.is_file()]
-    if missing:
-        raise SystemExit(f"error: no {', '.join(missing)}: render it first (snakemake --profile profiles/reference all)")
-    results = [json.loads(p.read_text()) for p in args.claims]
-    if args.docs:
-        outputs.write_text(with_measured(args.docs.read_text(), results), args.docs)
-    else:
-        print(measured(results), end="")
-
-
-if __name__ == "__main__":
-    main()

@@ -21,12 +21,13 @@ METHOD = (f"{LEVEL_95:g}% t-interval on the log ratios over problems (each probl
 
 def t_interval(units: np.ndarray, level: float = LEVEL_95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean of the logs `units` along the last axis and its Student-t `level`% interval (n - 1
-    degrees of freedom), as (mean, low, high) of the logs; NaN bounds with fewer than two units.
+    degrees of freedom), as (mean, low, high) of the logs; -inf and inf with a single unit (nothing
+    bounds it: the verdict is INCONCLUSIVE).
     Vectorised over the leading axes (tests/test_claims_coverage.py measures its coverage)."""
     n = units.shape[-1]
     mean = units.mean(-1)
     if n < 2:
-        return mean, np.full_like(mean, np.nan), np.full_like(mean, np.nan)
+        return mean, np.full_like(mean, -np.inf), np.full_like(mean, np.inf)
     half = scipy.stats.t.ppf(0.5 + level / 200, n - 1) * units.std(-1, ddof=1) / math.sqrt(n)
     return mean, mean - half, mean + half
 
@@ -34,8 +35,8 @@ def t_interval(units: np.ndarray, level: float = LEVEL_95) -> tuple[np.ndarray, 
 def interval(frame: pd.DataFrame, column: str) -> dict:
     """Geometric mean of `column` over the problems of `frame` (each problem's geometric mean over
     its repetitions) and its 95% interval: a t-interval on the logs over problems (each problem's
-    mean log one unit), or, with a single problem, over its repetitions. NaN bounds with a single
-    unit; NaNs where `frame` is empty."""
+    mean log one unit), or, with a single problem, over its repetitions; 0 and inf from a single
+    ratio; NaNs where `frame` is empty."""
     logs = [np.log(g[column].to_numpy(float)) for _, g in frame.groupby(["kernel", "problem"], sort=False)]
     out = {"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n": len(frame), "problems": len(logs)}
     if not logs:
@@ -49,7 +50,7 @@ def decide(ci_low: float, ci_high: float, reference: float, margin: float, side:
     """LEVEL, SUPPORTED, CONTRADICTED or INCONCLUSIVE of an interval against `reference` (see the
     module docstring); `side` is where the claim puts the value: 'above' or 'below' the reference.
     NO DATA for an empty interval."""
-    if not (math.isfinite(ci_low) and math.isfinite(ci_high)):
+    if math.isnan(ci_low) or math.isnan(ci_high):
         return NO_DATA
     if reference * (1 - margin) <= ci_low and ci_high <= reference * (1 + margin):
         return LEVEL
