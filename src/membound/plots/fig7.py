@@ -60,7 +60,8 @@ def _effects(rows: pd.DataFrame, gpu: dict) -> pd.DataFrame:
         for larger, g in both.groupby(side):
             out[precision, larger] = {f"{name}{end}": verdicts.interval(g, name)[key] for name in EFFECTS
                                       for end, key in (("", "estimate"), ("_low", "ci_low"), ("_high", "ci_high"))}
-    return pd.DataFrame.from_dict(out, orient="index").rename_axis(["precision", "larger_than_L2"])
+    return pd.DataFrame.from_dict(out, orient="index").rename_axis(["precision", "larger_than_L2"]) if out else \
+        pd.DataFrame()
 
 
 def draw(axes, data: pd.DataFrame, codes=()) -> None:
@@ -114,6 +115,7 @@ def _geomeans(ax, data: pd.DataFrame) -> None:
                 hatched.append(False)
                 shade.append("0.85")
     g, lo, hi = np.array(stats).T
+    lo, hi = (np.where(np.isfinite(hi), v, g) for v in (lo, hi))   # one ratio alone: no interval to draw
     bars = ax.bar(labels, g, 0.6, color=shade, yerr=[g - lo, hi - g], capsize=4, ecolor="0.1")
     for bar, original in zip(bars, hatched):
         bar.set_hatch("///" if original else None)
