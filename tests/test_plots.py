@@ -210,13 +210,17 @@ def test_stencil_rows_keep_their_order_and_depths():
     assert list(d.loc[d["problem"] == "2d5pt", "label"]) == ["Brick t=1", "EBISU t=3", "ConvStencil t=3"]
 
 
-def test_each_stencil_bar_is_its_implementation_at_its_best_depth():
-    sweep = stencil_rows()
+def swept_stencil_rows() -> pd.DataFrame:
+    """stencil_rows() and 2d5pt's fusion sweep: EBISU at depths 1 (3.5) and 2 (4.5, its best), ConvStencil at 1 (2.5)."""
     extra = raw([{"kernel": "stencil", "impl": impl, "unit": unit, "role": role, "problem": "2d5pt", "depth": d,
                   "domain": "64x64", "steps": 6, "t_median_s": 1e-3, "metric": "GStencil/s", "value": v}
                  for impl, unit, role, d, v in (("cc_tb", "cuda_core", "EBISU", 1, 3.5), ("cc_tb", "cuda_core", "EBISU", 2, 4.5),
                                                 ("tc", "tensor_core", "ConvStencil", 1, 2.5))])
-    d = fig8.data(pd.concat([sweep, extra], ignore_index=True), L2_1MB).set_index(["problem", "impl"])
+    return pd.concat([stencil_rows(), extra], ignore_index=True)
+
+
+def test_each_stencil_bar_is_its_implementation_at_its_best_depth():
+    d = fig8.data(swept_stencil_rows(), L2_1MB).set_index(["problem", "impl"])
     assert (d.loc[("2d5pt", "cc_tb"), ["depth", "depths", "value", "label"]].tolist() == [2, "1-3", 4.5, "EBISU t=2"])
     assert (d.loc[("2d5pt", "tc"), ["depth", "depths", "value"]].tolist() == [1, "1,3", 2.5])
     assert (d.loc[("2d9pt", "cc_tb"), ["depth", "depths"]].tolist() == [3, "3"]) and len(d) == 6
@@ -224,12 +228,7 @@ def test_each_stencil_bar_is_its_implementation_at_its_best_depth():
 
 def test_given_the_role_depths_each_stencil_bar_is_at_c4s_equal_depth_with_its_best_marked():
     """C4 compares at the role depth (config stencil.kernels); the best depth is marked, not plotted."""
-    sweep = stencil_rows()
-    extra = raw([{"kernel": "stencil", "impl": impl, "unit": unit, "role": role, "problem": "2d5pt", "depth": d,
-                  "domain": "64x64", "steps": 6, "t_median_s": 1e-3, "metric": "GStencil/s", "value": v}
-                 for impl, unit, role, d, v in (("cc_tb", "cuda_core", "EBISU", 1, 3.5), ("cc_tb", "cuda_core", "EBISU", 2, 4.5),
-                                                ("tc", "tensor_core", "ConvStencil", 1, 2.5))])
-    rows = pd.concat([sweep, extra], ignore_index=True)
+    rows = swept_stencil_rows()
     d = fig8.data(rows, L2_1MB, {"2d5pt": {"depth": 3}, "2d9pt": {"depth": 3}}).set_index(["problem", "impl"])
     assert d.loc[("2d5pt", "cc_tb"), ["depth", "value", "best_depth", "best_value", "at"]].tolist() == \
         [3, 4.0, 2, 4.5, "role depth"]

@@ -1,6 +1,8 @@
-"""The paper's claims (paper 000 Sec. 4.2 and 5.4; C4s and C5 after paper 002 Sec. 4) checked on the measured raw rows, each in every
-precision of the run (fp64, fp32, fp16: rows of one precision against that precision's peaks, element
-size and eq. 23 bound) with a bootstrap confidence interval over problems and repetitions.
+"""The paper's claims (paper 000 Sec. 4.2 and 5.4), and beside them C4s (C4's test on 2:4-sparse
+tensor cores, no claim of paper 000) and C5 (paper 002's scenario predictions, under two readings),
+checked on the measured raw rows, each in every precision of the run (fp64, fp32, fp16: rows of one
+precision against that precision's peaks, element size and eq. 23 bound) with a 95% interval over
+problems and repetitions.
 
 A pair is one problem timed on two sides in one repetition (`rep`; rows without it are rep 0):
 - C2-C4 compare algorithms as the paper does: the CUDA-core baseline (role CC_ROLE) against the
