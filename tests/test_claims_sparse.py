@@ -48,6 +48,7 @@ def test_c4s_is_t_tc_over_t_cc_of_the_sparse_role(speedup, verdict):
     assert c["C4s"]["verdict"] == verdict and c["C4s"]["problems"] == 2
     assert c["C4s"]["estimate"] == pytest.approx(1 / speedup, rel=1e-2)
     assert c["C4"]["verdict"] == "NO DATA"                  # no dense tensor-core rows: C4 is the dense arm only
+    assert "not a claim of paper 000" in c["C4s"]["title"] and "papers 002" in c["C4s"]["where"]
 
 
 def test_c4s_in_fp64_is_not_applicable():
