@@ -1,4 +1,4 @@
-"""Rule claims: paper 000's claims checked on the measured raw rows in every precision, each with a bootstrap interval and a verdict."""
+"""Rule claims: paper 000's claims checked on the measured raw rows in every precision, each with a 95% interval and a verdict."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log

@@ -3,6 +3,7 @@ LEVEL, CONTRADICTED, INCONCLUSIVE), C1 on twin pairs only with its filters, N/A 
 cores, NO DATA, the surrogate label, reproducible intervals and strict JSON."""
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -41,10 +42,11 @@ def scale(n, t_cc, t_tc, rep=0, t_twin=None):
     return rows
 
 
-def spmv(name, t_cc, t_tc, shape=SMALL, source="real", rep=0):
+def spmv(name, t_cc, t_tc, shape=SMALL, source="real", rep=0, t_twin=None):
     kw = {**shape, "source": source, "code": "D1", "work_items": shape["nnz"], "rep": rep}
     return [_row("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", name, t_cc, **kw),
-            _row("spmv", "dasp_tc", "tensor_core", "DASP", name, t_tc, **kw)]
+            _row("spmv", "dasp_tc", "tensor_core", "DASP", name, t_tc, **kw)] + (
+        [_row("spmv", "dasp_tc_twin", "cuda_core", "DASP twin", name, t_twin, **kw)] if t_twin else [])
 
 
 def stencil(name, t_cc, t_tc, depth=3, depth_tc=None, rep=0, t_twin=None, n=10**8):
@@ -120,7 +122,7 @@ def test_decide_against_a_reference():
 
 
 def test_c1_decided_by_dram_bound_twin_pairs_only():
-    rows = frame(scale(N_BIG, T_DRAM, T_DRAM, t_twin=T_DRAM * 1.01),             # decides: speedup 1.01
+    rows = frame(*[scale(N_BIG, T_DRAM, T_DRAM, rep=r, t_twin=T_DRAM * (1.01 + 1e-4 * r)) for r in range(3)],  # decides
                  scale(2**20, 1e-5, 1e-5, t_twin=2e-5),                            # fits in the L2
                  scale(2**27, 1.0, 0.5, t_twin=1.0),                               # twin at 2 GB/s: not DRAM-bound
                  stencil("2d49pt", 1.0, 0.5, t_twin=1.0),                          # compute-bound
@@ -128,7 +130,7 @@ def test_c1_decided_by_dram_bound_twin_pairs_only():
     _, c = check(rows)
     c1 = c["C1"]
     assert c1["verdict"] == "SUPPORTED" and c1["pairs"] == [f"scale n={N_BIG}"]
-    assert c1["estimate"] == pytest.approx(1.01) and c1["reference"] == pytest.approx(2 - 2 / (1 + 67 / 34))
+    assert c1["estimate"] == pytest.approx(1.0101) and c1["reference"] == pytest.approx(2 - 2 / (1 + 67 / 34))
     why = c1["numbers"]["excluded"]
     assert why["scale n=1048576"].startswith("fits in L2") and why["stencil 2d49pt"] == "compute-bound (eq. 4)"
     assert why["scale n=134217728"].startswith("not DRAM-bound: 0% of B")
@@ -203,12 +205,31 @@ def test_c2_takes_the_worse_side_of_half_the_l2():
 
 
 def test_c3_uses_table2_size_against_the_l2():
-    _, c = check(frame(spmv("big", 1.0, 0.9, BIG), spmv("small", 1.0, 0.5)))
+    _, c = check(frame(*[spmv("big", 1.0, 0.9 + 0.001 * r, BIG, rep=r) for r in range(3)], spmv("small", 1.0, 0.5)))
     assert c["C3"]["verdict"] == "CONTRADICTED" and c["C3"]["pairs"] == ["spmv big"]
     cases = c["C3"]["cases"].set_index("problem")
     assert cases.loc["big", "size_MB"] == pytest.approx(size_mb(**BIG)) and not cases.loc["small", "larger_than_L2"]
     _, c = check(frame(spmv("small", 1.0, 0.5)))
     assert c["C3"]["verdict"] == "NO DATA"
+
+
+def test_c3_splits_into_the_tensor_core_effect_and_the_format_effect():
+    """t_TC/t_CC = t_TC/t_twin x t_twin/t_CC: here the twin (the DASP format on CUDA cores) is as fast as
+    the tensor cores and 25% faster than cuSPARSE, so the gain is the format's, not the MMAs'."""
+    rng = np.random.default_rng(3)
+    rows = frame(*[spmv(f"m{i}", 1.0, 0.75 * n1, BIG, source="surrogate", rep=r, t_twin=0.75 * n2)
+                   for i in range(5) for r in range(3) for n1, n2 in [np.exp(0.005 * rng.standard_normal(2))]])
+    _, c = check(rows)
+    n = c["C3"]["numbers"]
+    assert c["C3"]["verdict"] == "CONTRADICTED" and n["tensor_core_effect"]["verdict"] == "LEVEL"
+    assert n["format_effect"]["verdict"] == "CONTRADICTED" and n["format_effect"]["estimate"] == pytest.approx(0.75, 0.01)
+    assert n["tensor_core_effect"]["estimate"] * n["format_effect"]["estimate"] == pytest.approx(c["C3"]["estimate"])
+    assert n["tensor_core_effect"]["ci_low"] < 1 < n["tensor_core_effect"]["ci_high"]
+    assert c["C3"]["summary"].startswith("on SURROGATE matrices") and "surrogate" in c["C3"]["title"]
+    assert list(c["C3"]["cases"][["t_TC/t_twin", "t_twin/t_CC"]].notna().all()) == [True, True]
+    assert "t_TC/t_twin" in report.brief(c["C3"]) and "surrogate" in report.brief(c["C3"])
+    _, without = check(frame(*[spmv(f"m{i}", 1.0, 0.75, BIG, rep=r) for i in range(3) for r in range(2)]))
+    assert "format_effect" not in without["C3"]["numbers"] and "surrogate" not in without["C3"]["summary"]
 
 
 def test_c4_is_the_geomean_over_stencils_at_equal_depth():
@@ -246,14 +267,14 @@ def test_surrogate_matrices_are_labelled_in_json_and_on_top_of_the_markdown():
 def test_json_is_strict_and_has_the_fields_of_every_claim():
     result, _ = check(noisy(1.1, 0.01, problems=3, reps=2))
     data = json.loads(report.to_json(result))
-    assert [(c["id"], c["precision"]) for c in data["claims"]] == [(cid, p) for cid in ("C1", "C2", "C3", "C4", "C4s", "C5")
-                                                                   for p in ("fp64", "fp32", "fp16")]
+    assert [(c["id"], c["precision"]) for c in data["claims"]] == [
+        (cid, p) for cid in ("C1", "C2", "C3", "C4", "C4s", "C5", "C5 summary") for p in ("fp64", "fp32", "fp16")]
     for c in data["claims"]:
         assert set(c) >= {"id", "precision", "verdict", "estimate", "ci_low", "ci_high", "n", "margin", "pairs", "cases",
                           "sources"}
     c3 = data["claims"][6]
     assert c3["id"] == "C3" and c3["pairs"] == ["spmv m0", "spmv m1", "spmv m2"] and c3["margin"] == MARGIN
-    assert data["measured"]["repetitions"] == 2 and data["statistics"]["seed"] == verdicts.SEED
+    assert data["measured"]["repetitions"] == 2 and data["statistics"]["interval"] == verdicts.METHOD
     assert data["measured"]["slurm_jobs"] == []
 
 
@@ -294,7 +315,7 @@ def test_each_precision_is_checked_on_its_own_rows():
     assert fp16["C3"]["summary"] == "no fp16 rows in this run's raw results"
     assert result["measured"]["precisions"] == ["fp32", "fp64"]
     md = report.markdown(result)
-    assert "| C3      | fp32        |" in md and "## C3 fp16 (Sec. 5.4, Figure 7)" in md
+    assert re.search(r"\| C3 +\| fp32 +\| NO DATA +\|", md) and "## C3 fp16 (Sec. 5.4, Figure 7)" in md
 
 
 def test_c1_takes_each_precisions_eq23_bound_from_the_spec():

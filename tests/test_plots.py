@@ -210,16 +210,55 @@ def test_stencil_rows_keep_their_order_and_depths():
     assert list(d.loc[d["problem"] == "2d5pt", "label"]) == ["Brick t=1", "EBISU t=3", "ConvStencil t=3"]
 
 
-def test_each_stencil_bar_is_its_implementation_at_its_best_depth():
-    sweep = stencil_rows()
+def swept_stencil_rows() -> pd.DataFrame:
+    """stencil_rows() and 2d5pt's fusion sweep: EBISU at depths 1 (3.5) and 2 (4.5, its best), ConvStencil at 1 (2.5)."""
     extra = raw([{"kernel": "stencil", "impl": impl, "unit": unit, "role": role, "problem": "2d5pt", "depth": d,
                   "domain": "64x64", "steps": 6, "t_median_s": 1e-3, "metric": "GStencil/s", "value": v}
                  for impl, unit, role, d, v in (("cc_tb", "cuda_core", "EBISU", 1, 3.5), ("cc_tb", "cuda_core", "EBISU", 2, 4.5),
                                                 ("tc", "tensor_core", "ConvStencil", 1, 2.5))])
-    d = fig8.data(pd.concat([sweep, extra], ignore_index=True), L2_1MB).set_index(["problem", "impl"])
+    return pd.concat([stencil_rows(), extra], ignore_index=True)
+
+
+def test_each_stencil_bar_is_its_implementation_at_its_best_depth():
+    d = fig8.data(swept_stencil_rows(), L2_1MB).set_index(["problem", "impl"])
     assert (d.loc[("2d5pt", "cc_tb"), ["depth", "depths", "value", "label"]].tolist() == [2, "1-3", 4.5, "EBISU t=2"])
     assert (d.loc[("2d5pt", "tc"), ["depth", "depths", "value"]].tolist() == [1, "1,3", 2.5])
     assert (d.loc[("2d9pt", "cc_tb"), ["depth", "depths"]].tolist() == [3, "3"]) and len(d) == 6
+
+
+def test_given_the_role_depths_each_stencil_bar_is_at_c4s_equal_depth_with_its_best_marked():
+    """C4 compares at the role depth (config stencil.kernels); the best depth is marked, not plotted."""
+    rows = swept_stencil_rows()
+    d = fig8.data(rows, L2_1MB, {"2d5pt": {"depth": 3}, "2d9pt": {"depth": 3}}).set_index(["problem", "impl"])
+    assert d.loc[("2d5pt", "cc_tb"), ["depth", "value", "best_depth", "best_value", "at"]].tolist() == \
+        [3, 4.0, 2, 4.5, "role depth"]
+    assert d.loc[("2d5pt", "tc"), ["depth", "value", "best_depth", "best_value"]].tolist() == [3, 2.0, 1, 2.5]
+    assert d.loc[("2d5pt", "cc_naive"), ["depth", "at"]].tolist() == [1, "best depth"]   # runs at depth 1 only
+    fig = fig8.figure(d.reset_index(), L2_1MB, "caption", ["fp64"])
+    assert "equal depth" in fig.texts[0].get_text() or any("equal depth" in t.get_text() for t in fig.texts)
+    marks = [line for ax in fig.axes for line in ax.get_lines() if line.get_marker() == "_"]
+    assert sorted(float(m.get_ydata()[0]) for m in marks) == [2.5, 4.5]
+    best = fig8.data(rows, L2_1MB).set_index(["problem", "impl"])          # without role depths: the best depth
+    assert best.loc[("2d5pt", "cc_tb"), ["depth", "at"]].tolist() == [2, "best depth"]
+
+
+def test_figure_7_shows_c3s_decomposition_with_the_claims_numbers():
+    from membound.analysis import claims
+
+    sp = spmv_rows({"D1": (200_000, 2.0, "surrogate"), "D2": (210_000, 3.0, "surrogate"), "D3": (65_000, 1.0, "surrogate")})
+    twin = sp[sp["unit"] == "tensor_core"].assign(impl="tc_twin", unit="cuda_core", role="DASP twin",
+                                                  t_median_s=lambda d: d["t_median_s"] * 1.5)
+    reps = pd.concat([pd.concat([sp, twin]).assign(rep=r, t_median_s=lambda d, r=r: d["t_median_s"] * (1 + 0.01 * r))
+                      for r in range(3)], ignore_index=True)
+    d7 = fig7.data(reps, L2_1MB).set_index("code")
+    c3 = {c["id"]: c for c in claims.check(reps, L2_1MB, {}, 0.02, 0.6, precisions=["fp64"])["claims"]}["C3"]["numbers"]
+    for name in ("tensor_core_effect", "format_effect"):
+        assert d7.loc["D1", [name, f"{name}_low", f"{name}_high"]].iloc[0].tolist() == pytest.approx(
+            [c3[name]["estimate"], c3[name]["ci_low"], c3[name]["ci_high"]])
+    assert d7.loc["D1", "tensor_core_effect"].iloc[0] == pytest.approx(1 / 1.5)
+    fig = fig7.figure(d7.reset_index(), L2_1MB, "caption", ["fp64"])
+    ticks = [t.get_text() for ax in fig.axes for t in ax.get_xticklabels()]
+    assert "> L2\nTC/twin" in ticks and "> L2\ntwin/CC" in ticks
 
 
 def test_stencil_and_gemv_bars_are_the_median_over_repetitions():

@@ -14,7 +14,7 @@ summing in fp32, do not reach: the fp32 peak bounds them (docs/kernels_stencil.m
 
 A measured configuration is a stencil at depth t timed with temporal blocking (CUDA cores; at t = 1
 without it, the unblocked kernel) and kernel fusion (tensor cores) in the same repetitions. Its
-speedup t_CC/t_TC: the geometric mean over repetitions with a bootstrap 95% interval, decided
+speedup t_CC/t_TC: the geometric mean over repetitions with its 95% t-interval, decided
 against 1 on the predicted side with config claims.margin (the claims' `interval` and `decide`,
 analysis/claims/verdicts.py). `held`: yes (SUPPORTED;
 for a predicted tie, LEVEL), no (CONTRADICTED, or a tie predicted and the interval off 1), level (a
@@ -169,7 +169,7 @@ def write_table(frame: pd.DataFrame, csv, md, gpu_name: str, margin: float) -> N
               "peaks and bandwidth, I_CU (eq. 8) and I_TC (eq. 11; alpha eq. 9-10, S of this workflow's "
               "transformation), eq. 13's modelled speedup P_TC,actual/P_CU,actual and its prediction, against "
               "the measured speedup t_CC/t_TC (temporal blocking against kernel fusion at equal depth; "
-              "cc_impl names the CUDA-core kernel): geometric mean over repetitions with its bootstrap 95% "
-              f"interval, decided against 1 with the claims' margin ({100 * margin:g}%). held: "
+              "cc_impl names the CUDA-core kernel): geometric mean over repetitions with its 95% "
+              f"t-interval, decided against 1 with the claims' margin ({100 * margin:g}%). held: "
               + ", ".join(f"{k} {v}" for k, v in counts.items()) + ".")
     outputs.write_table(frame, csv, md, f"Paper 002's classification checked on {gpu_name}", legend)

@@ -92,16 +92,16 @@ def caption(gpu_name: str, rows: pd.DataFrame | None = None, spec: str | None = 
     return "; ".join(parts)
 
 
-def render(module, raw_paths, gpu_file: str, output, precisions=None) -> None:
-    """A measured figure: read the raw CSVs, write `module`'s plotted numbers to `output.csv` and
-    its figure, captioned, to `output.pdf` and `output.png`; a figure that facets by precision gets
-    a row for each of `precisions`."""
+def render(module, raw_paths, gpu_file: str, output, precisions=None, **data_args) -> None:
+    """A measured figure: read the raw CSVs, write `module`'s plotted numbers (module.data, given
+    `data_args` too) to `output.csv` and its figure, captioned, to `output.pdf` and `output.png`; a
+    figure that facets by precision gets a row for each of `precisions`."""
     gpu = config.load_gpu(Path(gpu_file).stem)
     try:
         raw = read_raw(raw_paths)
     except RawError as err:
         raise SystemExit(f"error: {err}") from None
-    data = module.data(raw, gpu)
+    data = module.data(raw, gpu, **data_args)
     write_csv(data, output.csv)
     facets = {"precisions": precisions} if precisions else {}
     save_figure(module.figure(data, gpu, caption(gpu["name"], raw, gpu_file), **facets), output.pdf, output.png)

@@ -1,6 +1,6 @@
 """The paper's two sides of a figure as the claims pair them (membound.analysis.claims: the CUDA-core
 baseline role against the tensor-core role, twins aside), medians over repetitions, and the
-claims' geometric means with their bootstrap intervals, so that Figures 6 and 7 print the numbers
+claims' geometric means with their 95% intervals, so that Figures 6 and 7 print the numbers
 of claims C2 and C3. Kept apart from plots/common.py: it imports the claims and through them the
 model, which the other figures do not need (their rerun triggers stay narrow)."""
 

@@ -1,6 +1,8 @@
-"""The paper's claims (paper 000 Sec. 4.2 and 5.4; C4s and C5 after paper 002 Sec. 4) checked on the measured raw rows, each in every
-precision of the run (fp64, fp32, fp16: rows of one precision against that precision's peaks, element
-size and eq. 23 bound) with a bootstrap confidence interval over problems and repetitions.
+"""The paper's claims (paper 000 Sec. 4.2 and 5.4), and beside them C4s (C4's test on 2:4-sparse
+tensor cores, no claim of paper 000) and C5 (paper 002's scenario predictions, under two readings),
+checked on the measured raw rows, each in every precision of the run (fp64, fp32, fp16: rows of one
+precision against that precision's peaks, element size and eq. 23 bound) with a 95% interval over
+problems and repetitions.
 
 A pair is one problem timed on two sides in one repetition (`rep`; rows without it are rep 0):
 - C2-C4 compare algorithms as the paper does: the CUDA-core baseline (role CC_ROLE) against the
@@ -14,8 +16,8 @@ A pair is one problem timed on two sides in one repetition (`rep`; rows without 
 
 Each claim's estimate is the geometric mean of its ratios (t_TC/t_CC, or the speedup t_CC/t_TC for
 C1), over problems of the per-problem geometric mean over repetitions; the 95% interval is a
-percentile bootstrap resampling problems, then each drawn problem's repetitions (seeded: the same
-rows give the same interval). Against the claim's reference value r (1, or eq. 23's bound for C1),
+t-interval on the logs over problems (over the repetitions of a single problem), whose coverage
+tests/test_claims_coverage.py measures on data like ours. Against the claim's reference value r (1, or eq. 23's bound for C1),
 with the relative `margin` (config claims.margin, docs/claims.md):
 LEVEL where the whole interval lies in r(1 -+ margin); else SUPPORTED where it lies entirely on the
 claim's side of r, CONTRADICTED entirely on the other side, INCONCLUSIVE where it straddles r.
@@ -32,7 +34,7 @@ import pandas as pd
 from membound.analysis.claims import c1_bound, c2_scale, c3_spmv, c4_stencil, c5_scenarios, pairs
 from membound.analysis.claims.originals import on_originals
 from membound.analysis.claims.report import write
-from membound.analysis.claims.verdicts import LEVEL_95, NO_DATA, NOT_APPLICABLE, RESAMPLES, SEED, sources
+from membound.analysis.claims.verdicts import METHOD, NO_DATA, NOT_APPLICABLE, sources
 from membound.analysis.depths import role_rows
 from membound.model import peaks
 from membound.model.precision import PRECISIONS
@@ -41,7 +43,7 @@ from membound.run import measure
 
 __all__ = ["check", "write"]
 
-FAMILY = {"C2": "scale", "C3": "spmv", "C4": "stencil", "C4s": "stencil", "C5": "stencil"}   # C1: every one with twins
+FAMILY = {"C2": "scale", "C3": "spmv", "C4": "stencil", "C4s": "stencil", "C5": "stencil", "C5 summary": "stencil"}   # C1: every one with twins
 PAPER = 'Zhang et al., "Can Tensor Cores Benefit Memory-Bound Kernels? (NO!)", GPGPU \'25 (paper 000)'
 
 
@@ -64,11 +66,13 @@ def _in_precision(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_f
     ours = split(rows)[0]
     p, twins = pairs.pairs(ours, gpu, stencils), pairs.pairs(ours, gpu, stencils, twins=True)
     sparse = pairs.pairs(ours, gpu, stencils, tc_role=c4_stencil.SPARSE_ROLE)
-    table = classification.verdicts(rows if swept is None else swept, gpu, stencils, margin)
+    swept = rows if swept is None else swept
+    table = classification.verdicts(swept, gpu, stencils, margin)
     claims = [c1_bound.speedup_bound(twins, gpu, margin, dram_fraction, pairs.missing_twins(ours), counters, precision),
-              c2_scale.scale_l2(p, gpu, margin), c3_spmv.spmv_l2(p, gpu, margin),
+              c2_scale.scale_l2(p, gpu, margin), c3_spmv.spmv_l2(p, gpu, margin, twins),
               c4_stencil.stencils_generally(p, margin), c4_stencil.stencils_generally(sparse, margin, sparse=True),
-              c5_scenarios.scenarios_hold(table, margin, sources(ours[ours["kernel"] == "stencil"]))]
+              *c5_scenarios.scenarios_hold(table, classification.pairs(swept), p, gpu, margin,
+                                           sources(ours[ours["kernel"] == "stencil"]))]
     extra = on_originals(rows, gpu, stencils, margin)
     peak = peaks.at(gpu, precision)
     for c in claims + extra:
@@ -114,7 +118,6 @@ def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction:
                             for col in ("membound", "commit")},
                          "precisions": sorted(set(rows["precision"])),
                          "repetitions": int(rows["rep"].nunique()) if len(rows) else 0},
-            "statistics": {"interval": f"{LEVEL_95:g}% percentile bootstrap over problems and repetitions",
-                           "resamples": RESAMPLES, "seed": SEED, "margin": margin, "dram_fraction": dram_fraction},
+            "statistics": {"interval": METHOD, "margin": margin, "dram_fraction": dram_fraction},
             "matrix_source": "/".join(matrices) or "none", "surrogate": "surrogate" in matrices,
             "claims": claims}

@@ -1,6 +1,8 @@
 """C4 (paper 000 Sec. 5.4, Figure 8): tensor-core stencils generally slower than CUDA-core temporal
-blocking at equal depth; its sparse arm C4s: the same against the 2:4-sparse tensor cores (the
-SPIDER/SparStencil role, mma.sp, fp32 and fp16 only; paper 002 Sec. 4.3)."""
+blocking at equal depth. C4s is no claim of paper 000: the same statistic with the 2:4-sparse tensor
+cores (the SPIDER/SparStencil role, mma.sp, fp32 and fp16 only) against CUDA-core temporal blocking,
+where papers 002 (Sec. 4.3, eq. 20) and 004 (SparStencil) expect sparse tensor cores can win
+(scenario 4, inside the sweet spot)."""
 
 from __future__ import annotations
 
@@ -29,12 +31,15 @@ def stencils_generally(p: pd.DataFrame, margin: float, sparse: bool = False) -> 
                f"margin on {', '.join(slower) or 'none'}")
     if sparse:
         return claim("C4s", est, 1.0, "above", margin, s,
-                     title="2:4-sparse tensor-core stencils against CUDA-core temporal blocking at equal depth",
-                     where="Sec. 5.4, Figure 8; paper 002 Sec. 4.3", sources=sources(s), summary=summary, cases=cases,
+                     title="2:4-sparse tensor-core stencils against CUDA-core temporal blocking at equal depth "
+                           "(not a claim of paper 000)",
+                     where="C4's statistic on sparse tensor cores; papers 002 Sec. 4.3 and 004 expect them to win",
+                     sources=sources(s), summary=summary, cases=cases,
                      numbers={"stencils": len(cases), "tensor_cores_faster": slower, "unequal_depth_excluded": unequal},
-                     text="Stencils: Figure 8 shows that equivalently optimized tensor core implementations generally "
-                          "underperform their CUDA core counterparts (here the sparse tensor cores, which paper 002 "
-                          "Sec. 4.3 expects to widen the sweet spot).",
+                     text="No claim of paper 000: C4's test (Figure 8, tensor cores generally underperform) on the 2:4-"
+                          "sparse tensor cores, which papers 002 (Sec. 4.3, eq. 20: they widen the sweet spot) and 004 "
+                          "(SparStencil) expect can beat CUDA cores in scenario 4. SUPPORTED here means the sparse "
+                          "tensor cores are slower than temporal blocking, against those papers' expectation.",
                      test="geometric mean over stencils of t_TC/t_CC above 1, CUDA-core temporal blocking (EBISU role) "
                           "against 2:4-sparse tensor cores (SPIDER/SparStencil role, mma.sp) at equal temporal depth "
                           "and precision; the table gives each stencil")

@@ -12,6 +12,9 @@ from membound.analysis.claims.pairs import CC_ROLE, TC_ROLE, pairs
 from membound.originals.rows import is_original, substitute
 
 
+ON = {"spmv": "DASP's own kernel against cuSPARSE as DASP's driver times it", "stencil": "the original codes"}
+
+
 def side_names(rows: pd.DataFrame, kernel: str) -> str:
     """Which rows play the two sides of `kernel`'s claim: the original codes' where they have some,
     the in-house role's otherwise ('' where no original code plays either side)."""
@@ -38,7 +41,7 @@ def on_originals(rows: pd.DataFrame, gpu: dict, stencils, margin: float) -> list
         sides = side_names(rows, kernel)
         if sides:
             record = claim(pairs(both[both["kernel"] == kernel], gpu, stencils))
-            record.update(id=f"{record['id']} originals", title=f"{record['title']}: the original codes",
+            record.update(id=f"{record['id']} originals", title=f"{record['title']}: {ON[kernel]}",
                           summary=f"{sides}; {record['summary']}", sides=sides,
                           test=f"{record['test']}; on the original codes' rows where they exist (docs/originals.md), "
                                "ratios of time per work item")

@@ -1,4 +1,5 @@
-"""The claims as strict JSON and as Markdown (claims.json, claims.md)."""
+"""The claims as strict JSON and as Markdown (claims.json, claims.md), and one GPU's claims as the short
+table of the README and docs/claims.md (`claims_table`; `python -m membound.analysis.claims`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from membound.analysis.claims.verdicts import NO_DATA, interval_text
+from membound.analysis.claims.verdicts import NO_DATA, NOT_APPLICABLE, interval_text
 from membound.run import outputs
 
 SURROGATE = ("**SURROGATE MATRICES.** The SpMV rows were measured on labelled surrogate stand-ins (the rows "
@@ -48,37 +49,98 @@ def _banners(result: dict) -> str:
     return "\n>\n".join(out)
 
 
+LABEL = {"C1": "C1: speedup over the CUDA-core twin below eq. 23's bound",
+         "C2": "C2: tensor-core SCALE slower (t_TC/t_CC)",
+         "C3": "C3: cuSPARSE beats tensor-core SpMV beyond the L2 (t_TC/t_CC)",
+         "C4": "C4: CUDA-core temporal blocking beats dense tensor cores (t_TC/t_CC)",
+         "C4s": "C4s (not paper 000's): ... and 2:4-sparse ones (papers 002/004 expect them to win)",
+         "C5": "C5: paper 002's scenarios, eq. 14 a tie within run-to-run noise",
+         "C5 summary": "C5 summary: paper 002's scenarios, 1-2 read as tensor cores not faster",
+         "C3 originals": "C3 on DASP's own kernel and cuSPARSE as its driver times it",
+         "C4 originals": "C4 on the original stencil codes"}
+EFFECTS = {"tensor_core_effect": "C3 = tensor-core effect (t_TC/t_twin)", "format_effect": "x format effect (t_twin/t_CC)"}
+FLAGGED = ("CONTRADICTED", "INCONCLUSIVE")
+SIDE_OF_1 = {"SUPPORTED": "above 1", "CONTRADICTED": "below 1"}     # an effect's verdict against 1, in words
+
+
+def _verdict(verdict: str) -> str:
+    return f"**{verdict}**" if verdict in FLAGGED else verdict
+
+
+def brief(c: dict, effects: bool = True) -> str:
+    """A claim record's (from check, or read back from claims.json) numbers in a few words: the
+    interval, then what that claim adds (C1 its pairs, C2 its part beyond half the L2, C3 its
+    decomposition unless not `effects`, C4 the stencils faster on tensor cores, C5 its no-predictions)."""
+    n = c.get("numbers") or {}
+    if c["on_these_timings"] in (NOT_APPLICABLE, NO_DATA):
+        return c["summary"]
+    text = interval_text(c)
+    if c["id"] == "C1" and "deciding_pairs" in n:
+        return f"{text} ({n['deciding_pairs']} pairs, max {n['max_speedup'] or float('nan'):.3g})"
+    if c["id"] == "C2" and "beyond_half_L2" in n:
+        return f"{text}; beyond half the L2 {interval_text(n['beyond_half_L2'])}"
+    if c["id"].startswith("C3") and "larger_than_L2" in n:
+        parts = [f"{n[k]['ratio']} {interval_text(n[k])}" for k in EFFECTS if k in n and effects]
+        return (f"{text}; cuSPARSE faster on {n['cuda_core_faster_on']} of {n['larger_than_L2']}"
+                + ("; " + ", ".join(parts) if parts else "") + ("; surrogate matrices" if n.get("surrogate") and effects
+                                                                else ""))
+    if c["id"].startswith("C4") and "tensor_cores_faster" in n:
+        return f"{text}; tensor cores faster on {', '.join(n['tensor_cores_faster']) or 'none'}"
+    return text
+
+
+def claims_table(result: dict) -> str:
+    """One GPU's claims (check's result, or its claims.json read back) as a Markdown table, a row per
+    claim (C3's decomposition in two rows under it) and a column per precision: verdict and `brief`.
+    The README's claims tables per GPU are this table (docs/claims.md, "Measured")."""
+    by = {(c["id"], c.get("precision", "fp64")): c for c in result["claims"]}
+    precisions = result.get("precisions", ["fp64"])
+    rows = []
+    for cid in dict.fromkeys(c["id"] for c in result["claims"]):
+        label = LABEL.get(cid, cid) + ("; surrogate matrices" if cid.startswith("C3") and result["surrogate"] else "")
+        rows.append([label] + [f"{_verdict(by[cid, p]['verdict'])}, {brief(by[cid, p], False)}" if (cid, p) in by else ""
+                               for p in precisions])
+        for key, name in EFFECTS.items() if cid == "C3" else ():
+            cells = [(by.get((cid, p), {}).get("numbers") or {}).get(key) for p in precisions]
+            if any(cells):
+                rows.append([name] + [f"{SIDE_OF_1.get(e['verdict'], e['verdict'])}, {interval_text(e)}" if e else ""
+                                      for e in cells])
+    return pd.DataFrame(rows, columns=["claim", *precisions]).to_markdown(index=False) + "\n"
+
+
+def title(result: dict) -> str:
+    """The GPU and run a result is of: '<spec> (<commits>, <n> repetitions)'."""
+    m = result["measured"]
+    return f"{result['device_spec']} ({', '.join(c[:7] for c in m.get('commit', [])) or 'commit unrecorded'}, " \
+           f"{m['repetitions']} repetitions)"
+
+
 def markdown(result: dict) -> str:
-    """The claims as Markdown: banners, a summary table (one row per claim and precision), then one
-    section per claim and precision with its cases (a line where the precision has no rows)."""
+    """The claims as Markdown: banners, a summary table (one short row per claim and precision), then
+    one section per claim and precision with its cases and lists (a line where the precision has no rows)."""
     m, st = result["measured"], result["statistics"]
     head = (f"# Claims of paper 000 checked on {result['device_spec']}\n\n"
             f"Measured on {', '.join(m['device'])} ({', '.join(m['host'])}), {m['date_first']} to "
             f"{m['date_last']}, {m['repetitions']} repetition(s), membound {', '.join(m.get('membound', [])) or 'unrecorded'} at "
             f"commit {', '.join(m.get('commit', [])) or 'unrecorded'}; SpMV matrices: {result['matrix_source']}. "
             "Ratio = t_TC/t_CC and speedup = t_CC/t_TC of median times (ratio > 1: CUDA cores faster). Estimates are "
-            f"geometric means with a {st['interval']} ({st['resamples']} resamples, seed {st['seed']}); LEVEL: the "
-            f"interval lies within +-{100 * st['margin']:g}% of the reference (claims.margin). Each claim is checked "
-            "in every precision of the run on that precision's rows, peaks and element size.\n\n")
+            f"geometric means with a {st['interval']}; LEVEL: the interval lies within +-{100 * st['margin']:g}% of "
+            "the reference (claims.margin; C5: the measured noise band). Each claim is checked in every precision of "
+            "the run on that precision's rows, peaks and element size.\n\n")
     banners = _banners(result)
-    summary = pd.DataFrame([{"claim": c["id"], "precision": c.get("precision", "fp64"), "paper": c["where"],
-                             "what": c["title"], "verdict": c["verdict"], "on these timings": c["on_these_timings"],
-                             "estimate [95% CI]": c.get("estimate_text") or interval_text(c),
-                             "reference": c.get("reference_text") or (f"{c['side']} {c['reference']:.3g}"
-                                                                      if c["reference"] is not None
-                                                                      and math.isfinite(c["reference"]) else "undefined"),
-                             "numbers": c["summary"]} for c in result["claims"]])
+    summary = pd.DataFrame([{"claim": c["id"], "precision": c.get("precision", "fp64"), "verdict": c["verdict"],
+                             "on these timings": c["on_these_timings"], "numbers": brief(c)} for c in result["claims"]])
     if not result.get("no_tensor_cores", []):
         summary = summary.drop(columns="on these timings")
     parts = [head + (banners + "\n\n" if banners else "") + summary.to_markdown(index=False) + "\n"]
     for c in result["claims"]:
-        title = f"{c['id']} {c.get('precision', 'fp64')} ({c['where']}): {c['title']}"
+        heading = f"{c['id']} {c.get('precision', 'fp64')} ({c['where']}): {c['title']}"
         if not c["pairs"] and c["verdict"] == NO_DATA and len(c["cases"]) == 0:
-            parts.append(f"## {title}\n\n**{c['verdict']}**: {c['summary']}.\n")
+            parts.append(f"## {heading}\n\n**{c['verdict']}**: {c['summary']}.\n")
             continue
         legend = (f"> {c['text']}\n\nChecked: {c['test']}. Data: {', '.join(c['sources']) or 'none'}.\n\n"
                   f"**{c['verdict']}**: {c['summary']}.")
-        parts.append(outputs.markdown(c["cases"], title, legend, level=2))
+        parts.append(outputs.markdown(c["cases"], heading, legend, level=2))
     return "\n".join(parts)
 
 
@@ -86,3 +148,21 @@ def write(result: dict, json_path, md_path) -> None:
     """Write the claims as JSON and Markdown, each atomically."""
     outputs.write_text(to_json(result), json_path)
     outputs.write_text(markdown(result), md_path)
+
+
+BEGIN, END = "<!-- measured: python -m membound.analysis.claims --docs", "<!-- end measured -->"
+
+
+def measured(results: list[dict]) -> str:
+    """Each result's `claims_table` under its `title` (the README's and docs/claims.md's "Measured")."""
+    return "\n".join(f"{title(r)}:\n\n{claims_table(r)}" for r in results)
+
+
+def with_measured(text: str, results: list[dict]) -> str:
+    """`text` (docs/claims.md) with the lines between its BEGIN and END markers replaced by `measured`."""
+    if BEGIN not in text or END not in text:
+        raise SystemExit(f"error: no '{BEGIN} ...' and '{END}' lines to write the measured claims between")
+    head, rest = text.split(BEGIN, 1)
+    marker, tail = rest.split("\n", 1)
+    return f"{head}{BEGIN}{marker}\n\n{measured(results)}\n{END}{tail.split(END, 1)[1]}"
+
