@@ -6,7 +6,7 @@ import pytest
 
 from membound.run import measure
 from membound.kernels import stencil as S
-from membound.kernels import stencil_cpu
+from membound.kernels.stencil import cpu as stencil_cpu
 
 
 

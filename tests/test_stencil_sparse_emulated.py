@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import emulated
-from membound.kernels import stencil_sp as SP
-from membound.kernels import stencil_sp_layout as SPL
+from membound.kernels.stencil import sp as SP
+from membound.kernels.stencil import sp_layout as SPL
 from membound.model import sparse24, sparse24_banks as BANKS
 from membound.model.geometry import support
 from membound.model.precision import fmt, quantize

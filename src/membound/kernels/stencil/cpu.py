@@ -15,7 +15,7 @@ import numpy as np
 import scipy.ndimage
 
 from membound.model.geometry import fuse, fused_support, mma_shape, tc_rows
-from membound.model.precision import fmt, quantize, tc_operand
+from membound.model.precision import fmt, of_dtype, quantize, tc_operand
 from membound.run.measure import array_module, to_host
 
 
@@ -69,8 +69,9 @@ def sampled_reference(x, w: np.ndarray, steps: int, points: np.ndarray) -> np.nd
 
 
 def acc_dtype(x: np.ndarray) -> np.dtype:
-    """The accumulator dtype of a field stored in x's dtype: float64 for float64, else float32."""
-    return np.dtype(np.float64 if x.dtype == np.float64 else np.float32)
+    """The accumulator dtype of a field stored in x's dtype (its precision's record: float64 for float64,
+    else float32)."""
+    return np.dtype(fmt(of_dtype(x.dtype)).acc)
 
 
 def _step(block, w):

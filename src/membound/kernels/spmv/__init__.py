@@ -32,13 +32,13 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from membound.kernels import arg_parser, load_module, spmv_plans
+from membound.kernels import arg_parser, load_module
+from membound.kernels.spmv import plans as spmv_plans
 from membound.kernels.harness import Case, Impl, run_cli, select
-from membound.kernels.spmv_emulate import accumulator, emulator
-from membound.kernels.spmv_plan import SEGS, Plan, plan, slots_per_lane
+from membound.kernels.spmv.emulate import accumulator, emulator
+from membound.kernels.spmv.tc_plan import SEGS, Plan, plan, slots_per_lane
 from membound.matrices import csr
 from membound.model.precision import dot_tolerance, fmt, quantize
-from membound.run.measure import guarded
 
 PRECISIONS = ("fp64", "fp32", "fp16")   # each a traits struct of spmv_tc.cu
 IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precisions=PRECISIONS),
@@ -56,10 +56,13 @@ CUDA_TYPE = {"fp64": 1, "fp32": 0, "fp16": 2}   # cudaDataType_t: CUDA_R_64F, CU
 
 
 def mma_shape(precision: str) -> tuple[str, int]:
-    """The PTX mma.sync of `precision`'s tensor-core kernel and the flops one MMA does."""
-    f, s = fmt(precision), slots_per_lane(precision)
-    m, acc = (8, "f64") if f.tc_type == "f64" else (16, "f32")
-    return f"mma.sync.aligned.m{m}n8k{4 * s}.row.col.{acc}.{f.tc_type}.{f.tc_type}.{acc}", 2 * m * 8 * 4 * s
+    """The PTX mma.sync of `precision`'s tensor-core kernel (its record's, precision.Format.mma: a tile
+    row's K = 4 slots_per_lane) and the flops one MMA does."""
+    mma = fmt(precision).mma
+    if mma.shape[2] != 4 * slots_per_lane(precision):
+        raise ValueError(f"spmv_tc.cu's tile rows hold {4 * slots_per_lane(precision)} slots, not {precision}'s "
+                         f"MMA k = {mma.shape[2]}")
+    return mma.instruction, 2 * mma.shape[0] * mma.shape[1] * mma.shape[2]
 
 
 # ------------------------------------------------------------------------------------ runners
@@ -288,6 +291,3 @@ def main(argv=None):
     run_cli(args, jobs(args.backend, matrix, meta, np.random.default_rng(), args.precisions, plans),
             "{value:9.2f} GFLOP/s  err {rel_err:.1e}")
 
-
-if __name__ == "__main__":
-    guarded(main)
