@@ -7,10 +7,10 @@ import pytest
 
 from membound.analysis import classification as cl
 from membound.analysis import fusion
-from membound.run import config, measure
-from membound.run.outputs import save_figure
 from membound.plots import classification as cl_plot
 from membound.plots import fusion as fusion_plot
+from membound.run import config, measure
+from membound.run.outputs import save_figure
 
 H100, CPU = config.load_gpu("h100"), config.load_gpu("cpu")
 STENCILS = {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3},

@@ -11,8 +11,8 @@ import scipy.sparse as sp
 
 from membound.kernels import harness, spmv
 from membound.kernels.spmv import emulate as spmv_emulate
-from membound.kernels.spmv import tc_plan as spmv_plan
 from membound.kernels.spmv import plans as spmv_plans
+from membound.kernels.spmv import tc_plan as spmv_plan
 from membound.matrices import csr
 from membound.model.precision import dot_tolerance, quantize
 from membound.run import measure

@@ -10,8 +10,8 @@ import pytest
 
 from membound.kernels import harness
 from membound.kernels import stencil as S
-from membound.kernels.stencil import runner as stencil_cuda
 from membound.kernels.stencil import launch as P
+from membound.kernels.stencil import runner as stencil_cuda
 from membound.kernels.stencil.tiles import BASES, CC2, ST, TB2, TUNED
 from membound.model import equations
 from membound.model.precision import PRECISIONS, fmt

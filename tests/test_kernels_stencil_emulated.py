@@ -5,10 +5,10 @@ landing only at the thread's wait. Needs g++, not a GPU."""
 
 import subprocess
 
+import emulated
 import numpy as np
 import pytest
 
-import emulated
 from membound.kernels import stencil as S
 from membound.kernels.stencil import launch as P
 from membound.kernels.stencil.tiles import CC3, ST, TB2, TB3

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from membound.kernels import stencil as S
-from membound.kernels.stencil import runner as stencil_cuda
 from membound.kernels.stencil import launch as P
+from membound.kernels.stencil import runner as stencil_cuda
 from membound.kernels.stencil.cpu import b_operands
 from membound.model import geometry
 from membound.model.precision import PRECISIONS, fmt, gamma, quantize, stencil_tolerance

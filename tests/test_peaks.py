@@ -7,7 +7,6 @@ import math
 import pytest
 
 from membound.model import peaks, precision
-
 from membound.run import config
 
 

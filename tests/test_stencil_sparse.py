@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 import scipy.ndimage
 
-from membound.kernels import harness, stencil as S
+from membound.kernels import harness
+from membound.kernels import stencil as S
 from membound.kernels.stencil import sp as SP
 from membound.kernels.stencil import sp_layout as SPL
-from membound.model import sparse24, sparse24_banks as BANKS
+from membound.model import sparse24
+from membound.model import sparse24_banks as BANKS
 from membound.model.geometry import fuse, support
 from membound.model.precision import fmt
 from membound.run import measure

@@ -45,10 +45,10 @@ import pandas as pd
 import yaml
 
 from membound.kernels import harness, load_module
-from membound.kernels.stencil import launch as P
 from membound.kernels import stencil as S
-from membound.kernels.stencil.cpu import b_operands
+from membound.kernels.stencil import launch as P
 from membound.kernels.stencil import tiles
+from membound.kernels.stencil.cpu import b_operands
 from membound.kernels.stencil.tiles import CC2, CC3, ST, TB2, TB3
 from membound.model import equations, peaks
 from membound.model.precision import PRECISIONS, fmt

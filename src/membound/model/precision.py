@@ -54,6 +54,7 @@ class Format:
     bytes: int         # element size D (paper 000 eq. 5-13)
     numpy: str         # numpy dtype of storage ('': none in numpy)
     ctype: str         # CUDA C type of storage
+    cuda_type: int     # its cudaDataType_t (cuSPARSE, cuBLAS): CUDA_R_64F 1, CUDA_R_32F 0, CUDA_R_16F 2, CUDA_R_16BF 14
     acc: str           # numpy dtype of the CUDA-core accumulator (fp16: float32)
     tc_acc: str        # numpy dtype of the tensor-core accumulator (the MMA's D)
     u: float           # unit roundoff of storage (round to nearest)
@@ -91,15 +92,15 @@ def _mma(m: int, n: int, k: int, acc: str, op: str, sparsity=None) -> Mma:
 
 
 FORMATS = {f.name: f for f in (
-    Format("fp64", 8, "float64", "double", "float64", "float64", U64, U64, 0.0, U64, 2.0**-1075,
+    Format("fp64", 8, "float64", "double", 1, "float64", "float64", U64, U64, 0.0, U64, 2.0**-1075,
            _mma(8, 8, 4, "f64", "f64"), Mma((16, 16, 4), "f64", "v_mfma_f64_16x16x4f64")),
-    Format("fp32", 4, "float32", "float", "float32", "float32", 2.0**-24, 2.0**-24, 2.0**-11, 2.0**-23, 2.0**-150,
+    Format("fp32", 4, "float32", "float", 0, "float32", "float32", 2.0**-24, 2.0**-24, 2.0**-11, 2.0**-23, 2.0**-150,
            _mma(16, 8, 8, "f32", "tf32"), Mma((16, 16, 4), "f32", "v_mfma_f32_16x16x4f32"),
            _mma(16, 8, 16, "f32", "tf32", (1, 2))),
-    Format("fp16", 2, "float16", "__half", "float32", "float32", 2.0**-11, 2.0**-24, 0.0, 2.0**-23, 2.0**-25,
+    Format("fp16", 2, "float16", "__half", 2, "float32", "float32", 2.0**-11, 2.0**-24, 0.0, 2.0**-23, 2.0**-25,
            _mma(16, 8, 16, "f32", "f16"), Mma((16, 16, 16), "f16", "v_mfma_f32_16x16x16f16"),
            _mma(16, 8, 32, "f32", "f16", (2, 4))),
-    Format("bf16", 2, "", "__nv_bfloat16", "float32", "float32", 2.0**-8, 2.0**-24, 0.0, 2.0**-23, 2.0**-134,
+    Format("bf16", 2, "", "__nv_bfloat16", 14, "float32", "float32", 2.0**-8, 2.0**-24, 0.0, 2.0**-23, 2.0**-134,
            _mma(16, 8, 16, "f32", "bf16"), None, _mma(16, 8, 32, "f32", "bf16", (2, 4)), runs=False),
 )}
 PRECISIONS = tuple(name for name, f in FORMATS.items() if f.runs)

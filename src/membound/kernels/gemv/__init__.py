@@ -30,9 +30,8 @@ import numpy as np
 
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_cli, select
-from membound.model.precision import dot_tolerance, fmt, quantize, tc_operand
+from membound.model.precision import PRECISIONS, dot_tolerance, fmt, quantize, tc_operand
 
-PRECISIONS = ("fp64", "fp32", "fp16")   # gemv_tc.cu's instances and the CPU impls'; each its MMA (precision.Format.mma)
 IMPLS = (Impl("gemv", "cublas_dgemv", "cuda_core", "cuBLAS", "cuda"),
          Impl("gemv", "cublas_sgemv", "cuda_core", "cuBLAS", "cuda", precisions=("fp32",)),
          Impl("gemv", "gemv_half2", "cuda_core", "cuBLAS", "cuda", precisions=("fp16",)),

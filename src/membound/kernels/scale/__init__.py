@@ -1,7 +1,7 @@
 """STREAM SCALE, a = q b, in fp64, fp32 and fp16 (membound.model.precision), on CUDA cores and tensor cores
 (paper 000 Sec. 5.1, Figure 6).
 
-Implementations (impl: unit), each in every precision of PRECISIONS below:
+Implementations (impl: unit), each in every precision the records run (precision.PRECISIONS):
 - cuda: cuda_core (cuda_core), tensor_core (tensor_core), both from scale.cu, one template per
   algorithm compiled per precision (kernels scale_<impl> in fp64, scale_<impl>_<precision> otherwise).
   The tensor-core kernel computes A = B(qP) with the precision's MMA (precision.Format.mma; scale.cu gives the fragment
@@ -38,10 +38,9 @@ import numpy as np
 
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_cli, select
-from membound.model.precision import dot_tolerance, fmt, quantize, tc_operand
+from membound.model.precision import PRECISIONS, dot_tolerance, fmt, quantize, tc_operand
 from membound.run import runinfo
 
-PRECISIONS = ("fp64", "fp32", "fp16")   # scale.cu's instances; each its precision's MMA (precision.Format.mma)
 IMPLS = (Impl("scale", "cuda_core", "cuda_core", "STREAM", "cuda", precisions=PRECISIONS),
          Impl("scale", "tensor_core", "tensor_core", "STREAM", "cuda", precisions=PRECISIONS),
          Impl("scale", "tensor_core_twin", "cuda_core", "STREAM twin", "cuda", needs_mma=True, precisions=PRECISIONS),

@@ -33,14 +33,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from membound.kernels import arg_parser, load_module
-from membound.kernels.spmv import plans as spmv_plans
 from membound.kernels.harness import Case, Impl, run_cli, select
+from membound.kernels.spmv import plans as spmv_plans
 from membound.kernels.spmv.emulate import accumulator, emulator
 from membound.kernels.spmv.tc_plan import SEGS, Plan, plan, slots_per_lane
 from membound.matrices import csr
-from membound.model.precision import dot_tolerance, fmt, quantize
+from membound.model.precision import PRECISIONS, dot_tolerance, fmt, of_dtype, quantize
 
-PRECISIONS = ("fp64", "fp32", "fp16")   # each a traits struct of spmv_tc.cu
 IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precisions=PRECISIONS),
          Impl("spmv", "dasp_tc", "tensor_core", "DASP", "cuda", precisions=PRECISIONS),
          Impl("spmv", "dasp_tc_twin", "cuda_core", "DASP twin", "cuda", needs_mma=True, precisions=PRECISIONS),
@@ -52,7 +51,6 @@ TC_UNROLL, TC_MINB, TC_SEGFREE = {"fp64": 4, "fp32": 4, "fp16": 2}, 4, {"fp64": 
 TC_PIPE, TC_AHEAD = {"fp64": 1, "fp32": 0, "fp16": 1}, 2048
 TC_PREF = {"fp64": (4, 0), "fp32": (4, 4), "fp16": (16, 16)}  # tiles, packed matrix within the L2 / beyond it
 THREADS = 128  # a block: its SM slots wait for its slowest warp (docs/kernels_spmv.md, "Threads a block")
-CUDA_TYPE = {"fp64": 1, "fp32": 0, "fp16": 2}   # cudaDataType_t: CUDA_R_64F, CUDA_R_32F, CUDA_R_16F
 
 
 def mma_shape(precision: str) -> tuple[str, int]:
@@ -102,7 +100,7 @@ def cusparse_runner(matrix, x, y, precision: str = "fp64"):
     op = cs.CUSPARSE_OPERATION_NON_TRANSPOSE
     acc = accumulator(precision)
     alpha, beta = np.array(1.0, acc), np.array(0.0, acc)
-    kind, compute = CUDA_TYPE[precision], CUDA_TYPE["fp64" if acc == np.float64 else "fp32"]
+    kind, compute = fmt(precision).cuda_type, fmt(of_dtype(acc)).cuda_type   # cudaDataType_t of storage, of the sums
     mat = cs.createCsr(rows, cols, data.size, indptr.data.ptr, indices.data.ptr, data.data.ptr,
                        cs.CUSPARSE_INDEX_32I, cs.CUSPARSE_INDEX_32I, cs.CUSPARSE_INDEX_BASE_ZERO, kind)
     vx, vy = cs.createDnVec(cols, x.data.ptr, kind), cs.createDnVec(rows, y.data.ptr, kind)

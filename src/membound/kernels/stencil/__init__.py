@@ -54,26 +54,26 @@ from functools import partial
 import numpy as np
 
 from membound.kernels import arg_parser
+from membound.kernels.harness import Case, Impl, run_cli, select, skip_reason
 from membound.kernels.stencil import launch as stencil_plan
 from membound.kernels.stencil import sp as stencil_sp
-from membound.kernels.harness import Case, Impl, run_cli, select, skip_reason
 from membound.kernels.stencil.cpu import CPU, reference, sampled_reference
+from membound.kernels.stencil.launch import SWEPT, TC3_TILE, Stencil, cc_launch, occupancy, plan, steps_at, tc_config  # noqa: F401
 from membound.kernels.stencil.runner import cc_kernel as _cc_kernel  # noqa: F401
 from membound.kernels.stencil.runner import compile_ahead, compiled, device_gpu, modules, tc_groups, weights_arg  # noqa: F401
 from membound.kernels.stencil.runner import runner as _cuda_runner
 from membound.kernels.stencil.runner import shared_limit as _shared_limit
 from membound.kernels.stencil.runner import tc_kernel as _tc_kernel  # noqa: F401
-from membound.kernels.stencil.launch import (SWEPT, TC3_TILE, Stencil, cc_launch, occupancy, plan,  # noqa: F401
-                                           steps_at, tc_config)
 from membound.model.geometry import fuse, fused_support, support, tc_rows, tc_sparsity  # noqa: F401
 from membound.model.precision import PRECISIONS, fmt, quantize, stencil_tolerance
+from membound.model.sparse24 import SP_SHAPE
 from membound.run import measure
 
 IMPLS = (Impl("stencil", "cc_naive", "cuda_core", "Brick", precisions=PRECISIONS),
          Impl("stencil", "cc_tb", "cuda_core", "EBISU", precisions=PRECISIONS),
          Impl("stencil", "tc", "tensor_core", "ConvStencil", precisions=PRECISIONS),
          Impl("stencil", "tc_twin", "cuda_core", "ConvStencil twin", needs_mma=True, precisions=PRECISIONS),
-         Impl("stencil", "tc_sparse", "tensor_core", "SPIDER/SparStencil", precisions=("fp32", "fp16"),
+         Impl("stencil", "tc_sparse", "tensor_core", "SPIDER/SparStencil", precisions=tuple(SP_SHAPE),
               sparsity="2:4"))
 TOL = 1e-10                   # the tests' fixed FP64 tolerance (the checks use the derived bound, `tolerance`)
 WHOLE_CHECK_POINTS = 4_000_000  # larger timed domains: whole check on CHECK_DOMAIN + sampled check

@@ -18,7 +18,6 @@ from membound.model.geometry import fuse, fused_support, mma_shape, tc_rows
 from membound.model.precision import fmt, of_dtype, quantize, tc_operand
 from membound.run.measure import array_module, to_host
 
-
 # ------------------------------------------------------------------------------------ reference
 
 
@@ -104,7 +103,7 @@ def _cpu_tb(x, w, steps, depth):
 
 def precision_of(x: np.ndarray) -> str:
     """The precision whose storage dtype x has."""
-    return {np.dtype(np.float64): "fp64", np.dtype(np.float32): "fp32", np.dtype(np.float16): "fp16"}[x.dtype]
+    return of_dtype(x.dtype)
 
 
 def b_operands(w: np.ndarray, depth: int, precision: str) -> tuple[np.ndarray, np.ndarray]:

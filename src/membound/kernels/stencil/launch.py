@@ -194,7 +194,7 @@ def shared_bytes(impl: str, st: Stencil, gpu: str | None = None, precision: str 
     if impl == "tc_sparse":    # stencil_sp(3).cu: the tile or plane buffers, and the fragments in shared memory
         from membound.kernels.stencil.sp_layout import structure_module
 
-        sp = precision if precision in ("fp32", "fp16") else "fp32"
+        sp = precision if fmt(precision).mma_sp else "fp32"
         return structure_module(st.shape, st.dims, st.radius, st.depth, sp)[1]
     if impl.startswith("tc"):
         mask = fused_support(support(st.shape, st.dims, st.radius), st.depth)

@@ -14,8 +14,8 @@ from membound.kernels.harness import Case
 from membound.kernels.stencil.cpu import reference, sampled_reference
 from membound.kernels.stencil.sp_layout import LAYOUT, module, pack_lanes, plane_groups, source, tile_for
 from membound.model import sparse24
-from membound.model.sparse24_banks import b_offsets
 from membound.model.precision import fmt, quantize, tc_operand
+from membound.model.sparse24_banks import b_offsets
 from membound.run import measure
 
 
