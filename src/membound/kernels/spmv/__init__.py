@@ -34,7 +34,6 @@ import scipy.sparse as sp
 
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_cli, select
-from membound.kernels.spmv import plans as spmv_plans
 from membound.kernels.spmv.emulate import accumulator, emulator
 from membound.kernels.spmv.tc_plan import SEGS, Plan, plan, slots_per_lane
 from membound.matrices import csr
@@ -275,6 +274,8 @@ def load_matrix(path) -> tuple[sp.csr_matrix, dict]:
 
 
 def main(argv=None):
+    from membound.kernels.spmv import plans as spmv_plans   # here: `python -m membound.kernels.spmv.plans` runs it
+
     parser = arg_parser("SpMV (y = A x) with cuSPARSE CSR and a DASP-style tensor-core kernel, per precision.")
     parser.add_argument("--matrix", required=True, help="CSR file (membound.matrices.csr format)")
     parser.add_argument("--plans", help="its tensor-core plans (rule spmv_plans); default: made here")
