@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -55,8 +56,10 @@ def seconds(text: str) -> float:
 
 
 def arg_parser(description: str) -> argparse.ArgumentParser:
-    """A parser with the arguments every family shares."""
-    parser = argparse.ArgumentParser(description=description)
+    """A parser with the arguments every family shares, named as it was run (`python -m <module>`)."""
+    spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    prog = f"python -m {spec.name.removesuffix('.__main__')}" if spec else None
+    parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--backend", choices=["cuda", "cpu"], required=True)
     parser.add_argument("--out", required=True, help="result CSV (written only when every check passed)")
     parser.add_argument("--warmup", type=int, required=True)
