@@ -4,10 +4,9 @@ host), on the host otherwise; the same error either way, and a NaN never passes.
 import numpy as np
 import pytest
 
-from membound.run import measure
 from membound.kernels import stencil as S
-from membound.kernels import stencil_cpu
-
+from membound.kernels.stencil import cpu as stencil_cpu
+from membound.run import measure
 
 
 def test_host_check_is_unchanged_and_nan_never_passes():

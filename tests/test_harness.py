@@ -15,6 +15,7 @@ import yaml
 
 from membound import families
 from membound.kernels import arg_parser, harness
+from membound.model import precision
 from membound.run import codedeps, measure, timing
 
 REPO = Path(__file__).resolve().parents[1]
@@ -190,6 +191,66 @@ def test_no_module_over_300_lines():
     long = {str(p.relative_to(REPO)): n for p in (REPO / "src" / "membound").rglob("*.py")
             if (n := len(p.read_text().splitlines())) > 300}
     assert not long, f"split these modules: {long}"
+
+
+MMA_SHAPE = re.compile(r"\bm(8|16)n(8|16)k(4|8|16|32)\b")     # an NVIDIA MMA shape in PTX's spelling
+
+
+def _code_constants(tree):
+    """The constants of a module's code: strings but docstrings, and tuples or lists of integers."""
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node.value
+        elif isinstance(node, (ast.Tuple, ast.List)) and len(node.elts) == 3 and all(
+                isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts):
+            yield tuple(e.value for e in node.elts)
+
+
+def test_mma_shapes_are_code_constants_only_in_the_precision_record():
+    """An MMA shape (m, n, k) or instruction is a constant of model/precision.py's records alone (and the
+    CUDA sources'): every family, the counters, the specs and the plots read it from there."""
+    record = precision.FORMATS.values()
+    shapes = {m.shape for f in record for m in (f.mma, f.mfma, f.mma_sp) if m}
+    found = []
+    for path in [*(REPO / "src" / "membound").rglob("*.py"), *(REPO / "tools").glob("*.py")]:
+        if path == REPO / "src" / "membound" / "model" / "precision.py":
+            continue
+        for value in _code_constants(ast.parse(path.read_text())):
+            if value in shapes or (isinstance(value, str) and MMA_SHAPE.search(value)):
+                found.append(f"{path.relative_to(REPO)}: {value!r}")
+    assert not found, found
+    for spec in (REPO / "config" / "gpus").glob("*.yaml"):
+        assert not {"mma", "mma_sp"} & set(yaml.safe_load(spec.read_text())), spec
+
+
+def source_lines_per_directory() -> dict[str, int]:
+    """Python and CUDA lines of each directory of src/membound, its own files (not its subfolders')."""
+    lines: dict[str, int] = {}
+    root = REPO / "src" / "membound"
+    for path in root.rglob("*"):
+        if path.suffix in (".py", ".cu", ".cuh") and "__pycache__" not in path.parts:
+            folder = str(path.parent.relative_to(root.parent))
+            lines[folder] = lines.get(folder, 0) + len(path.read_text().splitlines())
+    return lines
+
+
+def test_no_package_directory_holds_over_a_quarter_of_the_source_lines():
+    lines = source_lines_per_directory()
+    total = sum(lines.values())
+    assert {folder: n for folder, n in lines.items() if n > total / 4} == {}, (total, lines)
+
+
+def test_a_family_is_a_folder():
+    """Each registry family is a package kernels/<name>/ that holds its code (families.Family.code)."""
+    kernels = REPO / "src" / "membound" / "kernels"
+    for family in families.FAMILIES.values():
+        assert (kernels / family.name / "__init__.py").is_file() and (kernels / family.name / "__main__.py").is_file()
+        assert all(f.startswith(f"src/membound/kernels/{family.name}/") for f in family.code)
+        assert any(f.endswith(".cu") for f in family.code), family.name
+    assert sorted(p.name for p in kernels.glob("*.py")) == ["__init__.py", "batch.py", "harness.py"]
 
 
 def test_the_package_tree_in_the_docs_matches_the_sources():

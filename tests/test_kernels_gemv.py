@@ -19,7 +19,7 @@ from membound.run import config, measure
 
 REPO = Path(__file__).resolve().parents[1]
 SHAPES = [(1, 1), (7, 5), (8, 32), (33, 70), (17, 130), (1000, 517)]
-PRECISIONS = tuple(gemv.MMA)
+PRECISIONS = gemv.PRECISIONS
 CPU = [i for i in gemv.IMPLS if i.backend == "cpu"]
 CUDA = [(i, p) for i in gemv.IMPLS if i.backend == "cuda" for p in i.precisions]
 
@@ -50,7 +50,7 @@ def test_cpu_impls_meet_the_bound_of_their_format(impl, shape, p):
 @pytest.mark.parametrize("p", PRECISIONS)
 def test_every_column_of_a_chunk_enters_one_mma_once(p):
     cols = gemv.columns(p)
-    m, _, k = gemv.shape(p)
+    m, _, k = precision.fmt(p).mma.shape
     assert cols.shape[1] == k and sorted(cols.ravel()) == list(range(cols.size))
     assert cols.size * precision.fmt(p).bytes * m == 32 * 64          # a warp chunk: 64 bytes of A a lane
 
@@ -105,7 +105,7 @@ def test_cli_cpu_writes_checked_rows_and_a_wrong_one_fails(tmp_path, monkeypatch
 
 
 def test_every_cuda_impl_and_precision_has_its_kernel():
-    text = "".join(f.read_text() for f in SOURCES.glob("gemv*.cu"))
+    text = "".join(f.read_text() for f in (SOURCES / "gemv").glob("*.cu"))
     defined = set(re.findall(r'__global__ void (?:__launch_bounds__\([^)]*\)\s+)?(\w+)\(', text))
     assert defined == {"gemv_tc", "gemv_tc_fp32", "gemv_tc_fp16", "gemv_half2"}
     assert {p for i, p in CUDA if i.unit == "cuda_core"} == set(PRECISIONS) == {p for i, p in CUDA if i.unit == "tensor_core"}

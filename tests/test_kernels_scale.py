@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from membound.kernels import SOURCES, harness, scale
+from membound.kernels import harness, scale, source_path
 from membound.model import precision
 from membound.run import measure
 
-PRECISIONS = tuple(scale.MMA)
+PRECISIONS = scale.PRECISIONS
 RAGGED = [1, 31, 1000, 4097, 3 * scale.chunk("fp16") + 77]
 CPU = [i for i in scale.IMPLS if i.backend == "cpu"]
 CUDA = [i for i in scale.IMPLS if i.backend == "cuda"]
@@ -38,7 +38,7 @@ def test_cpu_impls_meet_the_bound_of_their_format(impl, n, p):
 @pytest.mark.parametrize("p", PRECISIONS)
 def test_each_lane_gets_its_values_back_from_the_mma(p):
     mma, a_at, d_at, b_over_q = scale.layout(p)
-    m, n, k = scale.shape(p)
+    m, n, k = precision.fmt(p).mma.shape
     values = np.arange(1.0, mma.size + 1)
     tiles = np.zeros((mma.max() + 1, m, k))
     tiles[mma, *a_at] = values
@@ -145,7 +145,7 @@ def test_cli_cpu_writes_checked_rows_per_precision(tmp_path):
                                                  "numpy_mma_twin": "cuda_core"}
     for p, useful, acc in (("fp64", 8, "f64"), ("fp32", 8, "f32"), ("fp16", 16, "f32")):
         mma = frame[(frame.impl == "numpy_mma") & (frame.precision == p)]
-        assert mma.note.str.contains(f"emulated on CPU: .*{re.escape(scale.MMA[p])} .*{acc} accumulate.*1/{useful} useful").all()
+        assert mma.note.str.contains(f"emulated on CPU: .*{re.escape(precision.fmt(p).mma.instruction)} .*{acc} accumulate.*1/{useful} useful").all()
     for row in frame.itertuples():
         assert row.value == pytest.approx(2 * precision.fmt(row.precision).bytes * row.n / row.t_median_s / 1e9)
         assert row.rel_err <= float(re.search(r"rel_err <= ([0-9.e+-]+)", row.note).group(1))
@@ -172,7 +172,7 @@ def test_wrong_output_fails_and_writes_nothing(monkeypatch, tmp_path, wrong, p):
 
 
 def test_every_cuda_impl_and_precision_has_its_kernel_in_scale_cu():
-    defined = set(re.findall(r'extern "C" __global__ void (\w+)\(', (SOURCES / "scale.cu").read_text()))
+    defined = set(re.findall(r'extern "C" __global__ void (\w+)\(', source_path("scale.cu").read_text()))
     assert defined == {scale.kernel_name(i.name, p) for i in CUDA for p in i.precisions}
     assert scale.kernel_name("tensor_core", "fp64") == "scale_tensor_core"    # the counter rows' name
 

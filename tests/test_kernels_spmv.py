@@ -9,7 +9,10 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 
-from membound.kernels import harness, spmv, spmv_emulate, spmv_plan, spmv_plans
+from membound.kernels import harness, spmv
+from membound.kernels.spmv import emulate as spmv_emulate
+from membound.kernels.spmv import plans as spmv_plans
+from membound.kernels.spmv import tc_plan as spmv_plan
 from membound.matrices import csr
 from membound.model.precision import dot_tolerance, quantize
 from membound.run import measure

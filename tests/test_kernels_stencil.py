@@ -10,9 +10,9 @@ import pytest
 
 from membound.kernels import harness
 from membound.kernels import stencil as S
-from membound.kernels import stencil_cuda
-from membound.kernels import stencil_plan as P
-from membound.kernels.stencil_tiles import BASES, CC2, ST, TB2, TUNED
+from membound.kernels.stencil import launch as P
+from membound.kernels.stencil import runner as stencil_cuda
+from membound.kernels.stencil.tiles import BASES, CC2, ST, TB2, TUNED
 from membound.model import equations
 from membound.model.precision import PRECISIONS, fmt
 from membound.run import config, measure
@@ -184,7 +184,7 @@ def test_shared_bytes_are_what_the_launch_asks_for(monkeypatch, gpu, precision):
 def test_compile_ahead_names_the_modules_the_runner_compiles(monkeypatch, precision):
     """stencil_cuda.modules (the job's compile-ahead) from the structure alone: the very (source,
     macros) that the kernels built from random weights compile, for every impl, stencil and depth."""
-    from membound.kernels import stencil_sp_layout
+    from membound.kernels.stencil import sp_layout as stencil_sp_layout
     from membound.model import sparse24
 
     asked = []

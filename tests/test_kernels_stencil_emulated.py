@@ -5,13 +5,13 @@ landing only at the thread's wait. Needs g++, not a GPU."""
 
 import subprocess
 
+import emulated
 import numpy as np
 import pytest
 
-import emulated
 from membound.kernels import stencil as S
-from membound.kernels import stencil_plan as P
-from membound.kernels.stencil_tiles import CC3, ST, TB2, TB3
+from membound.kernels.stencil import launch as P
+from membound.kernels.stencil.tiles import CC3, ST, TB2, TB3
 from membound.model.precision import fmt, quantize
 from membound.run import measure
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from membound.kernels import stencil as S
-from membound.kernels import stencil_cuda
-from membound.kernels import stencil_plan as P
-from membound.kernels.stencil_cpu import b_operands
+from membound.kernels.stencil import launch as P
+from membound.kernels.stencil import runner as stencil_cuda
+from membound.kernels.stencil.cpu import b_operands
 from membound.model import geometry
 from membound.model.precision import PRECISIONS, fmt, gamma, quantize, stencil_tolerance
 from membound.run import measure

@@ -1,13 +1,12 @@
-"""The per-precision spec fields (peak_TFLOPs, mma) and their accessor, membound.model.peaks, on every
-device spec and on hand-computed datasheet values."""
+"""The per-precision spec fields (peak_TFLOPs) and their accessor, membound.model.peaks (with the MMA of the
+precision's record), on every device spec and on hand-computed datasheet values."""
 
 import copy
 import math
 
 import pytest
 
-from membound.model import peaks
-
+from membound.model import peaks, precision
 from membound.run import config
 
 
@@ -65,17 +64,29 @@ def test_a_missing_precision_names_the_key_and_the_fix():
         peaks.at(spec, "fp16")
     with pytest.raises(ValueError, match="fp8"):
         peaks.at(spec, "fp8")
-    with pytest.raises(config.ConfigError, match="peak_TFLOPs"):
-        config.check(spec, "gpu", "h100")
+    spec["peak_TFLOPs"]["fp8"] = spec["peak_TFLOPs"]["fp32"]
+    config.check(spec, "gpu", "h100")                      # the schema types no precision: the records do
+    with pytest.raises(ValueError, match=r"peak_TFLOPs\.fp8, a precision without a record: use one of fp64, "):
+        peaks.listed(spec)
 
 
-def test_the_schema_rejects_the_old_fields_and_a_bad_mma():
+def test_the_schema_rejects_the_old_fields_and_an_mma_of_its_own():
+    """A spec holds no MMA shape: the precision's record gives it per vendor (precision.Format)."""
     spec = copy.deepcopy(config.load_gpu("h100"))
     with pytest.raises(config.ConfigError, match="fp64_vector_TFLOPs"):
         config.check({**spec, "fp64_vector_TFLOPs": 34.0}, "gpu", "h100")
-    spec["mma"]["fp32"] = {"shape": [16, 8], "type": "tf32"}
-    with pytest.raises(config.ConfigError, match=r"mma\.fp32"):
-        config.check(spec, "gpu", "h100")
+    with pytest.raises(config.ConfigError, match="'mma' was unexpected"):
+        config.check({**spec, "mma": {"fp32": {"shape": [16, 8, 8], "type": "tf32"}}}, "gpu", "h100")
+
+
+def test_the_mma_of_a_spec_is_its_vendors_in_the_precisions_record():
+    for name in config.profiles():
+        spec = config.load_gpu(name)
+        for p in peaks.listed(spec):
+            mma = precision.FORMATS[p].matrix(spec["vendor"])
+            assert (peaks.at(spec, p).mma_shape, peaks.at(spec, p).mma_type) == (mma.shape, mma.type)
+    amd, nvidia = (peaks.at(config.load_gpu(name), "fp32") for name in ("mi250x", "h100"))
+    assert (amd.mma_type, nvidia.mma_type) == ("f32", "tf32") and amd.mma_shape != nvidia.mma_shape
 
 
 def test_a_rows_precision():

@@ -1,10 +1,14 @@
 """The precision axis: formats, rounding of inputs, and the a-priori error bounds of the checks."""
 
+import re
+
 import numpy as np
 import pytest
 
-from membound.kernels import harness
+from membound import families
+from membound.kernels import harness, source_path
 from membound.model import precision
+from membound.run import config
 
 
 def test_formats_name_their_sizes_and_roundoffs():
@@ -68,3 +72,36 @@ def test_select_pairs_impls_with_the_precisions_they_have(capsys):
     assert "fp32: not implemented by b" in capsys.readouterr().err
     with pytest.raises(ValueError, match="precisions"):
         harness.Impl("f", "c", "cuda_core", "R", precisions=("fp8",))
+
+
+def test_the_cuda_sources_issue_the_records_instructions():
+    """Each family's tensor-core source issues exactly the run precisions' mma.sync of the record (the
+    stencils' sparse header their mma.sp): the record and the CUDA sources hold the same shapes."""
+    dense = {precision.FORMATS[p].mma.instruction for p in precision.PRECISIONS}
+    sparse = {precision.FORMATS[p].mma_sp.instruction for p in precision.PRECISIONS if precision.FORMATS[p].mma_sp}
+    issued = re.compile(r"mma[.a-z:_]*\.sync\.aligned\.[a-z0-9.]*[a-z0-9]")
+    for source, expected in (("scale.cu", dense), ("gemv_tc.cu", dense), ("spmv_mma.cuh", dense),
+                             ("stencil_mma.cuh", dense), ("stencil_sp.cuh", sparse)):
+        assert set(issued.findall(source_path(source).read_text())) == expected, source
+
+
+def test_the_configs_precisions_are_the_records_names():
+    """The config schema types no precision: the rules add the records' names as its enum."""
+    assert "enum" not in config.schema_of("config")["properties"]["precisions"]["items"]
+    blocks = families.config_blocks()
+    assert config.schema_of("config", blocks)["properties"]["precisions"]["items"]["enum"] == list(precision.PRECISIONS)
+    with pytest.raises(config.ConfigError, match="'bf16' is not one of"):
+        config.check({"precisions": ["bf16"]}, "config", "--config", partial=True, blocks=blocks)
+
+
+def test_a_record_gives_every_trait_and_bf16_is_table_1_only():
+    for name, f in precision.FORMATS.items():
+        assert f.mma.type == f.tc_type and f.mma.shape[1] == 8 and f.mma.instruction.split(".")[-1] in ("f64", "f32")
+        assert np.dtype(f.tc_acc).itemsize == {"f64": 8, "f32": 4}[f.mma.instruction.split(".")[-1]]
+        assert f.mma_sp is None or (f.mma_sp.shape[2] == 2 * f.mma.shape[2] and f.mma_sp.type == f.mma.type)   # k doubled
+    assert precision.PRECISIONS == ("fp64", "fp32", "fp16") and not precision.FORMATS["bf16"].runs
+    with pytest.raises(ValueError, match="unknown precision 'bf16': use one of fp64, fp32, fp16"):
+        precision.fmt("bf16")
+    assert precision.of_dtype(np.float16) == "fp16"
+    with pytest.raises(ValueError, match="no precision stores int32"):
+        precision.of_dtype(np.int32)

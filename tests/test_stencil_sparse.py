@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 import scipy.ndimage
 
-from membound.kernels import harness, stencil as S
-from membound.kernels import stencil_sp as SP
-from membound.kernels import stencil_sp_layout as SPL
-from membound.model import sparse24, sparse24_banks as BANKS
+from membound.kernels import harness
+from membound.kernels import stencil as S
+from membound.kernels.stencil import sp as SP
+from membound.kernels.stencil import sp_layout as SPL
+from membound.model import sparse24
+from membound.model import sparse24_banks as BANKS
 from membound.model.geometry import fuse, support
 from membound.model.precision import fmt
 from membound.run import measure
@@ -158,7 +160,7 @@ def test_pitch_takes_the_fewest_wavefronts_of_every_bank_offset(precision):
 def test_shared_bytes_count_the_fragments_held_in_shared_memory():
     """3D fp32 3d27pt at depth 3 keeps its 57.8 KiB of fragments in shared memory (FSM, up to
     FRAG_SMEM[3, "fp32"]); the workflow's shared-memory check counts them beside the plane tile."""
-    from membound.kernels import stencil_plan as P
+    from membound.kernels.stencil import launch as P
 
     macros, smem = SPL.module(sparse24.transform("box", 3, 1, 3, "fp32", layout=SPL.LAYOUT), 3)
     frag_bytes = macros["NFRAG"] * 32 * 20 + macros["NGRP"] * 32 * 4 * macros["NOFF"]   # B offsets per group

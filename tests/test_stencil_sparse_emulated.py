@@ -4,13 +4,14 @@ the alignment of the copies and of the 16-byte B loads (g++'s -fsanitize=alignme
 fragments of mma.sp against the numpy product of the same operands (stencil_sp.emulate), with the
 threads of each barrier interval forward and in reverse. Needs g++."""
 
+import emulated
 import numpy as np
 import pytest
 
-import emulated
-from membound.kernels import stencil_sp as SP
-from membound.kernels import stencil_sp_layout as SPL
-from membound.model import sparse24, sparse24_banks as BANKS
+from membound.kernels.stencil import sp as SP
+from membound.kernels.stencil import sp_layout as SPL
+from membound.model import sparse24
+from membound.model import sparse24_banks as BANKS
 from membound.model.geometry import support
 from membound.model.precision import fmt, quantize
 

@@ -1,5 +1,5 @@
-"""tools/sweep_depths.py: its tile variants launch, the TUNED lines it prints are stencil_tiles.py's own
-format, and its depth sweep runs checked rows (on the CPU)."""
+"""tools/sweep_depths.py: its tile variants launch, the entries it prints and writes are the tuned
+tiles' own YAML (kernels/stencil/tuned/<gpu>.yaml), and its depth sweep runs checked rows (on the CPU)."""
 
 import contextlib
 import importlib.util
@@ -9,8 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from membound.kernels import stencil_plan as P
-from membound.kernels.stencil_tiles import BASES, TUNED
+from membound.kernels.stencil import launch as P
+from membound.kernels.stencil import tiles
+from membound.kernels.stencil.tiles import TUNED
 
 REPO = Path(__file__).resolve().parents[1]
 spec = importlib.util.spec_from_file_location("sweep_depths", REPO / "tools" / "sweep_depths.py")
@@ -29,17 +30,22 @@ def test_every_variant_is_distinct_and_has_a_launch(gpu, elem):
             for tile in tiles.values():
                 assert P.cc_launch(st, depth, tile=tile, elem=elem).smem > 0
                 assert tile.get("VEC") or not tile.get("VS")   # vector strips need the 16-byte copies
-                assert eval(sweep.tile_text(tile), dict(BASES)) == tile
+                assert sweep.tile_of(sweep.tile_text(tile)) == tile
 
 
-def test_the_printed_entries_are_stencil_tiles_lines():
-    """Each H100 entry, printed as the sweep prints it, is a line of stencil_tiles.py (paste-able; a comment
-    may follow it, as --apply writes)."""
-    lines = {line.split("  #")[0].strip()
-             for line in (REPO / "src/membound/kernels/stencil_tiles.py").read_text().splitlines()}
+@pytest.mark.parametrize("gpu", sorted(TUNED))
+def test_the_printed_entries_are_the_tuned_files_lines(gpu):
+    """Each entry of tuned/<gpu>.yaml, made and printed as the sweep makes and prints it from its tile's
+    text, is that line of the file (paste-able; --apply writes the same)."""
+    path = tiles.TUNED_DIR / f"{gpu}.yaml"
+    lines = [line.removeprefix("  - ") for line in path.read_text().splitlines() if line.startswith("  - ")]
     names = {(st.dims, st.shape, st.radius): st for st in sweep.stencils()}
-    for (dims, shape, radius, depth, *elem), tile in TUNED["h100"].items():
-        assert sweep.entry_text(names[dims, shape, radius], depth, sweep.tile_text(tile), *elem) in lines
+    assert len(lines) == len(TUNED[gpu])
+    for line, entry in zip(lines, tiles.read(path)):
+        dims, shape, radius, depth, *elem = tiles.key_of(entry)
+        tile = TUNED[gpu][tiles.key_of(entry)]
+        assert sweep.entry_text(sweep.entry_of(names[dims, shape, radius], depth, sweep.tile_text(tile), *elem,
+                                               note=entry["note"])) == line
 
 
 def test_depth_sweep_on_the_cpu_checks_every_depth():
@@ -54,7 +60,7 @@ def test_depth_sweep_on_the_cpu_checks_every_depth():
 
 def test_tile_sweep_keeps_the_best_checked_variant_and_prints_its_entry(monkeypatch, tmp_path, capsys):
     """The tile sweep's bookkeeping (no GPU: compiling and measuring faked): a refused and a failed
-    variant are kept out of the best, which is printed as a TUNED line; a failed check fails the run."""
+    variant are kept out of the best, which is printed as an entry; a failed check fails the run."""
     from membound.run.measure import CheckError
 
     class Serial:
@@ -85,8 +91,9 @@ def test_tile_sweep_keeps_the_best_checked_variant_and_prints_its_entry(monkeypa
     assert list(zip(best.depth, best.variant, best.value)) == [(2, "ch8", 338)]
     frame = pd.read_csv(tmp_path / "sweep_tiles.csv", keep_default_na=False)
     assert set(frame.failed) == {"", "needs 300 KiB", "FAILED 2d5pt cc_tb: mismatch"}
-    assert any('(2, "star", 1, 2): dict(TB2, CH=8),' in line for line in capsys.readouterr().out.splitlines())
-    assert {"CC2", "dict(CC2, VEC=1)"} <= set(frame.tile)   # stencil_cc with and without its 16-byte copies
+    assert any("{dims: 2, shape: star, radius: 1, depth: 2, tile: {kernel: stencil_tb2, CH: 8}" in line
+               for line in capsys.readouterr().out.splitlines())
+    assert {"{kernel: stencil_cc}", "{kernel: stencil_cc, VEC: 1}"} <= set(frame.tile)   # with and without 16-byte copies
 
 
 def test_tile_sweep_runs_each_precision_and_only_the_variants_named(monkeypatch, tmp_path):
@@ -105,26 +112,27 @@ def test_tile_sweep_runs_each_precision_and_only_the_variants_named(monkeypatch,
     assert list(zip(best.precision, best.variant)) == [("fp16", "today+vec"), ("fp64", "today+vec")]
 
 
-def test_improvements_follow_tuneds_rule_and_apply_appends_a_table(tmp_path):
+def test_improvements_follow_tuneds_rule_and_apply_writes_them_into_the_gpus_file(tmp_path):
     """A variant >= 3% faster than the tile the GPU runs today is found (a failed or a 2% faster one is
-    not); applied, stencil_tiles.py gets a TUNED for that GPU with it over the table before, and the
-    H100's table is left as it was."""
+    not); applied, tuned/h200.yaml gets it over the entry of its key, with a note of its gain, and every
+    other entry is left as it was."""
     st = {s.name: s for s in sweep.stencils()}
     today = {name: sweep.tile_text(P.cc_tile(st[name], 1, "h200", 2)) for name in ("2d5pt", "2d9pt")}
-    faster = "dict(CC2, BX=128, VEC=1)"
+    faster = "{kernel: stencil_cc, BX: 128, VEC: 1}"
     frame = pd.DataFrame([("2d5pt", today["2d5pt"], 100.0, ""), ("2d5pt", faster, 104.0, ""),
                           ("2d9pt", today["2d9pt"], 100.0, ""), ("2d9pt", faster, 102.0, ""),
-                          ("2d9pt", "dict(CC2, BX=256, VEC=1)", 999.0, "FAILED mismatch")],
+                          ("2d9pt", "{kernel: stencil_cc, BX: 256, VEC: 1}", 999.0, "FAILED mismatch")],
                          columns=["problem", "tile", "value", "failed"]).assign(depth=1, precision="fp16", variant="v")
     found = sweep.improvements(frame, "h200")
     assert list(zip(found.problem, found.before, found.value)) == [("2d5pt", 100.0, 104.0)]
-    path = tmp_path / "stencil_tiles.py"
-    path.write_text(sweep.TILES.read_text())
+    path = tmp_path / "h200.yaml"
+    path.write_text((tiles.TUNED_DIR / "h200.yaml").read_text())
     sweep.apply_improvements(found, "h200", path)
-    tiles = {}
-    exec(path.read_text(), tiles)
-    assert tiles["TUNED"]["h200"][(2, "star", 1, 1, 2)] == dict(BASES["CC2"], BX=128, VEC=1)
-    assert tiles["TUNED"]["h100"] == TUNED["h100"] and len(tiles["TUNED"]["h200"]) == len(TUNED["h200"])
+    got = tiles.load(path)
+    assert got[(2, "star", 1, 1, 2)] == dict(tiles.CC2, BX=128, VEC=1)
+    assert {k: v for k, v in got.items() if k != (2, "star", 1, 1, 2)} == \
+        {k: v for k, v in TUNED["h200"].items() if k != (2, "star", 1, 1, 2)}
+    assert "fp16: 100.0 -> 104.0 GStencil/s (tools/sweep_depths.py --tiles --apply" in path.read_text()
 
 
 def test_help_prints(capsys):

@@ -303,7 +303,6 @@ import numpy as np
 
 from membound.kernels import arg_parser
 from membound.kernels.harness import Case, Impl, run_cli, select
-from membound.run.measure import guarded
 
 IMPLS = (Impl("toy", "numpy_copy", "cuda_core", "copy", "cpu"),)
 
@@ -321,10 +320,6 @@ def main(argv=None):
     rng = np.random.default_rng(0)
     jobs = [(impl, partial(prepare, impl, args.n, rng, p)) for impl, p in select(IMPLS, args.backend, args.precisions)]
     run_cli(args, jobs, "{value:10.1f} GB/s")
-
-
-if __name__ == "__main__":
-    guarded(main)
 '''
 TOY_WQ = '''
 
@@ -340,12 +335,15 @@ TOY_ENTRY = '''    Family("toy", "toy copy", "copy", "copy", analytical.toy, blo
 
 
 def test_a_new_family_needs_no_rule_its_files_alone_run_it(tmp_path):
-    """docs/architecture.md's worked example: a family in its module, source, registry entry, W and Q
-    and config block; the generic rules, wqi and the claims pick it up with no other edit."""
+    """docs/architecture.md's worked examples: a family in its folder (module and source), registry
+    entry, W and Q and config block; the generic rules, wqi and the claims pick it up with no other
+    edit. Then an implementation: one Impl line and its source in the family's folder, which reruns
+    the family's job and adds its rows."""
     copy = copy_checkout(tmp_path / "membound")
     src = copy / "src" / "membound"
-    (src / "kernels" / "toy.py").write_text(TOY_MODULE)
-    (src / "kernels" / "toy.cu").write_text("// the toy's CUDA source: picked up by the registry's glob\n")
+    (src / "kernels" / "toy").mkdir()
+    (src / "kernels" / "toy" / "__init__.py").write_text(TOY_MODULE)
+    (src / "kernels" / "toy" / "toy.cu").write_text("// the toy's CUDA source: found by the registry in its folder\n")
     with open(src / "model" / "analytical.py", "a") as module:
         module.write(TOY_WQ)
     registry = (src / "families.py").read_text()
@@ -361,8 +359,16 @@ def test_a_new_family_needs_no_rule_its_files_alone_run_it(tmp_path):
                      r"--precisions",
                      run.stdout), run.stdout[-3000:]
     inputs = dict(re.findall(r"^rule (\w+):\n    input: (.*)$", run.stdout, re.MULTILINE))
-    assert "results/cpu/raw/toy.csv" in inputs["wqi"] and "src/membound/kernels/toy.cu" in run.stdout
+    assert "results/cpu/raw/toy.csv" in inputs["wqi"] and "src/membound/kernels/toy/toy.cu" in run.stdout
     bench = snakemake("--profile", "profiles/cpu", "bench_toy", cwd=copy, env=env)
     assert bench.returncode == 0, bench.stderr[-3000:]
     rows = (copy / "results" / "cpu" / "raw" / "toy.csv").read_text()
     assert "toy,numpy_copy,cuda_core,copy" in rows.replace('"', "")
+    module = src / "kernels" / "toy" / "__init__.py"         # an implementation: its Impl line and its source
+    module.write_text(module.read_text().replace('"cpu"),)', '"cpu"),\n         Impl("toy", "numpy_copy_x", "cuda_core", "copy", "cpu"))'))
+    (src / "kernels" / "toy" / "toy_x.cu").write_text("// the new implementation's source\n")
+    bench = snakemake("--profile", "profiles/cpu", "bench_toy", "-p", cwd=copy, env=env)
+    assert bench.returncode == 0 and "src/membound/kernels/toy/toy_x.cu" in bench.stdout + bench.stderr, \
+        (bench.stdout + bench.stderr)[-3000:]
+    rows = (copy / "results" / "cpu" / "raw" / "toy.csv").read_text().replace('"', "")
+    assert "toy,numpy_copy,cuda_core,copy" in rows and "toy,numpy_copy_x,cuda_core,copy" in rows

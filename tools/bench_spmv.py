@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from membound.kernels import harness, spmv, spmv_plan
+from membound.kernels import harness, spmv
+from membound.kernels.spmv import tc_plan as spmv_plan
 from membound.matrices import csr, surrogate
 from membound.model import equations as model
 from membound.model.precision import fmt

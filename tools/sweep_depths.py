@@ -25,9 +25,9 @@ tuned_tpb4; a tuned stencil_stream tile at 1-4 blocks an SM, tuned_minb1 to tune
 field cut into equal runs of slices across its column and row blocks in one or two waves, tuned_bal1 and
 tuned_bal2; --variants keeps the labels named; warm-up 1 and 5 timed calls unless given) in each precision, so
 that the best tile per stencil and depth can be chosen; writes $OUT/sweep_tiles.csv (every variant) and
-$OUT/best_tiles.csv, prints this GPU's TUNED entries for src/membound/kernels/stencil_tiles.py, and those that
-beat the tile the GPU runs today by >= 3% (TUNED's rule; --apply appends them to stencil_tiles.py as
-TUNED[gpu]). No new case starts after --budget seconds. A depth or tile whose shared memory does not fit this
+$OUT/best_tiles.csv, prints this GPU's entries for src/membound/kernels/stencil/tuned/<gpu>.yaml, and those that
+beat the tile the GPU runs today by >= 3% (TUNED's rule; --apply puts them into that file, over the entries of
+their keys). No new case starts after --budget seconds. A depth or tile whose shared memory does not fit this
 GPU is listed as refused, a failed check as FAILED (no time kept).
 """
 import argparse
@@ -44,16 +44,17 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from membound.kernels import harness, load_module, stencil_plan as P
+from membound.kernels import harness, load_module
 from membound.kernels import stencil as S
-from membound.kernels.stencil_cpu import b_operands
-from membound.kernels.stencil_tiles import BASES, CC2, CC3, ST, TB2, TB3
+from membound.kernels.stencil import launch as P
+from membound.kernels.stencil import tiles
+from membound.kernels.stencil.cpu import b_operands
+from membound.kernels.stencil.tiles import CC2, CC3, ST, TB2, TB3
 from membound.model import equations, peaks
 from membound.model.precision import PRECISIONS, fmt
 from membound.run import config, measure, runinfo
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
-TILES = Path(P.__file__).with_name("stencil_tiles.py")
 MIN_GAIN = 0.03   # TUNED takes a swept tile where it beats the tile before by at least this
 IMPLS = {impl.name: impl for impl in S.IMPLS}
 
@@ -225,17 +226,26 @@ def vs_variants(dims: int, elem: int, shapes: dict | None = None) -> dict[str, d
 
 
 def tile_text(tile: dict) -> str:
-    """`tile` as stencil_tiles.py writes it: its kernel's base tile and what differs from it."""
-    name, base = next((n, b) for n, b in BASES.items() if b["kernel"] == tile["kernel"])
-    diff = ", ".join(f"{k}={v}" for k, v in tile.items() if base[k] != v)
-    return f"dict({name}, {diff})" if diff else name
+    """`tile` as tuned/<gpu>.yaml holds it (tiles.diff), in YAML's flow style: its kernel and the macros
+    that differ from its base tile (tile_of reads it back)."""
+    return yaml.safe_dump(tiles.diff(tile), default_flow_style=True, sort_keys=False).strip()
 
 
-def entry_text(st: P.Stencil, depth: int, text: str, elem: int | None = None) -> str:
-    """One line of a TUNED table: the key of `st` at `depth` (and element size `elem`, where given) and
-    its tile's text (tile_text)."""
-    key = f'{st.dims}, "{st.shape}", {st.radius}, {depth}' + (f", {elem}" if elem else "")
-    return f"({key}): {text},"
+def tile_of(text: str) -> dict:
+    """The whole tile of a tile_text."""
+    return tiles.expand(yaml.safe_load(text))
+
+
+def entry_of(st: P.Stencil, depth: int, text: str, elem: int | None = None, note: str = "") -> dict:
+    """One entry of a tuned/<gpu>.yaml: the key of `st` at `depth` (and element size `elem`, where
+    given), its tile's text (tile_text) and `note`."""
+    key = (st.dims, st.shape, st.radius, depth, *([elem] if elem else []))
+    return tiles.entry(key, tile_of(text), note)
+
+
+def entry_text(entry: dict) -> str:
+    """An entry as its line of the YAML prints it."""
+    return yaml.safe_dump(entry, default_flow_style=True, sort_keys=False, width=float("inf")).strip()
 
 
 def compile_launch(job) -> str | None:
@@ -391,17 +401,18 @@ def improvements(frame: pd.DataFrame, gpu: str, min_gain: float = MIN_GAIN) -> p
         best = group.loc[group.value.idxmax()]
         if len(now) and best.value >= (1 + min_gain) * now.max():
             out.append(dict(problem=name, depth=depth, precision=prec, before=now.max(), value=best.value,
-                            variant=best.variant, entry=entry_text(st, int(depth), best.tile, elem)))
+                            variant=best.variant, entry=entry_of(st, int(depth), best.tile, elem)))
     return pd.DataFrame(out, columns=["problem", "depth", "precision", "before", "value", "variant", "entry"])
 
 
-def apply_improvements(found: pd.DataFrame, gpu: str, path: Path = TILES) -> None:
-    """Append to stencil_tiles.py a TUNED[gpu] that is the one before with `found`'s entries over it."""
-    lines = "".join(f"    {r.entry}  # {r.precision}: {r.before:.1f} -> {r.value:.1f} GStencil/s\n"
-                    for r in found.itertuples())
-    head = (f"# {gpu}: tools/sweep_depths.py --tiles --apply, {time.strftime('%Y-%m-%d')}: tiles >= {MIN_GAIN:.0%} "
-            f'faster than the ones before\nTUNED["{gpu}"] = {{\n    **TUNED.get("{gpu}", {{}}),\n')
-    path.write_text(path.read_text() + head + lines + "}\n")
+def apply_improvements(found: pd.DataFrame, gpu: str, path: Path | None = None) -> Path:
+    """Put `found`'s entries, each with a note of its gain and today's date, into tuned/<gpu>.yaml
+    (`path`), over the entries of their keys; the file's path."""
+    path = path or tiles.TUNED_DIR / f"{gpu}.yaml"
+    when = f"tools/sweep_depths.py --tiles --apply, {time.strftime('%Y-%m-%d')}"
+    tiles.apply(path, [{**r.entry, "note": f"{r.precision}: {r.before:.1f} -> {r.value:.1f} GStencil/s ({when})"}
+                       for r in found.itertuples()])
+    return path
 
 
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
@@ -424,8 +435,8 @@ def main(argv=None):
     parser.add_argument("--precisions", nargs="+", default=["fp64"], choices=PRECISIONS)
     parser.add_argument("--impls", nargs="+", default=list(P.SWEPT), choices=list(IMPLS))
     parser.add_argument("--variants", nargs="+", default=None, help="--tiles: only these labels (default: all)")
-    parser.add_argument("--apply", action="store_true", help="--tiles: append this GPU's tiles that beat today's by "
-                        f">= {MIN_GAIN * 100:.0f}%% to stencil_tiles.py as TUNED[gpu] (commit them before a reference run)")
+    parser.add_argument("--apply", action="store_true", help="--tiles: put this GPU's tiles that beat today's by "
+                        f">= {MIN_GAIN * 100:.0f}%% into kernels/stencil/tuned/<gpu>.yaml (commit them before a reference run)")
     args = parser.parse_args(argv)
     args.warmup = (1 if args.tiles else 3) if args.warmup is None else args.warmup
     args.reps = (5 if args.tiles else 10) if args.reps is None else args.reps
@@ -442,20 +453,19 @@ def main(argv=None):
         print("\nbest per stencil and depth (GStencil/s) beside today's tiles:")
         print(best[["problem", "depth", "precision", "variant", "cc_kernel", "value", "today"]].round(1)
               .to_string(index=False))
-        print(f"\nTUNED[{best.gpu.iloc[0]!r}] for src/membound/kernels/stencil_tiles.py:")
+        print(f"\nentries of src/membound/kernels/stencil/tuned/{best.gpu.iloc[0]}.yaml:")
         for (name, depth), group in best.groupby(["problem", "depth"], sort=False):
             st = next(st for st in sts if st.name == name)
             if group.tile.nunique() == 1:     # one tile for every precision swept: one line
-                print(f"        {entry_text(st, depth, group.tile.iloc[0])}  # {', '.join(group.precision)}")
+                print(f"  - {entry_text(entry_of(st, depth, group.tile.iloc[0], note=', '.join(group.precision)))}")
             else:                             # else a line per precision, keyed by its element size
                 for r in group.itertuples():
-                    print(f"        {entry_text(st, depth, r.tile, fmt(r.precision).bytes)}  # {r.precision}")
+                    print(f"  - {entry_text(entry_of(st, depth, r.tile, fmt(r.precision).bytes, r.precision))}")
         found = improvements(frame, best.gpu.iloc[0])
         print(f"\nfaster than today's tiles by >= {MIN_GAIN:.0%} (TUNED's rule):\n" +
               (found.drop(columns="entry").round(1).to_string(index=False) if len(found) else "none"))
         if args.apply and len(found):
-            apply_improvements(found, best.gpu.iloc[0])
-            print(f"appended to {TILES}")
+            print(f"written into {apply_improvements(found, best.gpu.iloc[0])}")
         return 1 if frame.failed.str.startswith("FAILED").any() else 0
     rows, notes = sweep_depths(sts, args.depths, args, "cuda", domains, args.impls, args.precisions)
     if rows:

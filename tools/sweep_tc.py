@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from membound.kernels import spmv, spmv_plan, stencil as S
+from membound.kernels import spmv
+from membound.kernels import stencil as S
+from membound.kernels.spmv import tc_plan as spmv_plan
 from membound.matrices import csr, surrogate, table2
 from membound.model.precision import dot_tolerance
 from membound.run import measure, timing

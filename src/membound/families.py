@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from membound.model import analytical
+from membound.model.precision import PRECISIONS
 
 KERNELS = "src/membound/kernels"
+CODE_SUFFIXES = (".py", ".cu", ".cuh", ".yaml")   # a family's files that its jobs run (no caches)
 
 
 def block(**keys: dict) -> dict:
@@ -30,7 +32,7 @@ def block(**keys: dict) -> dict:
 
 @dataclass(frozen=True)
 class Family:
-    name: str                 # the rows' `kernel`, the module membound.kernels.<name>, its config block
+    name: str                 # the rows' `kernel`, the package membound.kernels.<name> (its folder), its config block
     title: str                # as the AE appendix and the docs name it
     cc_role: str              # the CUDA-core baseline the claims set against the tensor-core role
     tc_role: str
@@ -42,20 +44,17 @@ class Family:
     plan_file: str = ""       # the CLI option that takes the case's plans (SpMV: rule spmv_plans makes them)
 
     @property
-    def sources(self) -> str:
-        """The glob of its CUDA sources and headers under src/membound/kernels/."""
-        return f"{self.name}*.cu*"
-
-    @property
     def per_case(self) -> bool:
         return self.cases is not None
 
     @property
     def code(self) -> list[str]:
-        """The family's own files (its module and CUDA sources); the rules add what the module
-        imports (membound.run.codedeps), so that an edit of the harness reruns every family."""
-        found = sorted(p.name for p in (Path(__file__).parent / "kernels").glob(self.sources))
-        return [f"{KERNELS}/{self.name}.py", *(f"{KERNELS}/{s}" for s in found)]
+        """The family's own files: every file of its folder src/membound/kernels/<name>/ (its modules,
+        CUDA sources and data such as the stencils' tuned tiles); the rules add what its modules import
+        (membound.run.codedeps), so that an edit of the harness reruns every family."""
+        folder = Path(__file__).parent / "kernels" / self.name
+        return sorted(f"{KERNELS}/{p.relative_to(folder.parent).as_posix()}" for p in folder.rglob("*")
+                      if p.is_file() and p.suffix in CODE_SUFFIXES)
 
     def raw(self, results: str, case: str | None = None, rep: int | str = 0, prefix: str = "") -> str:
         """The raw CSV of repetition `rep` under <results>/raw/<prefix>, one job's: every case of the
@@ -156,8 +155,12 @@ def analytical_row(row: Mapping, gpu: dict, stencils: Mapping | None = None) -> 
 
 
 def config_blocks() -> dict[str, dict]:
-    """Every family's config block schema by its key, for membound.run.config.assemble(blocks=...)."""
-    return {f.name: f.schema for f in FAMILIES.values()}
+    """Every family's config block schema by its key, and `precisions` with the precision records' names
+    (membound.model.precision: the config schema itself types no precision), for
+    membound.run.config.assemble(blocks=...)."""
+    precisions = {"type": "array", "items": {"type": "string", "enum": list(PRECISIONS)}, "minItems": 1,
+                  "uniqueItems": True, "description": "storage precisions of every family (membound.model.precision)"}
+    return {**{f.name: f.schema for f in FAMILIES.values()}, "precisions": precisions}
 
 
 def cases(family: str, config: Mapping, matrices) -> list[str | None]:

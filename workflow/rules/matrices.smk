@@ -96,7 +96,7 @@ rule surrogate_matrix:
 rule spmv_plans:
     input:
         csr=f"{DATA}/csr/{{source}}/{{name}}.npz",
-        code=code("membound.kernels.spmv_plans"),
+        code=code("membound.kernels.spmv.plans"),
     output:
         f"{DATA}/plans/{{source}}/{{name}}.npz",
     log:
@@ -109,7 +109,7 @@ rule spmv_plans:
     resources:
         mem_mb=lambda wc: 1024 + MATRIX[wc.name]["rows"] * 400 // 2**20,
     shell:
-        "python -m membound.kernels.spmv_plans --matrix {input.csr:q} --out {output:q} > {log:q} 2>&1"
+        "python -m membound.kernels.spmv.plans --matrix {input.csr:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule matrix_stats:

@@ -34,11 +34,11 @@ from membound.model import equations
 from membound.model import peaks as spec_peaks
 from membound.model.analytical import stencil_model
 from membound.model.geometry import STENCIL_MMA
-from membound.model.precision import fmt
+from membound.model.precision import FORMATS, PRECISIONS, fmt
 from membound.originals.rows import split
 from membound.run import outputs
 
-SPARSE_PRECISIONS = ("fp32", "fp16")     # mma.sp: TF32 and f16 (no FP64 sparse tensor cores)
+SPARSE_PRECISIONS = tuple(p for p in PRECISIONS if FORMATS[p].mma_sp)   # with mma.sp: TF32 and f16 (no FP64)
 GRID = {2: {"radii": (1, 2, 3), "depths": range(1, 9)}, 3: {"radii": (1, 2), "depths": range(1, 5)}}
 SHAPES = ("star", "box")
 TC_FASTER, CC_FASTER, EQUAL = "tensor cores faster", "CUDA cores faster", "equal"

@@ -2,10 +2,10 @@
 kernel issues, per operand type (DMMA: f64; HMMA: tf32, f16, bf16), never one factor for all. A sparse
 mma.sp (HMMA.SP, counted among the HMMA instructions) is worth 2 m n k of its logical shape.
 
-The shape is looked up in this order: the kernel's own source (src/membound/kernels/*.cu with the
-headers it includes: its `mma.sync` of that operand type), a library kernel's name
-(`..._tensor16x8x8_...` in cuBLAS/CUTLASS names), else the spec's shape for the launch's precision,
-marked "assumed" (exact only on a GPU with one shape per type, as the A100's FP64 m8n8k4).
+The shape is looked up in this order: the kernel's own source (src/membound/kernels/<family>/**.cu with
+the headers it includes: its `mma.sync` of that operand type), a library kernel's name
+(`..._tensor16x8x8_...` in cuBLAS/CUTLASS names), else the precision's record's shape on the spec's
+vendor (peaks.at), marked "assumed" (exact only on a GPU with one shape per type, as the A100's FP64 m8n8k4).
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ def base_name(kernel_name: str) -> str:
 def _sources() -> tuple[str, ...]:
     """The text of each of membound's own CUDA sources, with the local headers it includes."""
     texts = []
-    for cu in sorted(KERNELS.glob("*.cu")):
+    for cu in sorted(KERNELS.rglob("*.cu")):
         text = cu.read_text()
-        texts.append(text + "".join((KERNELS / h).read_text() for h in INCLUDE.findall(text)))
+        texts.append(text + "".join((cu.parent / h).read_text() for h in INCLUDE.findall(text)))
     return tuple(texts)
 
 

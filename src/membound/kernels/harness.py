@@ -103,7 +103,7 @@ def skip_reason(impl: Impl, backend: str) -> str | None:
         return "HIP: no mma.sync; the tensor-core kernels are NVIDIA-only"
     cc = cp.cuda.Device().compute_capability
     if int(cc) // 10 < 8:
-        return f"compute capability {cc}: FP64, TF32 and FP16 m16n8k16 mma.sync need sm_80 or later"
+        return f"compute capability {cc}: FP64, TF32 and FP16 mma.sync need sm_80 or later"
     return None
 
 

@@ -1,8 +1,8 @@
 """Problem geometry below the kernels: stencil supports, kernel fusion and the tensor-core operand
 layout with its sparsity (paper 002 Sec. 2.2.3, eq. 2-3).
 
-The kernels and the analytical side (membound.families, membound.model.analytical) read it; it reads no
-other membound module.
+The kernels and the analytical side (membound.families, membound.model.analytical) read it; it reads the
+precisions' records (membound.model.precision) alone.
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ import math
 import numpy as np
 import scipy.signal
 
-MMA_M = MMA_N = 8     # the FP64 MMA tile m8n8k4 the tensor-core stencil issues
-MMA_K = 4
-# The MMA shape (m, n, k) the tensor-core stencil kernels issue per storage precision: f64 m8n8k4, TF32
-# m16n8k8 and f16 m16n8k16 (fp32 accumulate); m runs along y, n along x (8 output columns), k along
-# the input columns of one row of the fused kernel.
-STENCIL_MMA = {"fp64": (8, 8, 4), "fp32": (16, 8, 8), "fp16": (16, 8, 16)}
+from membound.model.precision import FORMATS, PRECISIONS
+
+# The MMA shape (m, n, k) the tensor-core stencil kernels issue per storage precision is the precision's
+# record's (precision.Format.mma: f64 m8n8k4, TF32 m16n8k8 and f16 m16n8k16, fp32 accumulate); m runs
+# along y, n along x (8 output columns), k along the input columns of one row of the fused kernel.
+STENCIL_MMA = {p: FORMATS[p].mma.shape for p in PRECISIONS}
 # A-operand elements packed in one 32-bit register along k (f16: two), so a row's first column a is
 # lowered until a + (the fused radius) is a multiple of it: one aligned 32-bit shared-memory load each.
-PACK = {"fp16": 2}
+PACK = {p: 4 // FORMATS[p].bytes for p in PRECISIONS if FORMATS[p].bytes < 4}
 
 
 def mma_shape(precision: str = "fp64") -> tuple[int, int, int]:

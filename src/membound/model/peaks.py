@@ -1,9 +1,10 @@
 """A device spec's numbers in one precision, read through one accessor, `at(gpu, precision)`: the
-dense peaks of CUDA cores (AMD: the vector ALUs) and tensor cores (AMD: the matrix cores), the MMA
-instruction's shape and operand type, the element size D and the bandwidth (config/gpus/<gpu>.yaml:
-peak_TFLOPs.<precision>, mma.<precision>, memory_bandwidth_TBs), and where the device has them the
-2:4-sparse tensor cores' peak (peak_TFLOPs.<precision>.sparse_tensor_core, the datasheets' "with
-sparsity" figure) and mma.sp shape (mma_sp.<precision>).
+dense peaks of CUDA cores (AMD: the vector ALUs) and tensor cores (AMD: the matrix cores) and the
+bandwidth (config/gpus/<gpu>.yaml: peak_TFLOPs.<precision>, memory_bandwidth_TBs), where the device has
+them the 2:4-sparse tensor cores' peak (peak_TFLOPs.<precision>.sparse_tensor_core, the datasheets'
+"with sparsity" figure), and from the precision's record (membound.model.precision) the element size D
+and the matrix instruction's shape and operand type on the spec's vendor (NVIDIA's mma.sync and mma.sp,
+AMD's MFMA).
 
 A precision whose tensor-core peak is null has no tensor cores on that device (the CPU spec: all of
 them; its MMA tiles are emulated with numpy): `note` says so, and every table, figure and claim that
@@ -16,10 +17,10 @@ import math
 from dataclasses import dataclass
 
 from membound.model import equations
-from membound.model.precision import FORMATS, PRECISIONS
+from membound.model.precision import FORMATS
 
-SPEC_PRECISIONS = (*PRECISIONS, "bf16")     # bf16: in a spec where its peaks differ from fp16's, Table 1 only
-ELEMENT_BYTES = {**{f.name: f.bytes for f in FORMATS.values()}, "bf16": 2}
+SPEC_PRECISIONS = tuple(FORMATS)     # bf16: in a spec where its peaks differ from fp16's, Table 1 only
+ELEMENT_BYTES = {f.name: f.bytes for f in FORMATS.values()}
 UNITS = ("cuda_core", "tensor_core")
 
 
@@ -37,7 +38,7 @@ class Peaks:
     @property
     def element_bytes(self) -> int:
         """D, the element size of the precision (paper 000 eq. 5-13)."""
-        return ELEMENT_BYTES[self.precision]
+        return FORMATS[self.precision].bytes
 
     @property
     def has_tensor_cores(self) -> bool:
@@ -72,14 +73,16 @@ class Peaks:
 def at(gpu: dict, precision: str) -> Peaks:
     """The numbers of spec `gpu` in `precision` (fp64, fp32, fp16, bf16), or a ValueError naming the
     missing key and the fix."""
-    peaks, mma = gpu.get("peak_TFLOPs", {}).get(precision), gpu.get("mma", {}).get(precision)
+    peaks = gpu.get("peak_TFLOPs", {}).get(precision)
     if precision not in SPEC_PRECISIONS or peaks is None:
         raise ValueError(f"spec '{gpu.get('name')}' has no peak_TFLOPs.{precision}: add its CUDA-core and tensor-core "
                          f"peaks, with their sources, to config/gpus/*.yaml (precisions: {', '.join(SPEC_PRECISIONS)})")
-    sp = gpu.get("mma_sp", {}).get(precision)
+    f = FORMATS[precision]
+    mma = f.mfma if gpu.get("vendor") == "amd" else f.mma
+    sparse = peaks.get("sparse_tensor_core")
     return Peaks(precision, gpu["memory_bandwidth_TBs"], peaks["cuda_core"], peaks["tensor_core"],
-                 tuple(mma["shape"]) if mma else None, mma["type"] if mma else "", peaks.get("sparse_tensor_core"),
-                 tuple(sp["shape"]) if sp else None)
+                 mma.shape if mma else None, mma.type if mma else "", sparse,
+                 f.mma_sp.shape if sparse and f.mma_sp else None)
 
 
 def no_rows(gpu: dict, precision: str, what: str) -> str:
@@ -89,7 +92,11 @@ def no_rows(gpu: dict, precision: str, what: str) -> str:
 
 
 def listed(gpu: dict) -> list[str]:
-    """The precisions spec `gpu` gives peaks for, in SPEC_PRECISIONS order."""
+    """The precisions spec `gpu` gives peaks for, in SPEC_PRECISIONS order; ValueError for a name that
+    has no precision record (the spec schema does not type them: membound.model.precision does)."""
+    if unknown := sorted(set(gpu.get("peak_TFLOPs", {})) - set(SPEC_PRECISIONS)):
+        raise ValueError(f"spec '{gpu.get('name')}' has peak_TFLOPs.{unknown[0]}, a precision without a record: "
+                         f"use one of {', '.join(SPEC_PRECISIONS)} (membound.model.precision.FORMATS)")
     return [p for p in SPEC_PRECISIONS if p in gpu.get("peak_TFLOPs", {})]
 
 

@@ -1,9 +1,15 @@
-"""The precision axis: the number formats a case can run in, and the error bounds its check uses.
+"""The precision axis: one record per number format (`Format`) with every trait that depends on it, and
+the error bounds a case's check uses.
 
-A case's `precision` names its storage format (the rows' column): fp64, fp32 or fp16. On CUDA cores
-it computes in that format, except that fp16 sums accumulate in fp32 (a policy of every membound
-kernel); on tensor cores its MMA takes operands in the format's tensor-core type (f64, tf32, f16)
-and accumulates in fp64 (f64) or fp32 (tf32, f16).
+A case's `precision` names its storage format (the rows' column): fp64, fp32 or fp16 (PRECISIONS, what
+the kernels run; bf16 is a record for the specs' Table 1 peaks alone until its kernels exist). On CUDA
+cores it computes in that format, except that fp16 sums accumulate in fp32 (a policy of every membound
+kernel); on tensor cores its MMA takes operands in the format's tensor-core type (f64, tf32, f16) and
+accumulates in fp64 (f64) or fp32 (tf32, f16). The record holds the element size, the numpy and CUDA
+types, both accumulators, the dense MMA the kernels issue (NVIDIA mma.sync; the CPU emulates it) and
+AMD's MFMA (Table 1), the 2:4-sparse mma.sp, and the unit roundoffs the tolerances below are built on.
+Their shapes and instructions are the PTX ISA's (9.7.14.5: mma.sync, 9.7.14.6: mma.sp, its sparsity
+2:4 for f16/bf16 and 1:2 for tf32) and AMD's CDNA2 ISA (v_mfma_*); the CUDA sources issue the same.
 
 Checks (docs/precision.md): inputs are drawn in float64 and rounded to the storage format
 (`quantize`), and the reference is computed in float64 from the rounded values, so that it differs
@@ -32,38 +38,88 @@ U64 = 2.0**-53
 
 
 @dataclass(frozen=True)
+class Mma:
+    """One matrix instruction: its shape m, n, k (mma.sp: the logical one, k counting the zeros it skips),
+    the operand type it computes in (PTX/ISA), the instruction, and for mma.sp its sparsity (kept, chunk):
+    at most `kept` nonzeros of every `chunk` consecutive A elements of a row."""
+    shape: tuple[int, int, int]
+    type: str
+    instruction: str
+    sparsity: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
 class Format:
     name: str          # the rows' `precision`
     bytes: int         # element size D (paper 000 eq. 5-13)
-    numpy: str         # numpy dtype of storage
+    numpy: str         # numpy dtype of storage ('': none in numpy)
     ctype: str         # CUDA C type of storage
+    cuda_type: int     # its cudaDataType_t (cuSPARSE, cuBLAS): CUDA_R_64F 1, CUDA_R_32F 0, CUDA_R_16F 2, CUDA_R_16BF 14
+    acc: str           # numpy dtype of the CUDA-core accumulator (fp16: float32)
+    tc_acc: str        # numpy dtype of the tensor-core accumulator (the MMA's D)
     u: float           # unit roundoff of storage (round to nearest)
     acc_u: float       # unit roundoff of the CUDA-core accumulator (fp16: fp32 accumulation)
-    tc_type: str       # the tensor-core operand type (PTX): f64 | tf32 | f16
-    tc_operand_u: float  # relative error of rounding a storage value to tc_type (0: exact)
+    tc_operand_u: float  # relative error of rounding a storage value to the MMA's operand type (0: exact)
     tc_acc_u: float    # unit roundoff of the tensor-core accumulator (truncating fp32: 2^-23)
-    eta: float = 0.0   # the absolute error of a rounding to storage that underflows: half the smallest subnormal
+    eta: float         # the absolute error of a rounding to storage that underflows: half the smallest subnormal
+    mma: Mma           # the dense MMA the kernels issue (NVIDIA mma.sync, sm_80+; emulated on the CPU)
+    mfma: Mma | None   # AMD CDNA2's dense MFMA (Table 1: no membound kernel issues it); None: none
+    mma_sp: Mma | None = None   # the 2:4-sparse mma.sp (the stencils' tc_sparse); None: none in this format
+    runs: bool = True  # a precision the kernels run (PRECISIONS); else the specs' Table 1 alone
 
     @property
     def dtype(self) -> np.dtype:
         return np.dtype(self.numpy)
 
+    @property
+    def tc_type(self) -> str:
+        """The tensor-core operand type (PTX): f64 | tf32 | f16 | bf16."""
+        return self.mma.type
+
+    def matrix(self, vendor: str) -> Mma:
+        """The dense matrix instruction of a device of `vendor` (a spec's: nvidia, amd or cpu, which
+        emulates NVIDIA's); ValueError where that vendor has none in this format."""
+        found = self.mfma if vendor == "amd" else self.mma
+        if found is None:
+            raise ValueError(f"no {vendor} matrix instruction in {self.name} (membound.model.precision.FORMATS)")
+        return found
+
+
+def _mma(m: int, n: int, k: int, acc: str, op: str, sparsity=None) -> Mma:
+    """The PTX mma.sync (mma.sp where `sparsity`) of shape m n k, D and C in `acc`, A and B in `op`."""
+    head = "mma.sp::ordered_metadata" if sparsity else "mma"
+    return Mma((m, n, k), op, f"{head}.sync.aligned.m{m}n{n}k{k}.row.col.{acc}.{op}.{op}.{acc}", sparsity)
+
 
 FORMATS = {f.name: f for f in (
-    Format("fp64", 8, "float64", "double", U64, U64, "f64", 0.0, U64, 2.0**-1075),
-    Format("fp32", 4, "float32", "float", 2.0**-24, 2.0**-24, "tf32", 2.0**-11, 2.0**-23, 2.0**-150),
-    Format("fp16", 2, "float16", "__half", 2.0**-11, 2.0**-24, "f16", 0.0, 2.0**-23, 2.0**-25),
+    Format("fp64", 8, "float64", "double", 1, "float64", "float64", U64, U64, 0.0, U64, 2.0**-1075,
+           _mma(8, 8, 4, "f64", "f64"), Mma((16, 16, 4), "f64", "v_mfma_f64_16x16x4f64")),
+    Format("fp32", 4, "float32", "float", 0, "float32", "float32", 2.0**-24, 2.0**-24, 2.0**-11, 2.0**-23, 2.0**-150,
+           _mma(16, 8, 8, "f32", "tf32"), Mma((16, 16, 4), "f32", "v_mfma_f32_16x16x4f32"),
+           _mma(16, 8, 16, "f32", "tf32", (1, 2))),
+    Format("fp16", 2, "float16", "__half", 2, "float32", "float32", 2.0**-11, 2.0**-24, 0.0, 2.0**-23, 2.0**-25,
+           _mma(16, 8, 16, "f32", "f16"), Mma((16, 16, 16), "f16", "v_mfma_f32_16x16x16f16"),
+           _mma(16, 8, 32, "f32", "f16", (2, 4))),
+    Format("bf16", 2, "", "__nv_bfloat16", 14, "float32", "float32", 2.0**-8, 2.0**-24, 0.0, 2.0**-23, 2.0**-134,
+           _mma(16, 8, 16, "f32", "bf16"), None, _mma(16, 8, 32, "f32", "bf16", (2, 4)), runs=False),
 )}
-PRECISIONS = tuple(FORMATS)
+PRECISIONS = tuple(name for name, f in FORMATS.items() if f.runs)
 SPARSITIES = ("dense", "2:4")   # the rows' `sparsity`: dense MMA, or 2:4-structured sparse MMA (mma.sp)
 
 
 def fmt(name: str) -> Format:
-    """The Format of precision `name`, or ValueError naming the valid ones."""
-    try:
-        return FORMATS[name]
-    except KeyError:
-        raise ValueError(f"unknown precision '{name}': use one of {', '.join(PRECISIONS)}") from None
+    """The Format of precision `name` that the kernels run, or ValueError naming the valid ones."""
+    if name not in PRECISIONS:
+        raise ValueError(f"unknown precision '{name}': use one of {', '.join(PRECISIONS)}")
+    return FORMATS[name]
+
+
+def of_dtype(dtype) -> str:
+    """The precision whose storage dtype is `dtype`; ValueError where none is."""
+    found = [name for name in PRECISIONS if FORMATS[name].dtype == np.dtype(dtype)]
+    if not found:
+        raise ValueError(f"no precision stores {np.dtype(dtype)} (precisions: {', '.join(PRECISIONS)})")
+    return found[0]
 
 
 def quantize(values, precision: str) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Where the B operand of mma.sp comes from in the kernels' shared tile, and what its loads cost in
 shared-memory wavefronts: the lanes' B slots (PTX ISA 9.7.14.6.2), their offsets, the tile's column
 of u = 0 (XO), and the wavefronts of one warp's B load at a row pitch. sparse24.transform takes the run
-phase of fewest wavefronts in 2D by these; kernels/stencil_sp_layout.py builds the kernels' tiles on them.
+phase of fewest wavefronts in 2D by these; kernels/stencil/sp_layout.py builds the kernels' tiles on them.
 
 A form here is anything with the SparseForm fields cols, precision, radius and phase."""
 

@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import numpy as np
 
-M_TILE, N_TILE = 16, 8
-GRANULARITY = {"fp32": (1, 2), "fp16": (2, 4)}          # (kept, chunk) of mma.sp's A (PTX ISA 9.7.14.6.1)
-SP_SHAPE = {"fp32": (16, 8, 16), "fp16": (16, 8, 32)}   # logical m, n, k of mma.sp per precision
-SP_TYPE = {"fp32": "tf32", "fp16": "f16"}
-RUN = {"fp32": 4, "fp16": 8}      # layout "runs": a lane's B elements of one MMA, consecutive x of one row
+from membound.model.precision import FORMATS, PRECISIONS
+
+# mma.sp per precision that has it, from the precisions' records (precision.Format.mma_sp)
+SPARSE = {p: FORMATS[p].mma_sp for p in PRECISIONS if FORMATS[p].mma_sp}
+M_TILE, N_TILE = next(iter(SPARSE.values())).shape[:2]       # every mma.sp's m and n
+GRANULARITY = {p: mma.sparsity for p, mma in SPARSE.items()}  # (kept, chunk) of mma.sp's A (PTX ISA 9.7.14.6.1)
+SP_SHAPE = {p: mma.shape for p, mma in SPARSE.items()}       # logical m, n, k of mma.sp per precision
+SP_TYPE = {p: mma.type for p, mma in SPARSE.items()}
+RUN = {p: mma.shape[2] // 4 for p, mma in SPARSE.items()}    # layout "runs": a lane's B elements of one MMA
+#                                                               (k / 4), consecutive x of one row
 LAYOUT = "runs"                   # the layout stencil_sp.cu runs, so the model's S
 
 

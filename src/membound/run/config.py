@@ -110,7 +110,7 @@ def schema_of(name: str, blocks: Mapping[str, dict] = EMPTY) -> dict:
     membound.families, which the rules pass in; run/ imports no registry)."""
     rules = yaml.safe_load((SCHEMAS / f"{name}.schema.yaml").read_text())
     rules["properties"].update(blocks)
-    rules["required"] = [*rules["required"], *blocks]
+    rules["required"] = [*rules["required"], *(key for key in blocks if key not in rules["required"])]
     return rules
 
 

@@ -15,9 +15,8 @@ import numpy as np
 import scipy.ndimage
 
 from membound.model.geometry import fuse, fused_support, mma_shape, tc_rows
-from membound.model.precision import fmt, quantize, tc_operand
+from membound.model.precision import fmt, of_dtype, quantize, tc_operand
 from membound.run.measure import array_module, to_host
-
 
 # ------------------------------------------------------------------------------------ reference
 
@@ -69,8 +68,9 @@ def sampled_reference(x, w: np.ndarray, steps: int, points: np.ndarray) -> np.nd
 
 
 def acc_dtype(x: np.ndarray) -> np.dtype:
-    """The accumulator dtype of a field stored in x's dtype: float64 for float64, else float32."""
-    return np.dtype(np.float64 if x.dtype == np.float64 else np.float32)
+    """The accumulator dtype of a field stored in x's dtype (its precision's record: float64 for float64,
+    else float32)."""
+    return np.dtype(fmt(of_dtype(x.dtype)).acc)
 
 
 def _step(block, w):
@@ -103,7 +103,7 @@ def _cpu_tb(x, w, steps, depth):
 
 def precision_of(x: np.ndarray) -> str:
     """The precision whose storage dtype x has."""
-    return {np.dtype(np.float64): "fp64", np.dtype(np.float32): "fp32", np.dtype(np.float16): "fp16"}[x.dtype]
+    return of_dtype(x.dtype)
 
 
 def b_operands(w: np.ndarray, depth: int, precision: str) -> tuple[np.ndarray, np.ndarray]:

@@ -32,15 +32,13 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from membound.kernels import arg_parser, load_module, spmv_plans
+from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_cli, select
-from membound.kernels.spmv_emulate import accumulator, emulator
-from membound.kernels.spmv_plan import SEGS, Plan, plan, slots_per_lane
+from membound.kernels.spmv.emulate import accumulator, emulator
+from membound.kernels.spmv.tc_plan import SEGS, Plan, plan, slots_per_lane
 from membound.matrices import csr
-from membound.model.precision import dot_tolerance, fmt, quantize
-from membound.run.measure import guarded
+from membound.model.precision import PRECISIONS, dot_tolerance, fmt, of_dtype, quantize
 
-PRECISIONS = ("fp64", "fp32", "fp16")   # each a traits struct of spmv_tc.cu
 IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precisions=PRECISIONS),
          Impl("spmv", "dasp_tc", "tensor_core", "DASP", "cuda", precisions=PRECISIONS),
          Impl("spmv", "dasp_tc_twin", "cuda_core", "DASP twin", "cuda", needs_mma=True, precisions=PRECISIONS),
@@ -52,14 +50,16 @@ TC_UNROLL, TC_MINB, TC_SEGFREE = {"fp64": 4, "fp32": 4, "fp16": 2}, 4, {"fp64": 
 TC_PIPE, TC_AHEAD = {"fp64": 1, "fp32": 0, "fp16": 1}, 2048
 TC_PREF = {"fp64": (4, 0), "fp32": (4, 4), "fp16": (16, 16)}  # tiles, packed matrix within the L2 / beyond it
 THREADS = 128  # a block: its SM slots wait for its slowest warp (docs/kernels_spmv.md, "Threads a block")
-CUDA_TYPE = {"fp64": 1, "fp32": 0, "fp16": 2}   # cudaDataType_t: CUDA_R_64F, CUDA_R_32F, CUDA_R_16F
 
 
 def mma_shape(precision: str) -> tuple[str, int]:
-    """The PTX mma.sync of `precision`'s tensor-core kernel and the flops one MMA does."""
-    f, s = fmt(precision), slots_per_lane(precision)
-    m, acc = (8, "f64") if f.tc_type == "f64" else (16, "f32")
-    return f"mma.sync.aligned.m{m}n8k{4 * s}.row.col.{acc}.{f.tc_type}.{f.tc_type}.{acc}", 2 * m * 8 * 4 * s
+    """The PTX mma.sync of `precision`'s tensor-core kernel (its record's, precision.Format.mma: a tile
+    row's K = 4 slots_per_lane) and the flops one MMA does."""
+    mma = fmt(precision).mma
+    if mma.shape[2] != 4 * slots_per_lane(precision):
+        raise ValueError(f"spmv_tc.cu's tile rows hold {4 * slots_per_lane(precision)} slots, not {precision}'s "
+                         f"MMA k = {mma.shape[2]}")
+    return mma.instruction, 2 * mma.shape[0] * mma.shape[1] * mma.shape[2]
 
 
 # ------------------------------------------------------------------------------------ runners
@@ -99,7 +99,7 @@ def cusparse_runner(matrix, x, y, precision: str = "fp64"):
     op = cs.CUSPARSE_OPERATION_NON_TRANSPOSE
     acc = accumulator(precision)
     alpha, beta = np.array(1.0, acc), np.array(0.0, acc)
-    kind, compute = CUDA_TYPE[precision], CUDA_TYPE["fp64" if acc == np.float64 else "fp32"]
+    kind, compute = fmt(precision).cuda_type, fmt(of_dtype(acc)).cuda_type   # cudaDataType_t of storage, of the sums
     mat = cs.createCsr(rows, cols, data.size, indptr.data.ptr, indices.data.ptr, data.data.ptr,
                        cs.CUSPARSE_INDEX_32I, cs.CUSPARSE_INDEX_32I, cs.CUSPARSE_INDEX_BASE_ZERO, kind)
     vx, vy = cs.createDnVec(cols, x.data.ptr, kind), cs.createDnVec(rows, y.data.ptr, kind)
@@ -274,6 +274,8 @@ def load_matrix(path) -> tuple[sp.csr_matrix, dict]:
 
 
 def main(argv=None):
+    from membound.kernels.spmv import plans as spmv_plans   # here: `python -m membound.kernels.spmv.plans` runs it
+
     parser = arg_parser("SpMV (y = A x) with cuSPARSE CSR and a DASP-style tensor-core kernel, per precision.")
     parser.add_argument("--matrix", required=True, help="CSR file (membound.matrices.csr format)")
     parser.add_argument("--plans", help="its tensor-core plans (rule spmv_plans); default: made here")
@@ -288,6 +290,3 @@ def main(argv=None):
     run_cli(args, jobs(args.backend, matrix, meta, np.random.default_rng(), args.precisions, plans),
             "{value:9.2f} GFLOP/s  err {rel_err:.1e}")
 
-
-if __name__ == "__main__":
-    guarded(main)

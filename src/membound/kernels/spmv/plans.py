@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from membound.kernels.spmv_plan import Plan, plan, slots_per_lane
+from membound.kernels.spmv.tc_plan import Plan, plan, slots_per_lane
 from membound.matrices import csr
 from membound.model.precision import PRECISIONS
 from membound.run.outputs import atomic

@@ -24,27 +24,20 @@ both sides of the L2 (config gemv.sizes), the same element counts in every preci
 
 from __future__ import annotations
 
-import re
 from functools import partial
 
 import numpy as np
 
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_cli, select
-from membound.model.precision import dot_tolerance, fmt, quantize, tc_operand
-from membound.run.measure import guarded
+from membound.model.precision import PRECISIONS, dot_tolerance, fmt, quantize, tc_operand
 
-MMA = {  # per precision, gemv_tc.cu's instruction; its keys are the precisions of gemv_tc and the CPU impls
-    "fp64": "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64",
-    "fp32": "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
-    "fp16": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-}
 IMPLS = (Impl("gemv", "cublas_dgemv", "cuda_core", "cuBLAS", "cuda"),
          Impl("gemv", "cublas_sgemv", "cuda_core", "cuBLAS", "cuda", precisions=("fp32",)),
          Impl("gemv", "gemv_half2", "cuda_core", "cuBLAS", "cuda", precisions=("fp16",)),
-         Impl("gemv", "gemv_tc", "tensor_core", "DMMA", "cuda", precisions=tuple(MMA)),
-         Impl("gemv", "numpy", "cuda_core", "cuBLAS", "cpu", precisions=tuple(MMA)),
-         Impl("gemv", "numpy_mma", "tensor_core", "DMMA", "cpu", precisions=tuple(MMA)))
+         Impl("gemv", "gemv_tc", "tensor_core", "DMMA", "cuda", precisions=PRECISIONS),
+         Impl("gemv", "numpy", "cuda_core", "cuBLAS", "cpu", precisions=PRECISIONS),
+         Impl("gemv", "numpy_mma", "tensor_core", "DMMA", "cpu", precisions=PRECISIONS))
 WARPS = 8             # gemv_tc.cu: warps per block of MMA rows (fp64 H100 sweep: docs/kernels_gemv.md)
 HALF2_WARPS, HALF2_UNROLL = 8, 4   # gemv_half2.cu: rows (warps) per block, 16-byte loads in flight per lane
 
@@ -52,11 +45,6 @@ HALF2_WARPS, HALF2_UNROLL = 8, 4   # gemv_half2.cu: rows (warps) per block, 16-b
 def bytes_moved(m: int, n: int, precision: str = "fp64") -> int:
     """Compulsory DRAM bytes of one GEMV: A, x and y once (paper 000 eq. 7)."""
     return fmt(precision).bytes * (m * n + m + n)
-
-
-def shape(precision: str) -> tuple[int, int, int]:
-    """(m, n, k) of the precision's MMA instruction."""
-    return tuple(map(int, re.search(r"m(\d+)n(\d+)k(\d+)", MMA[precision]).groups()))
 
 
 # ------------------------------------------------------------------------------------ the MMA on the CPU
@@ -68,7 +56,7 @@ def columns(precision: str) -> np.ndarray:
     """gemv_tc.cu's column (within a chunk) of k index kk of MMA u, [u, kk]: lane t holds the k indices
     LANE_K[k](t) of both fragments and loads E consecutive entries from column E t, E = 64 bytes over
     its rows; MMA u takes the lane's entries u K/4 .. (u+1) K/4 - 1."""
-    m, _, k = shape(precision)
+    m, _, k = fmt(precision).mma.shape
     e = 64 // (fmt(precision).bytes * m // 8)
     cols = np.empty((e // (k // 4), k), dtype=int)
     for t in range(4):
@@ -80,10 +68,10 @@ def columns(precision: str) -> np.ndarray:
 def emulation(a: np.ndarray, x: np.ndarray, y: np.ndarray, precision: str):
     """A no-argument callable writing A x into y by gemv_tc.cu's algorithm on the CPU: A's M x K operand
     tiles (columns()) times B operands holding x in column 0, in the MMA's accumulator type."""
-    (m, n), (tm, tn, tk), cols = a.shape, shape(precision), columns(precision)
+    (m, n), (tm, tn, tk), cols = a.shape, fmt(precision).mma.shape, columns(precision)
     chunk = cols.size
     mp, np_ = -(-m // tm) * tm, -(-n // chunk) * chunk
-    acc = np.float64 if ".f64." in MMA[precision] else np.float32
+    acc = np.dtype(fmt(precision).tc_acc).type
     padded = np.zeros((mp, np_), a.dtype)
     padded[:m, :n] = a
     tiles = tc_operand(padded, precision).astype(acc).reshape(mp // tm, tm, np_ // chunk, chunk)[..., cols]
@@ -140,7 +128,7 @@ def tc_runner(a, x, y, precision: str = "fp64"):
     name = "gemv_tc" + ("" if precision == "fp64" else f"_{precision}")   # fp64 keeps its counter rows' name
     kernel = load_module("gemv_tc.cu", (f"-DGEMV_WARPS={WARPS}",)).get_function(name)
     args = (a, x, y, np.int64(m), np.int64(n))
-    grid = (-(-m // shape(precision)[0]),)
+    grid = (-(-m // fmt(precision).mma.shape[0]),)
     return lambda: kernel(grid, (32 * WARPS,), args)
 
 
@@ -174,7 +162,8 @@ def note(impl: Impl, precision: str, n: int) -> list[str]:
                 "cublas_sgemv": ["timed: one cublasSgemv (trans T of the row-major A)"],
                 "gemv_half2": ["timed: one launch of gemv_half2.cu (fp16 loads, fp32 FMAs; cuBLAS has no "
                                "single-matrix fp16 GEMV)"]}.get(impl.name, [])
-    f, instr, (tm, tn, tk) = fmt(precision), MMA[precision], shape(precision)
+    f = fmt(precision)
+    instr, (tm, tn, tk) = f.mma.instruction, f.mma.shape
     rounding = " rounded by cvt.rna.tf32.f32" if f.tc_type == "tf32" else ""
     what = (f"emulated on CPU: numpy matmul of the operand tiles of {instr}" if impl.name == "numpy_mma" else
             f"timed: one launch of gemv_tc.cu, {instr} x {-(-n // tm) * -(-n // tk)}")
@@ -237,6 +226,3 @@ def main(argv=None):
             for impl, p in select(IMPLS, args.backend, args.precisions)]
     run_cli(args, jobs, "{value:10.1f} GB/s")
 
-
-if __name__ == "__main__":
-    guarded(main)

@@ -11,7 +11,7 @@ Roles (impl: unit, paper role):
   design), or a tile plus a halo of t*r loaded once, t steps on shrinking regions (stencil_cc.cu);
   3D: streaming along z with t pipelined stages of plane rings (stencil_tb3.cu; stencil_cc3.cu at
   depth 1); at depth 1 also the vector kernels (stencil_cc.cu and stencil_cc3.cu with VS,
-  stencil_stream.cu). Which kernel and tile, per GPU, stencil and depth: stencil_plan.cc_tile. The weights
+  stencil_stream.cu). Which kernel and tile, per GPU, stencil and depth: launch.cc_tile. The weights
   are passed by value (struct Weights).
 - tc (tensor_core, ConvStencil): kernel fusion as ConvStencil (paper 002 Sec. 2.2.3): the t-step
   stencil is fused into one enlarged stencil K^(t) (the t-fold self-convolution of the weights,
@@ -20,14 +20,14 @@ Roles (impl: unit, paper role):
   2D: stencil_tc.cu; 3D: stencil_tc3.cu, streaming along z (see tc_groups).
 - tc_sparse (tensor_core, SPIDER/SparStencil; fp32 and fp16 only): the fused stencil's weights as the
   structured-sparse operand of mma.sp (TF32 1:2, f16 2:4; membound.model.sparse24), stencil_sp.cu
-  (kernels/stencil_sp.py); the CPU backend emulates the same product with numpy.
+  (kernels/stencil/sp.py); the CPU backend emulates the same product with numpy.
 - tc_twin (cuda_core, ConvStencil twin): the same sources built with TWIN=1 (issue 15): the same
   loads, stores and launches, each MMA done on its register fragments with shuffles and FMAs.
 
 Depths (the fusion sweep, paper 002 Figure 11): one process runs cc_tb and tc at every depth of
 --depths and the role depth --depth (Table 3's), cc_naive at depth 1 and tc_twin at the role depth; a
 timed call runs `steps` rounded up to a multiple of its depth. A depth whose kernel needs more shared
-memory per block than the device allows (with this GPU's tiles) is refused before any job (stencil_plan.py).
+memory per block than the device allows (with this GPU's tiles) is refused before any job (launch.py).
 
 Boundary rule: periodic in every dimension, for every role and the reference. With periodic
 boundaries t sequential steps equal one application of the fused stencil everywhere, so all three
@@ -38,9 +38,9 @@ rounded to it; CUDA cores sum in fp64 (fp64) or fp32 (fp32, fp16: fp16 stores fp
 in fp32), tensor cores take the precision's operand type (f64, tf32, f16) and accumulate in fp64 or
 fp32. Each case is checked against the float64 reference of the same rounded input and weights at
 the a-priori bound precision.stencil_tolerance (docs/precision.md: the bound per stencil); CUDA code
-in stencil_cuda.py.
+in runner.py.
 
-The CPU backend runs the same algorithms in numpy, and the reference is scipy's (stencil_cpu.py).
+The CPU backend runs the same algorithms in numpy, and the reference is scipy's (cpu.py).
 """
 
 from __future__ import annotations
@@ -53,26 +53,27 @@ from functools import partial
 
 import numpy as np
 
-from membound.kernels import arg_parser, stencil_plan, stencil_sp
+from membound.kernels import arg_parser
 from membound.kernels.harness import Case, Impl, run_cli, select, skip_reason
-from membound.kernels.stencil_cpu import CPU, reference, sampled_reference
-from membound.kernels.stencil_cuda import cc_kernel as _cc_kernel  # noqa: F401
-from membound.kernels.stencil_cuda import compile_ahead, compiled, device_gpu, modules, tc_groups, weights_arg  # noqa: F401
-from membound.kernels.stencil_cuda import runner as _cuda_runner
-from membound.kernels.stencil_cuda import shared_limit as _shared_limit
-from membound.kernels.stencil_cuda import tc_kernel as _tc_kernel  # noqa: F401
-from membound.kernels.stencil_plan import (SWEPT, TC3_TILE, Stencil, cc_launch, occupancy, plan,  # noqa: F401
-                                           steps_at, tc_config)
+from membound.kernels.stencil import launch as stencil_plan
+from membound.kernels.stencil import sp as stencil_sp
+from membound.kernels.stencil.cpu import CPU, reference, sampled_reference
+from membound.kernels.stencil.launch import SWEPT, TC3_TILE, Stencil, cc_launch, occupancy, plan, steps_at, tc_config  # noqa: F401
+from membound.kernels.stencil.runner import cc_kernel as _cc_kernel  # noqa: F401
+from membound.kernels.stencil.runner import compile_ahead, compiled, device_gpu, modules, tc_groups, weights_arg  # noqa: F401
+from membound.kernels.stencil.runner import runner as _cuda_runner
+from membound.kernels.stencil.runner import shared_limit as _shared_limit
+from membound.kernels.stencil.runner import tc_kernel as _tc_kernel  # noqa: F401
 from membound.model.geometry import fuse, fused_support, support, tc_rows, tc_sparsity  # noqa: F401
 from membound.model.precision import PRECISIONS, fmt, quantize, stencil_tolerance
+from membound.model.sparse24 import SP_SHAPE
 from membound.run import measure
-from membound.run.measure import guarded
 
 IMPLS = (Impl("stencil", "cc_naive", "cuda_core", "Brick", precisions=PRECISIONS),
          Impl("stencil", "cc_tb", "cuda_core", "EBISU", precisions=PRECISIONS),
          Impl("stencil", "tc", "tensor_core", "ConvStencil", precisions=PRECISIONS),
          Impl("stencil", "tc_twin", "cuda_core", "ConvStencil twin", needs_mma=True, precisions=PRECISIONS),
-         Impl("stencil", "tc_sparse", "tensor_core", "SPIDER/SparStencil", precisions=("fp32", "fp16"),
+         Impl("stencil", "tc_sparse", "tensor_core", "SPIDER/SparStencil", precisions=tuple(SP_SHAPE),
               sparsity="2:4"))
 TOL = 1e-10                   # the tests' fixed FP64 tolerance (the checks use the derived bound, `tolerance`)
 WHOLE_CHECK_POINTS = 4_000_000  # larger timed domains: whole check on CHECK_DOMAIN + sampled check
@@ -148,7 +149,7 @@ def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rn
         except cp.cuda.memory.OutOfMemoryError as err:
             raise MemoryError(f"stencil domain {_fmt(domain)} does not fit ({err}); shrink stencil.domain_"
                               f"{st.dims}d in config/config.yaml") from None
-        except ValueError as err:   # a field smaller than the kernel's chunk of rows (stencil_plan.Launch.grid)
+        except ValueError as err:   # a field smaller than the kernel's chunk of rows (launch.Launch.grid)
             raise SystemExit(f"error: --domain {_fmt(domain)}: {err}") from None
         to_host, xp, note = cp.asnumpy, cp, ""
         if whole:
@@ -191,7 +192,7 @@ def parse_domain(text: str, dims: int) -> tuple[int, ...]:
 
 
 def check_config(kernels, gpu: str, arch: str, precisions=("fp64",)) -> list[str]:
-    """stencil_plan.check_config of every implementation on `gpu` in each of `precisions` it has (the
+    """launch.check_config of every implementation on `gpu` in each of `precisions` it has (the
     rules call it at start-up)."""
     return stencil_plan.check_config(kernels, gpu, arch, [impl.name for impl in IMPLS],
                                      [p for p in precisions if p in IMPLS[0].precisions])
@@ -232,6 +233,3 @@ def main(argv=None):
             for impl, at, p in runs]
     run_cli(args, jobs, "{value:9.2f} GStencil/s")
 
-
-if __name__ == "__main__":
-    guarded(main)

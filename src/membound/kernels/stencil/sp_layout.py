@@ -21,8 +21,8 @@ from functools import cache
 import numpy as np
 
 from membound.model import sparse24
-from membound.model.sparse24_banks import b_slots, pitches, wavefronts, x_origin
 from membound.model.precision import fmt
+from membound.model.sparse24_banks import b_slots, pitches, wavefronts, x_origin
 
 META_LAYOUT = "split"
 LAYOUT = sparse24.LAYOUT                          # the transform's layout this kernel runs ("runs": RUNS=1)

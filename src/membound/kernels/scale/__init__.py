@@ -1,10 +1,10 @@
 """STREAM SCALE, a = q b, in fp64, fp32 and fp16 (membound.model.precision), on CUDA cores and tensor cores
 (paper 000 Sec. 5.1, Figure 6).
 
-Implementations (impl: unit), each in every precision of MMA below:
+Implementations (impl: unit), each in every precision the records run (precision.PRECISIONS):
 - cuda: cuda_core (cuda_core), tensor_core (tensor_core), both from scale.cu, one template per
   algorithm compiled per precision (kernels scale_<impl> in fp64, scale_<impl>_<precision> otherwise).
-  The tensor-core kernel computes A = B(qP) with the precision's MMA (MMA; scale.cu gives the fragment
+  The tensor-core kernel computes A = B(qP) with the precision's MMA (precision.Format.mma; scale.cu gives the fragment
   layouts): fp64 m8n8k4 f64; fp32 m16n8k8 TF32, operands rounded by cvt.rna.tf32.f32, fp32
   accumulate; fp16 m16n8k16 f16, fp32 accumulate. Useful share of the MMA's multiply-adds: fp64 1/8,
   tf32 1/8, fp16 1/16. sm_80 and later; skipped by the harness, with a note on stderr, on HIP and
@@ -32,28 +32,21 @@ kernels (no copy of gigabytes to the host; docs/performance.md). Arrays in the L
 from __future__ import annotations
 
 import math
-import re
 from functools import partial
 
 import numpy as np
 
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_cli, select
-from membound.model.precision import dot_tolerance, fmt, quantize, tc_operand
+from membound.model.precision import PRECISIONS, dot_tolerance, fmt, quantize, tc_operand
 from membound.run import runinfo
-from membound.run.measure import guarded
 
-MMA = {  # per precision, scale.cu's tensor-core instruction; its keys are the precisions of every impl
-    "fp64": "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64",
-    "fp32": "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
-    "fp16": "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-}
-IMPLS = (Impl("scale", "cuda_core", "cuda_core", "STREAM", "cuda", precisions=tuple(MMA)),
-         Impl("scale", "tensor_core", "tensor_core", "STREAM", "cuda", precisions=tuple(MMA)),
-         Impl("scale", "tensor_core_twin", "cuda_core", "STREAM twin", "cuda", needs_mma=True, precisions=tuple(MMA)),
-         Impl("scale", "numpy", "cuda_core", "STREAM", "cpu", precisions=tuple(MMA)),
-         Impl("scale", "numpy_mma", "tensor_core", "STREAM", "cpu", precisions=tuple(MMA)),
-         Impl("scale", "numpy_mma_twin", "cuda_core", "STREAM twin", "cpu", precisions=tuple(MMA)))
+IMPLS = (Impl("scale", "cuda_core", "cuda_core", "STREAM", "cuda", precisions=PRECISIONS),
+         Impl("scale", "tensor_core", "tensor_core", "STREAM", "cuda", precisions=PRECISIONS),
+         Impl("scale", "tensor_core_twin", "cuda_core", "STREAM twin", "cuda", needs_mma=True, precisions=PRECISIONS),
+         Impl("scale", "numpy", "cuda_core", "STREAM", "cpu", precisions=PRECISIONS),
+         Impl("scale", "numpy_mma", "tensor_core", "STREAM", "cpu", precisions=PRECISIONS),
+         Impl("scale", "numpy_mma_twin", "cuda_core", "STREAM twin", "cpu", precisions=PRECISIONS))
 UNROLL = 2                    # scale.cu: 16-byte loads in flight per lane (fp64: 2, 4 measured alike)
 THREADS = 256
 
@@ -76,15 +69,10 @@ def kernel_name(impl: str, precision: str) -> str:
 # ------------------------------------------------------------------------------------ the MMA on the CPU
 
 
-def shape(precision: str) -> tuple[int, int, int]:
-    """(m, n, k) of the precision's MMA instruction."""
-    return tuple(map(int, re.search(r"m(\d+)n(\d+)k(\d+)", MMA[precision]).groups()))
-
-
 def layout(precision: str):
     """scale.cu's tensor-core operands for one warp's 16-byte loads (32 lanes x V elements, element
     i = V lane + j): per element its MMA, A position (row, col) and D position, and B / q."""
-    m, _, k = shape(precision)
+    m, _, k = fmt(precision).mma.shape
     v = 16 // fmt(precision).bytes
     lane, j = np.divmod(np.arange(32 * v), v)
     g, t = lane // 4, lane % 4
@@ -97,7 +85,7 @@ def layout(precision: str):
     if (m, k) == (16, 16):  # MMA j // 4 takes 4 halves at A(g + 8 (j%4 // 2), 2t + j%2), back at that D; B = [I8; 0]
         rows, cols = g + 8 * (j % 4 // 2), 2 * t + j % 2
         return j // 4, (rows, cols), (rows, cols), np.vstack([np.eye(8), np.zeros((8, 8))])
-    raise ValueError(f"scale: no CPU emulation of {MMA[precision]}")
+    raise ValueError(f"scale: no CPU emulation of {fmt(precision).mma.instruction}")
 
 
 def emulation(a: np.ndarray, b: np.ndarray, q, precision: str, twin: bool):
@@ -108,7 +96,7 @@ def emulation(a: np.ndarray, b: np.ndarray, q, precision: str, twin: bool):
     mma, a_at, d_at, p = layout(precision)
     n, block = b.size, mma.size
     blocks = -(-n // block)
-    acc = np.float64 if ".f64." in MMA[precision] else np.float32
+    acc = np.dtype(f.tc_acc).type
     x = np.zeros(blocks * block, f.dtype)
     tiles = np.zeros((blocks, mma.max() + 1, a_at[0].max() + 1, p.shape[0]), f.dtype if twin else acc)
     operand = tc_operand(f.dtype.type(q), precision).astype(acc) * p.astype(acc)
@@ -186,8 +174,8 @@ def note(impl: Impl, precision: str) -> list[str]:
     """What a tensor-core row ran: the MMA instruction, its operands and accumulator, the useful share."""
     if impl.unit != "tensor_core":
         return []
-    f, instr = fmt(precision), MMA[precision]
-    m, n, k = shape(precision)
+    f = fmt(precision)
+    instr, (m, n, k) = f.mma.instruction, f.mma.shape
     mma = layout(precision)[0]
     per_mma = mma.size // (mma.max() + 1)     # elements one MMA scales
     rounding = " rounded by cvt.rna.tf32.f32" if f.tc_type == "tf32" else ""
@@ -267,6 +255,3 @@ def main(argv=None):
             for n, launches in sizes for impl, p in select(IMPLS, args.backend, args.precisions)]
     run_cli(args, jobs, "{value:10.1f} GB/s")
 
-
-if __name__ == "__main__":
-    guarded(main)

@@ -12,12 +12,14 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from membound.kernels.spmv_plan import GROUPS, MAX_SEG, PIECE, ZEROS, Plan
+from membound.kernels.spmv.tc_plan import GROUPS, MAX_SEG, PIECE, ZEROS, Plan
+from membound.model.precision import fmt
 
 
 def accumulator(precision: str) -> np.dtype:
-    """The accumulator's dtype: float64 for fp64, float32 for fp32 (TF32 MMA) and fp16."""
-    return np.dtype(np.float64 if precision == "fp64" else np.float32)
+    """The accumulator's dtype (the precision's record: float64 for fp64, float32 for fp32 (TF32 MMA) and
+    fp16), the MMA's and the CUDA cores' alike."""
+    return np.dtype(fmt(precision).tc_acc)
 
 
 def tf32(values: np.ndarray) -> np.ndarray:

@@ -13,19 +13,20 @@ from functools import cache
 
 import numpy as np
 
-from membound.kernels import load_module, stencil_sp_layout
-from membound.kernels.stencil_cpu import b_operands
-from membound.kernels.stencil_plan import Stencil, cc_launch, occupancy, tc_config
+from membound.kernels import load_module
+from membound.kernels.stencil import sp_layout as stencil_sp_layout
+from membound.kernels.stencil.cpu import b_operands
+from membound.kernels.stencil.launch import Stencil, cc_launch, occupancy, tc_config
 from membound.model import sparse24
 from membound.model.geometry import PACK, mma_shape, support
-from membound.model.precision import fmt
+from membound.model.precision import fmt, of_dtype
 from membound.run import detect
 
 
 @cache
 def device_gpu() -> str:
     """The profile name of this process's GPU (config/gpus/<name>.yaml, by its device_match): whose
-    tiles the CUDA-core kernels run (stencil_tiles.TUNED)."""
+    tiles the CUDA-core kernels run (tiles.TUNED)."""
     import cupy as cp
 
     return detect.profile_for([cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)["name"].decode()])
@@ -42,8 +43,9 @@ def shared_limit(backend: str) -> int | None:
 
 
 def acc_dtype(precision: str) -> np.dtype:
-    """The CUDA-core kernels' arithmetic type (stencil_real.cuh acc_t): float64 for fp64, else float32."""
-    return np.dtype(np.float64 if precision == "fp64" else np.float32)
+    """The CUDA-core kernels' arithmetic type (stencil_real.cuh acc_t): the record's, float64 for fp64,
+    else float32."""
+    return np.dtype(fmt(precision).acc)
 
 
 def weights_arg(w: np.ndarray, precision: str = "fp64") -> np.ndarray:
@@ -90,7 +92,7 @@ def options(macros: dict) -> tuple[str, ...]:
 
 def cc_kernel(st: Stencil, depth: int, gpu: str | None, tile: dict | None = None, precision: str = "fp64"):
     """(kernel, shared bytes), launch of the CUDA-core kernel at `depth` (1: the unblocked role) on
-    `gpu` in `precision`, with its tile (stencil_plan.cc_tile) or `tile` (a sweep's variant)."""
+    `gpu` in `precision`, with its tile (launch.cc_tile) or `tile` (a sweep's variant)."""
     launch = cc_launch(st, depth, gpu, tile, fmt(precision).bytes)
     return compiled(launch.source, launch.name, launch.macros, launch.smem), launch
 
@@ -124,7 +126,7 @@ def modules(impl: str, st: Stencil, precision: str, gpu: str | None) -> list[tup
         (source, _, macros, _), *_ = tc_module(st, frags, rows, impl == "tc_twin", precision)
         return [(source, macros)]
     if impl not in ("cc_naive", "cc_tb"):
-        raise ValueError(f"stencil_cuda.modules does not know impl '{impl}': name the modules its runner compiles")
+        raise ValueError(f"runner.modules does not know impl '{impl}': name the modules its runner compiles")
     launch = cc_launch(st, st.depth if impl == "cc_tb" else 1, gpu, None, fmt(precision).bytes)
     return [(launch.source, launch.macros)]
 
@@ -144,7 +146,7 @@ def runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int, tile: dict | N
     storage); returns the output array (tile: the CUDA-core tile to run instead of this GPU's)."""
     import cupy as cp
 
-    precision = {np.dtype(np.float64): "fp64", np.dtype(np.float32): "fp32", np.dtype(np.float16): "fp16"}[x0.dtype]
+    precision = of_dtype(x0.dtype)
     shape3 = (1,) * (3 - x0.ndim) + x0.shape
     nz, ny, nx = shape3
     bufs = [cp.full_like(x0, np.nan), cp.full_like(x0, np.nan)]

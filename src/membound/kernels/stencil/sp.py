@@ -1,5 +1,5 @@
 """The stencils on 2:4-sparse tensor cores (impl tc_sparse, the SPIDER / SparStencil role): the
-transformed operands (membound.model.sparse24) in the layout of kernels/stencil_sp_layout.py, their
+transformed operands (membound.model.sparse24) in the layout of kernels/stencil/sp_layout.py, their
 CUDA runner (stencil_sp.cu in 2D, stencil_sp3.cu in 3D), the CPU backend's emulation of the same
 product, and the case with its check (membound.kernels.stencil dispatches here).
 """
@@ -11,11 +11,11 @@ import math
 import numpy as np
 
 from membound.kernels.harness import Case
-from membound.kernels.stencil_cpu import reference, sampled_reference
-from membound.kernels.stencil_sp_layout import LAYOUT, module, pack_lanes, plane_groups, source, tile_for
+from membound.kernels.stencil.cpu import reference, sampled_reference
+from membound.kernels.stencil.sp_layout import LAYOUT, module, pack_lanes, plane_groups, source, tile_for
 from membound.model import sparse24
-from membound.model.sparse24_banks import b_offsets
 from membound.model.precision import fmt, quantize, tc_operand
+from membound.model.sparse24_banks import b_offsets
 from membound.run import measure
 
 
@@ -100,7 +100,7 @@ def prepare(st, w: np.ndarray, domain: tuple, steps: int, backend: str, rng: np.
     call (`steps` steps, steps / depth launches) and its check against the float64 reference of the
     rounded inputs at `bound(ref, |ref|, x_max)` (stencil.tolerance of the dense tensor cores); above
     `whole_limit` points SAMPLES sampled points, after a whole check of the same kernel on
-    `check_domain`. `compiled`: stencil_cuda.compiled (CUDA)."""
+    `check_domain`. `compiled`: runner.compiled (CUDA)."""
     w = quantize(w, precision).astype(np.float64)
     form = sparse24.transform(st.shape, st.dims, st.radius, st.depth, precision, w, LAYOUT)
     launches, points = steps // st.depth, math.prod(domain)

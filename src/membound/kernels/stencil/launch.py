@@ -1,5 +1,5 @@
 """What the stencil kernels are launched with, and which depths they run: the one place that picks the
-CUDA-core kernel and tile per (GPU, stencil, depth) (stencil_tiles.TUNED, else `default_tile`), the
+CUDA-core kernel and tile per (GPU, stencil, depth) (tiles.TUNED: tuned/<gpu>.yaml, else `default_tile`), the
 tensor-core kernel's macros, the dynamic shared memory per block each asks for, and the plan of one
 benchmark process over the depths of the fusion sweep (paper 002 Figure 11), with the depths a GPU
 cannot run refused before any job. Shared memory follows the precision's element size (the tiles are
@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from membound.kernels.stencil_tiles import CC3, TB2, TB3, TUNED
+from membound.kernels.stencil.tiles import CC3, TB2, TB3, TUNED
 from membound.model.geometry import fused_support, mma_shape, support, tc_rows
 from membound.model.precision import fmt
 
@@ -114,7 +114,7 @@ def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None
     if name == "stencil_stream":   # a ring of chunks of CH slices of BY (+ 2r in 3D) rows of whole vectors
         if depth != 1 or tile["CH"] % (2 * r + 1):
             raise ValueError(f"stencil {st.name}: stencil_stream runs depth 1 with CH a multiple of {2 * r + 1} "
-                             f"(depth {depth}, CH={tile['CH']}); choose another tile in stencil_tiles")
+                             f"(depth {depth}, CH={tile['CH']}); choose another tile in kernels/stencil/tuned/<gpu>.yaml")
         vw = 16 // elem
         sx = (tile["NTX"] * tile["UV"] + 2 * -(-r // vw)) * vw
         rows = tile["BY"] + 2 * r if st.dims == 3 else 1
@@ -122,7 +122,7 @@ def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None
         vy = tile.get("VY", 1)
         if macros["BY"] % vy:
             raise ValueError(f"stencil {st.name}: stencil_stream's VY={vy} rows a thread must divide BY={macros['BY']} "
-                             "(2D: VY=1); choose another tile in stencil_tiles")
+                             "(2D: VY=1); choose another tile in kernels/stencil/tuned/<gpu>.yaml")
         slots = 2 if tile.get("CPY") == 2 else tile["PF"] + 1
         words, threads = slots * tile["CH"] * rows * sx, tile["NTX"] * macros["BY"] // vy
     elif name == "stencil_tb2":   # an input ring of PF + 1 + HC chunks, then depth - 1 stage rings
@@ -132,7 +132,7 @@ def cc_launch(st: Stencil, depth: int, gpu: str | None = None, tile: dict | None
         words, threads = (p_in + (depth - 1) * p_st) * ch * (tile["NT"] + 2 * r), tile["NT"]
         if tile["NT"] <= 2 * halo:
             raise ValueError(f"stencil {st.name}: tile NT={tile['NT']} is no wider than its halo at depth {depth}; "
-                             "choose another tile in stencil_tiles")
+                             "choose another tile in kernels/stencil/tuned/<gpu>.yaml")
     else:
         sx, sy = tile["BX"] + 2 * halo, tile["BY"] + 2 * halo
         threads = tile["NTHREADS"]
@@ -192,9 +192,9 @@ def shared_bytes(impl: str, st: Stencil, gpu: str | None = None, precision: str 
     """Dynamic shared memory per block of `impl` for stencil `st` at its depth (cc_naive: depth 1) on
     `gpu` in `precision`."""
     if impl == "tc_sparse":    # stencil_sp(3).cu: the tile or plane buffers, and the fragments in shared memory
-        from membound.kernels.stencil_sp_layout import structure_module
+        from membound.kernels.stencil.sp_layout import structure_module
 
-        sp = precision if precision in ("fp32", "fp16") else "fp32"
+        sp = precision if fmt(precision).mma_sp else "fp32"
         return structure_module(st.shape, st.dims, st.radius, st.depth, sp)[1]
     if impl.startswith("tc"):
         mask = fused_support(support(st.shape, st.dims, st.radius), st.depth)
