@@ -12,7 +12,6 @@ from membound.model import peaks
 from membound.model.precision import PRECISIONS
 from membound.originals.rows import is_original
 from membound.plots import common, style
-from membound.run.measure import with_later_columns
 
 TITLE = "Figure 8: stencils (t: the best temporal depth of those measured)"
 WIDTHS, HEIGHT = (8.0,), 4.2
@@ -22,9 +21,7 @@ COLUMNS = ["problem", "unit", "role", "impl", "depth", "depths", "label", "domai
 
 def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     """The plotted numbers: one row per stencil (in the order of `raw`), precision and (unit, role), its
-    implementation at the depth of the highest median over repetitions; `depths`: those measured (rows
-    from before the precision axis: fp64)."""
-    raw = with_later_columns(raw)
+    implementation at the depth of the highest median over repetitions; `depths`: those measured."""
     rows = common.medians(raw[raw["kernel"] == "stencil"], ["problem", "precision", "unit", "role", "impl", "depth"])
     keys = ["problem", "precision", "unit", "role", "impl"]
     rows = rows.assign(depth=rows["depth"].astype(int),
