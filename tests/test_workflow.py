@@ -165,6 +165,17 @@ def test_gpu_profile_without_its_gpu_fails_before_any_job(tmp_path):
     assert not (REPO / "results" / "h100" / "tables" / "bounds.csv").exists()
 
 
+@pytest.mark.skipif(bool(subprocess.run("command -v nvidia-smi", shell=True).returncode == 0),
+                    reason="this machine has an NVIDIA GPU")
+def test_a_dry_run_of_a_gpu_profile_without_its_gpu_says_in_one_line_that_the_real_run_would_stop():
+    run = snakemake("--profile", "profiles/h100", "all", "-n")
+    assert run.returncode == 0, run.stderr[-2000:]
+    said = [line for line in (run.stdout + run.stderr).splitlines() if "would stop" in line]
+    assert said == ["membound: this was a dry run; the real run would stop before any job: profile 'h100' needs an "
+                    "NVIDIA H100 80GB HBM3 (SXM5), but no GPU answers here (nvidia-smi/rocm-smi): run on a GPU node, "
+                    "or use --profile cpu (or --profile reference)"]
+
+
 def copy_checkout(dest: Path) -> Path:
     """A copy of the checkout at `dest` without its git, venv, data or Snakemake state."""
     skip = shutil.ignore_patterns(".git", ".venv", ".snakemake", "data", "__pycache__", ".pytest_cache", ".whl")

@@ -1,4 +1,6 @@
 # Configuration, validation and the small helpers every stage uses.
+import atexit
+import os
 import sys
 from pathlib import Path
 
@@ -9,7 +11,7 @@ from membound.kernels import stencil as stencil_kernels
 from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
 from membound.run import config as mbconfig
-from membound.run import detect, devices, gpu_slot
+from membound.run import detect, devices, gpu_slot, supervise
 
 min_version("9.0")
 
@@ -73,6 +75,23 @@ onstart:
             detect.require(GPU_NAME, GPU)
         except mbconfig.ConfigError as err:
             raise WorkflowError(str(err))
+
+
+def dry_run_note():
+    """A dry run (-n) runs no onstart: where the real run would stop there, one line says so and why
+    (at exit, below the plan: Snakemake knows that a run is dry only once the Snakefile is read)."""
+    if workflow.dryrun and workflow.local_exec:
+        try:
+            detect.require(GPU_NAME, GPU)
+        except mbconfig.ConfigError as err:
+            print(f"membound: this was a dry run; the real run would stop before any job: {err}", file=sys.stderr)
+
+
+if not REFERENCE and workflow.is_main_process and workflow.modifier.is_main_snakefile():
+    atexit.register(dry_run_note)
+
+# Every job's command ends with this Snakemake should it be killed (membound.run.supervise, gpu_slot).
+os.environ[supervise.ENV] = str(os.getpid())
 
 
 def compared(name):
