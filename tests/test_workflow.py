@@ -199,6 +199,27 @@ def reference_run(tmp_path_factory):
     return copy, env
 
 
+def test_a_damaged_raw_file_stops_the_run_in_one_line_before_any_table(tmp_path):
+    """A raw file cut mid-row (issue 62: stencil.csv) stops the run at rule raw_check, with one line that
+    names the file, what is wrong and the fix, no traceback and no table."""
+    copy = copy_checkout(tmp_path / "membound")
+    shutil.rmtree(copy / "results" / "reference" / "h100" / "tables", ignore_errors=True)
+    stencil = copy / "results" / "reference" / "h100" / "raw" / "stencil.csv"
+    cut = stencil.read_bytes()[: stencil.stat().st_size // 2]
+    stencil.write_bytes(cut)
+    recorded = json.loads(Path(f"{stencil}.meta.json").read_text())["rows"]
+    table = "results/reference/h100/tables/table3_stencils.csv"
+    run = snakemake("--profile", "profiles/reference", table, "--cores", "1", cwd=copy,
+                    env={"PYTHONPATH": str(copy / "src")})
+    out = run.stdout + run.stderr
+    assert run.returncode != 0 and "Traceback" not in out and not (copy / table).exists()
+    said = [line for line in out.splitlines() if line.startswith("membound: results/reference/h100/raw/")]
+    assert said == [f"membound: results/reference/h100/raw/stencil.csv: not the file its job wrote "
+                    f"({len(cut.splitlines()) - 1} rows, {recorded} recorded; "
+                    "SHA-256 differs from stencil.csv.meta.json); restore the committed file: "
+                    "git checkout -- results/reference/h100/raw/stencil.csv"], out[-3000:]
+
+
 def planned_jobs(copy, env) -> set[str]:
     run = snakemake("--profile", "profiles/reference", "all", "-n", cwd=copy, env=env)
     assert run.returncode == 0, run.stderr[-3000:]

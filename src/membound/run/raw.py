@@ -106,8 +106,8 @@ def _checked(path: Path, schema: Schema) -> pd.DataFrame:
         data = path.read_bytes()
     except OSError as err:
         raise _Damage(f"cannot be read ({err.strerror})") from None
+    _against_record(path, data)
     records = _records(data)
-    _against_record(path, data, records)
     if not records:
         raise _Damage("empty: no header, no rows")
     if not data.endswith(b"\n"):
@@ -137,7 +137,7 @@ def _records(data: bytes) -> list[list[str]]:
         raise _Damage(f"malformed at line {reader.line_num} ({err}; a quoted field cut?)") from None
 
 
-def _against_record(path: Path, data: bytes, records: list) -> None:
+def _against_record(path: Path, data: bytes) -> None:
     """_Damage where the record its job wrote (`<path>.meta.json`) says other rows or another SHA-256."""
     meta = outputs.meta_path(path)
     if not meta.exists():
@@ -148,7 +148,7 @@ def _against_record(path: Path, data: bytes, records: list) -> None:
     except (OSError, ValueError, KeyError, TypeError):
         raise _Damage(f"its record {meta.name} is not a record of rows and SHA-256") from None
     if hashlib.sha256(data).hexdigest() != digest:
-        found = max(len(records) - 1, 0)
+        found = max(len(data.splitlines()) - 1, 0)   # lines: no field of a raw row spans two
         raise _Damage(f"not the file its job wrote ({found} rows, {rows} recorded; SHA-256 differs from {meta.name})")
 
 
