@@ -17,8 +17,8 @@ import originals_fakes as fakes
 from membound import ae, families
 from membound.analysis import claims
 from membound.analysis.claims import report
-from membound.run import config
-from membound.plots import common, fig8
+from membound.run import config, raw
+from membound.plots import fig8
 from test_workflow import REPO, SNAKEMAKE, copy_checkout, snakemake
 
 CPU = ["--profile", "profiles/cpu"]
@@ -124,4 +124,4 @@ def test_cpu_run_with_fake_originals_shows_them_in_figures_table3_claims_and_app
     appendix = (out / "ae" / "appendix.md").read_text()
     assert "## Original codes" in appendix and "| DASP " in appendix and "9b6183a" in appendix
     assert "| original codes |" in appendix
-    common.read_raw(sorted((out / "raw" / "originals").rglob("*.csv")))   # every raw file reads as raw rows
+    raw.read_all(sorted((out / "raw" / "originals").rglob("*.csv")))   # every raw file reads whole, as raw rows

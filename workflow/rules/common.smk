@@ -77,18 +77,10 @@ onstart:
             raise WorkflowError(str(err))
 
 
-def dry_run_note():
-    """A dry run (-n) runs no onstart: where the real run would stop there, one line says so and why
-    (at exit, below the plan: Snakemake knows that a run is dry only once the Snakefile is read)."""
-    if workflow.dryrun and workflow.local_exec:
-        try:
-            detect.require(GPU_NAME, GPU)
-        except mbconfig.ConfigError as err:
-            print(f"membound: this was a dry run; the real run would stop before any job: {err}", file=sys.stderr)
-
-
+# A dry run (-n) runs no onstart: where the real run would stop there, one line says so and why (at
+# exit, below the plan: Snakemake knows that a run is dry only once the Snakefile is read).
 if not REFERENCE and workflow.is_main_process and workflow.modifier.is_main_snakefile():
-    atexit.register(dry_run_note)
+    atexit.register(lambda: workflow.dryrun and workflow.local_exec and detect.dry_run_note(GPU_NAME, GPU))
 
 # Every job's command ends with this Snakemake should it be killed (membound.run.supervise, gpu_slot).
 os.environ[supervise.ENV] = str(os.getpid())

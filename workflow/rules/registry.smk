@@ -23,8 +23,8 @@ SPMV_MATRICES = (
 )
 
 
-# Every raw file the tables, figures and claims read, checked (rule raw_check in analysis.smk): each of
-# those rules takes it as an input, so that a damaged file stops the run before any of them runs.
+# Every raw file the tables, figures and claims read, checked by raw_check (analysis.smk); each of those
+# rules takes this as an input, so that a damaged file stops the run before any of them runs.
 RAW_CHECKED = f"{RESULTS}/tables/raw_inputs.csv"
 
 FAMILY_NAMES = "|".join(FAMILY)  # the `family` wildcard of the generic rules bench and counters

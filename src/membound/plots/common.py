@@ -76,7 +76,10 @@ def render(module, raw_paths, gpu_file: str, output, precisions=None) -> None:
     its figure, captioned, to `output.pdf` and `output.png`; a figure that facets by precision gets
     a row for each of `precisions`."""
     gpu = config.load_gpu(Path(gpu_file).stem)
-    raw = raw_files.read_all(raw_paths)
+    try:
+        raw = raw_files.read_all(raw_paths)
+    except raw_files.RawError as err:   # rule raw_check finds it first; a figure run by hand, here
+        raise SystemExit(f"error: {err}") from None
     data = module.data(raw, gpu)
     write_csv(data, output.csv)
     facets = {"precisions": precisions} if precisions else {}

@@ -50,9 +50,9 @@ class Schema:
 def later_columns(frame: pd.DataFrame) -> pd.DataFrame:
     """Benchmark rows written before a column existed, completed: `rep` 0 (one repetition), and
     `t_launch_median_s` = `t_median_s` (those runs timed every launch alone), `slurm_job` empty (not
-    recorded), `precision` fp64 and `sparsity` dense (all there was), `device_index` and `device_uuid`
-    empty (not recorded); an empty `precision` is fp64 too (the DGEMM counter check's rows). Other rows
-    unchanged."""
+    recorded), `precision` fp64 and `sparsity` dense (all there was), `device_index`, `device_uuid`,
+    `mma`, `note` and `commit` empty (not recorded); an empty `precision` is fp64 too (the DGEMM counter
+    check's rows). Other rows unchanged."""
     frame = frame.assign(precision=frame["precision"].astype(object).fillna("fp64") if "precision" in frame else "fp64")
     if "sparsity" not in frame:
         frame = frame.assign(sparsity="dense")
@@ -60,13 +60,14 @@ def later_columns(frame: pd.DataFrame) -> pd.DataFrame:
         frame = frame.assign(rep=0)
     if "t_launch_median_s" not in frame and "t_median_s" in frame:
         frame = frame.assign(t_launch_median_s=frame["t_median_s"])
-    for column in ("slurm_job", "device_index", "device_uuid"):
+    for column in ("slurm_job", "device_index", "device_uuid", "mma", "note", "commit"):
         if column not in frame:
             frame = frame.assign(**{column: None})
     return frame
 
 
-LATER = ("precision", "sparsity", "rep", "t_launch_median_s", "slurm_job", "device_index", "device_uuid")
+LATER = ("precision", "sparsity", "rep", "t_launch_median_s", "slurm_job", "device_index", "device_uuid", "mma", "note",
+         "commit")
 # Benchmark rows (measure.ROW_COLUMNS), ours and the original codes' (membound.originals.run).
 ROWS = Schema(
     "benchmark rows",
