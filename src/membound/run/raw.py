@@ -85,7 +85,7 @@ def read(path, schema: Schema = ROWS, fix: str = FIX) -> pd.DataFrame:
     """The rows of the raw CSV `path`, checked (see the module) and completed by `schema.later`;
     RawError '<path>: <what>; <fix>' where it is damaged."""
     try:
-        return schema.later(_checked(Path(path), schema))
+        return _checked(Path(path), schema)
     except _Damage as what:
         raise RawError(f"{path}: {what}; {fix}") from None
 
