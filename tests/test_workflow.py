@@ -6,6 +6,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -164,6 +165,17 @@ def test_gpu_profile_without_its_gpu_fails_before_any_job(tmp_path):
     assert not (REPO / "results" / "h100" / "tables" / "bounds.csv").exists()
 
 
+@pytest.mark.skipif(bool(subprocess.run("command -v nvidia-smi", shell=True).returncode == 0),
+                    reason="this machine has an NVIDIA GPU")
+def test_a_dry_run_of_a_gpu_profile_without_its_gpu_says_in_one_line_that_the_real_run_would_stop():
+    run = snakemake("--profile", "profiles/h100", "all", "-n")
+    assert run.returncode == 0, run.stderr[-2000:]
+    said = [line for line in (run.stdout + run.stderr).splitlines() if "would stop" in line]
+    assert said == ["membound: this was a dry run; the real run would stop before any job: profile 'h100' needs an "
+                    "NVIDIA H100 80GB HBM3 (SXM5), but no GPU answers here (nvidia-smi/rocm-smi): run on a GPU node, "
+                    "or use --profile cpu (or --profile reference)"]
+
+
 def copy_checkout(dest: Path) -> Path:
     """A copy of the checkout at `dest` without its git, venv, data or Snakemake state."""
     skip = shutil.ignore_patterns(".git", ".venv", ".snakemake", "data", "__pycache__", ".pytest_cache", ".whl")
@@ -185,6 +197,73 @@ def reference_run(tmp_path_factory):
     run = snakemake("--profile", "profiles/reference", "all", "--cores", "2", cwd=copy, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     return copy, env
+
+
+def test_a_damaged_raw_file_stops_the_run_in_one_line_before_any_table(tmp_path):
+    """A raw file cut mid-row (issue 62: stencil.csv) stops the run at rule raw_check, with one line that
+    names the file, what is wrong and the fix, no traceback and no table."""
+    copy = copy_checkout(tmp_path / "membound")
+    shutil.rmtree(copy / "results" / "reference" / "h100" / "tables", ignore_errors=True)
+    stencil = copy / "results" / "reference" / "h100" / "raw" / "stencil.csv"
+    cut = stencil.read_bytes()[: stencil.stat().st_size // 2]
+    stencil.write_bytes(cut)
+    recorded = json.loads(Path(f"{stencil}.meta.json").read_text())["rows"]
+    table = "results/reference/h100/tables/table3_stencils.csv"
+    run = snakemake("--profile", "profiles/reference", table, "--cores", "1", cwd=copy,
+                    env={"PYTHONPATH": str(copy / "src")})
+    out = run.stdout + run.stderr
+    assert run.returncode != 0 and "Traceback" not in out and not (copy / table).exists()
+    said = [line for line in out.splitlines() if line.startswith("membound: results/reference/h100/raw/")]
+    assert said == [f"membound: results/reference/h100/raw/stencil.csv: not the file its job wrote "
+                    f"({len(cut.splitlines()) - 1} rows, {recorded} recorded; "
+                    "SHA-256 differs from stencil.csv.meta.json); restore the committed file: "
+                    "git checkout -- results/reference/h100/raw/stencil.csv"], out[-3000:]
+
+
+def jobs_in(folder: Path) -> list[int]:
+    """The pids of the benchmark processes running in `folder` (zombies aside)."""
+    pids = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if (b"membound.kernels.batch" in (proc / "cmdline").read_bytes() and (proc / "cwd").resolve() == folder
+                    and (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"):
+                pids.append(int(proc.name))
+        except OSError:
+            continue
+    return pids
+
+
+@pytest.mark.slow
+def test_a_killed_run_leaves_no_job_writing_and_unlock_then_the_same_command_completes(tmp_path):
+    """kill -9 of snakemake during a benchmark (issue 62: the job ran on 80 s and wrote its raw file):
+    the job stops within supervise.GRACE_S and writes nothing; the next run names --unlock; after it,
+    the same command completes, its raw file whole."""
+    from membound.run import raw, supervise
+
+    copy = copy_checkout(tmp_path / "membound")
+    shutil.rmtree(copy / "results" / "cpu", ignore_errors=True)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(REPO / ".no-user-profiles"), "PYTHONPATH": str(copy / "src"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    command = [*SNAKEMAKE, "--profile", "profiles/cpu", "results/cpu/raw/scale.csv", "--cores", "1"]
+    log, out = copy / "results" / "cpu" / "logs" / "bench_scale.log", copy / "results" / "cpu" / "raw" / "scale.csv"
+    run = subprocess.Popen(command, cwd=copy, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not (log.exists() and "== scale" in log.read_text() and jobs_in(copy)) and time.time() < deadline:
+        time.sleep(0.2)
+    assert jobs_in(copy), "the benchmark never started"
+    run.kill()
+    run.wait()
+    deadline = time.time() + supervise.GRACE_S + 2
+    while jobs_in(copy) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not jobs_in(copy), "the benchmark ran on after snakemake was killed"
+    assert not out.exists() and not list(out.parent.glob("*.csv")), "a job wrote after snakemake was gone"
+    again = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode != 0 and "--unlock" in again.stdout + again.stderr
+    subprocess.run([*command, "--unlock"], cwd=copy, env=env, check=True, capture_output=True, timeout=300)
+    done = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(raw.read(out)) == json.loads(Path(f"{out}.meta.json").read_text())["rows"] > 0
 
 
 def planned_jobs(copy, env) -> set[str]:

@@ -6,6 +6,7 @@
 rule table3:
     input:
         raw=raw("stencil") + originals_raw("stencil"),
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         code=code("scripts/table3.py"),
     output:
         csv=report(f"{RESULTS}/tables/table3_stencils.csv", caption="../report/table3.rst", category="Tables"),
@@ -25,6 +26,7 @@ rule claims:
     input:
         **({"counters": COUNTER_INPUTS["counters"]} if COUNTER_INPUTS else {}),  # C1: twins' DRAM bytes
         bench=rules.wqi.input.bench,
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         originals=originals_raw("spmv") + originals_raw("stencil"),  # C3 and C4 on the original codes
         gpu=GPU_FILE,
         code=code("scripts/claims.py"),

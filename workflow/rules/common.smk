@@ -1,4 +1,6 @@
 # Configuration, validation and the small helpers every stage uses.
+import atexit
+import os
 import sys
 from pathlib import Path
 
@@ -10,7 +12,7 @@ from membound.kernels import stencil as stencil_kernels
 from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
 from membound.run import config as mbconfig
-from membound.run import detect, devices, environment, gpu_slot
+from membound.run import detect, devices, environment, gpu_slot, supervise
 
 min_version("9.0")
 
@@ -79,6 +81,15 @@ onstart:
             detect.require(GPU_NAME, GPU)
         except mbconfig.ConfigError as err:
             raise WorkflowError(str(err))
+
+
+# A dry run (-n) runs no onstart: where the real run would stop there, one line says so and why (at
+# exit, below the plan: Snakemake knows that a run is dry only once the Snakefile is read).
+if not REFERENCE and workflow.is_main_process and workflow.modifier.is_main_snakefile():
+    atexit.register(lambda: workflow.dryrun and workflow.local_exec and detect.dry_run_note(GPU_NAME, GPU))
+
+# Every job's command ends with this Snakemake should it be killed (membound.run.supervise, gpu_slot).
+os.environ[supervise.ENV] = str(os.getpid())
 
 
 def compared(name):

@@ -25,6 +25,7 @@ rule fig2:
 rule fig3_4:
     input:
         raw=raw("scale"),
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         gpu=GPU_FILE,
         code=code("scripts/fig3_4.py"),
     output:
@@ -44,6 +45,7 @@ rule fig3_4:
 rule fig6:
     input:
         raw=raw("scale"),
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         gpu=GPU_FILE,
         code=code("scripts/fig6.py"),
     output:
@@ -63,6 +65,7 @@ rule fig6:
 rule fig7:
     input:
         raw=raw("spmv") + originals_raw("spmv"),
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         gpu=GPU_FILE,
         code=code("scripts/fig7.py"),
     output:
@@ -82,6 +85,7 @@ rule fig7:
 rule fig8:
     input:
         raw=raw("stencil") + originals_raw("stencil"),
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         gpu=GPU_FILE,
         code=code("scripts/fig8.py"),
     output:
@@ -103,6 +107,7 @@ rule fig8:
 rule fig_gemv:
     input:
         raw=raw("gemv"),
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         gpu=GPU_FILE,
         code=code("scripts/fig_gemv.py"),
     output:

@@ -6,6 +6,7 @@
 rule fusion:
     input:
         raw=raw("stencil") + raw("scale"),  # SCALE: the copy of the stencils' arrays, a measured roof
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         wqi=rules.wqi.output.csv,
         gpu=GPU_FILE,
         code=code("scripts/fusion.py"),
@@ -26,6 +27,7 @@ rule fusion:
 rule classification:
     input:
         raw=raw("stencil"),
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         specs=expand("config/gpus/{gpu}.yaml", gpu=PLATFORMS),
         gpu=GPU_FILE,
         code=code("scripts/classification.py"),

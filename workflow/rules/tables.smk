@@ -22,6 +22,7 @@ rule table2:
 rule bandwidth:
     input:
         stencil=raw("stencil"),
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         scale=raw("scale"),
         gpu=GPU_FILE,
         code=code("scripts/bandwidth.py"),
