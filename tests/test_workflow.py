@@ -53,6 +53,29 @@ def test_each_figure_rule_reads_its_own_plot_module_and_the_shared_ones():
         assert "src/membound/plots/common.py" in inputs[rule] and "src/membound/plots/style.py" in inputs[rule]
 
 
+def test_snakemake_internals_are_called_only_here():
+    """Every call into Snakemake beyond its documented Snakefile API is in workflow/rules/internals.smk,
+    which names the versions it is tested with: pyproject's pin, which the installed Snakemake meets."""
+    from importlib.metadata import version
+
+    from packaging.specifiers import SpecifierSet
+    files = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    outside = {(f.name, m) for f in files if f.name != "internals.smk"
+               for m in re.findall(r"(?<![/\w])workflow\.(\w+)", f.read_text()) if m != "basedir"}
+    assert outside == set()
+    pin = re.search(r'"snakemake(>=[^"]+)"', (REPO / "pyproject.toml").read_text()).group(1)
+    internals = (REPO / "workflow" / "rules" / "internals.smk").read_text()
+    assert f"snakemake{pin}" in internals and version("snakemake") in SpecifierSet(pin)
+
+
+def test_each_figure_rule_keeps_its_name_and_report_entry_from_the_one_table():
+    run = snakemake("--profile", "profiles/reference", "fig8", "-n", "--forcerun", "fig8")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert set(re.findall(r"^(?:local)?rule (\w+):", run.stdout, re.MULTILINE)) == {"fig8"}
+    text = (REPO / "workflow" / "rules" / "figures.smk").read_text()
+    assert len(re.findall(r"^\s*script:\n\s*\"../../scripts/figure.py\"", text, re.MULTILINE)) == 1
+
+
 def test_lint_is_clean():
     run = snakemake("--profile", "profiles/cpu", "--lint")
     assert run.returncode == 0 and "Congratulations" in run.stdout + run.stderr, run.stdout[-3000:]
