@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from report_data import report_data
 
 from membound.run import config
 
@@ -280,14 +281,33 @@ def test_reference_profile_renders_every_gpu_with_raw_results_and_stacks_them(tm
 
 
 @pytest.mark.slow
-def test_html_report_holds_every_figure_table_and_the_claims(reference_run):
+def test_html_report_holds_every_rendered_figure_and_table_grouped_per_gpu(reference_run):
+    """The report's own items (its categories and results, as its app reads them): per GPU every PNG under
+    figures/ and every CSV under tables/, its claims and its appendix; the comparison's figures and claims;
+    each with a caption."""
     copy, env = reference_run
     run = snakemake("--profile", "profiles/reference", "--report", "report.html", cwd=copy, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
-    html = (copy / "report.html").read_text(errors="replace")
-    for name in (*FIGURES, "table1_platforms", "table2_matrices", "table3_stencils", "bandwidth_stencils", "bounds",
-                 "wqi", "claims"):
-        assert name in html, name
+    data = report_data(copy / "report.html")
+    gpus = config.reference_gpus("h100", str(copy / "results" / "reference"))
+    assert set(data["categories"]) == {g.upper() for g in gpus} | {"GPUs compared"}
+
+    def rendered(folder, pattern):
+        return sorted(p.relative_to(copy).as_posix() for p in (copy / folder).glob(pattern))
+
+    for gpu in gpus:
+        out = f"results/reference/{gpu}"
+        expected = {"Figures": rendered(f"{out}/figures", "*.png"), "Tables": rendered(f"{out}/tables", "*.csv"),
+                    "Claims": [f"{out}/claims.md"], "Artifact evaluation": [f"{out}/ae/appendix.md"]}
+        assert f"{out}/figures/roofline_achieved.png" in expected["Figures"]
+        assert {sub: sorted(paths) for sub, paths in data["categories"][gpu.upper()].items()} == expected, gpu
+    compared = rendered("results/compare", "*.png") + ["results/compare/claims.md"]
+    assert len(compared) == 5 and sorted(data["categories"]["GPUs compared"]["Figures and claims"]) == sorted(compared)
+    items = [p for subs in data["categories"].values() for paths in subs.values() for p in paths]
+    assert set(items) == set(data["results"])
+    for path, result in data["results"].items():
+        assert len(re.sub(r"<[^>]+>", "", result["caption"]).strip()) > 80, path
+    assert "H100" in data["workflow_desc"] and "H200" in data["workflow_desc"]
 
 
 @pytest.mark.slow

@@ -91,11 +91,11 @@ def _layout(groups, rows: int, cols: int, title: str, caption: str, handles, pan
     for ax in axes.flat[len(groups):]:
         ax.set_visible(False)
     fig.suptitle(title)
-    fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 6), frameon=False, fontsize="medium",
+    fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 7), frameon=False, fontsize="medium",
                bbox_to_anchor=(0.5, 1 - 0.35 / fig.get_figheight()))
     style.footer(fig, caption)
     fig.subplots_adjust(left=0.9 / fig.get_figwidth(), right=1 - 0.2 / fig.get_figwidth(),
-                        top=1 - 1.5 / fig.get_figheight(), hspace=0.6, wspace=0.35)
+                        top=1 - 1.5 / fig.get_figheight(), bottom=1.0 / fig.get_figheight(), hspace=0.5, wspace=0.35)
     return fig, axes
 
 
