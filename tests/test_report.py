@@ -71,21 +71,53 @@ def browser_check(report: Path, tmp_path: Path) -> list[str]:
     return json.loads(html.unescape(found.group(1)))
 
 
+def snakemake(copy, *args):
+    env = {**os.environ, "PYTHONPATH": str(copy / "src"), "XDG_CONFIG_HOME": str(copy / ".no-user-profiles"),
+           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=copy, env=env, capture_output=True,
+                          text=True, timeout=1800)
+
+
+def commit_all(copy):
+    """The copy as a git checkout of one commit (the archive takes the code at its commit)."""
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
+        subprocess.run(["git", "-C", str(copy), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                       capture_output=True)
+
+
 @pytest.fixture(scope="module")
-def cpu_report(tmp_path_factory):
-    """The HTML report of the cpu profile's `all` in a copy of the checkout."""
-    if CHROMIUM is None:
-        pytest.skip("no chromium here: `make test` installs Debian's chromium as root where apt-get works")
+def cpu_run(tmp_path_factory):
+    """A copy of the checkout (no results) after the cpu profile's `all` and its HTML report."""
     copy = tmp_path_factory.mktemp("cpu") / "membound"
     shutil.copytree(REPO, copy, ignore=shutil.ignore_patterns(".git", ".venv", ".snakemake", "data", "results",
                                                                 "__pycache__", ".pytest_cache"))
-    env = {**os.environ, "PYTHONPATH": str(copy / "src"), "XDG_CONFIG_HOME": str(copy / ".no-user-profiles"),
-           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
     for args in (["all", *WORKLOAD, "--cores", "2"], ["--report", "report.html", *WORKLOAD]):
-        run = subprocess.run([sys.executable, "-m", "snakemake", "--profile", "profiles/cpu", *args], cwd=copy,
-                             env=env, capture_output=True, text=True, timeout=1800)
+        run = snakemake(copy, "--profile", "profiles/cpu", *args)
         assert run.returncode == 0, run.stderr[-3000:]
-    return copy / "report.html"
+    return copy
+
+
+@pytest.fixture(scope="module")
+def cpu_report(cpu_run):
+    if CHROMIUM is None:
+        pytest.skip("no chromium here: `make test` installs Debian's chromium as root where apt-get works")
+    return cpu_run / "report.html"
+
+
+@pytest.mark.slow
+def test_the_archive_rule_bundles_the_code_at_its_commit_and_the_cpu_runs_files(cpu_run):
+    import tarfile
+    run = snakemake(cpu_run, "--profile", "profiles/cpu", "archive", *WORKLOAD, "--cores", "1")
+    log = (cpu_run / "results" / "archive" / "membound-cpu.log").read_text()
+    assert run.returncode != 0 and "is not a git checkout" in log and "Traceback" not in log
+    assert not (cpu_run / "results" / "archive" / "membound-cpu.tar.gz").exists()
+    commit_all(cpu_run)
+    run = snakemake(cpu_run, "--profile", "profiles/cpu", "archive", *WORKLOAD, "--cores", "1")
+    assert run.returncode == 0, run.stderr[-3000:]
+    with tarfile.open(cpu_run / "results" / "archive" / "membound-cpu.tar.gz") as bundle:
+        names = {n.split("/", 1)[1] for n in bundle.getnames() if "/" in n}
+    assert {"Snakefile", "src/membound/ae.py", "results/cpu/raw/scale.csv", "results/cpu/ae/manifest.sha256",
+            "results/cpu/ae/appendix.md", "results/cpu/claims.md"} <= names
 
 
 @pytest.mark.slow
@@ -111,3 +143,31 @@ def test_the_browser_check_finds_a_broken_image_and_a_broken_link(cpu_report, tm
     problems = browser_check(damaged, tmp_path)
     assert "missing image: results/cpu/figures/fig6_scale.png" in problems
     assert any(p.startswith("broken link in the opening text") and "CPX" in p for p in problems), problems
+
+
+def _rows(**over):
+    from membound.run import measure
+    import pandas as pd
+    base = {"kernel": "stencil", "impl": "tc", "unit": "tensor_core", "role": "ConvStencil", "precision": "fp32",
+            "sparsity": "dense", "device": "GPU X", "date": "2026-01-02T03:04:05Z", "commit": "abcdef1234"}
+    return pd.DataFrame([{**base, **o} for o in over.get("rows", [{}])]).reindex(columns=measure.ROW_COLUMNS)
+
+
+def test_the_opening_text_says_what_the_run_ran():
+    import pandas as pd
+
+    from membound import report_text
+    rows = _rows(rows=[{}, {"sparsity": "2:4", "precision": "fp16"}, {"kernel": "scale", "impl": "scale_cc",
+                                                                      "unit": "cuda_core", "precision": "fp64"},
+                       {"impl": "ebisu_original", "unit": "cuda_core", "role": "EBISU"}])
+    text = report_text.about("X", "GPU X spec", rows, [], "counters: false", pd.DataFrame())
+    assert "SCALE (fp64) and stencils (fp32, fp16)" in text
+    assert "tensor cores dense in fp32, fp16, 2:4-sparse (mma.sp) in fp16 (stencils)" in text
+    assert "no hardware counters (counters: false)" in text and "SpMV matrices" not in text
+    assert "original codes ran: EBISU" in text and "at commit abcdef1" in text and "`X`_" in text
+    real = report_text.about("X", "s", _rows(rows=[{"kernel": "spmv"}]), ["SpMV"], "", pd.DataFrame({"source": ["real"]}))
+    assert "the real SuiteSparse matrices" in real and "hardware counters measured for SpMV" in real
+    assert "no 2:4-sparse rows" in real
+    intro = report_text.intro("cpu", False, [text], compared=False, cpu=True)
+    assert "profile **cpu**, measured and rendered by this run" in intro and "numpy emulations" in intro
+    assert "GPUs compared" not in intro

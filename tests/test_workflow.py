@@ -311,6 +311,23 @@ def test_html_report_holds_every_rendered_figure_and_table_grouped_per_gpu(refer
 
 
 @pytest.mark.slow
+def test_the_archive_rule_runs_on_the_reference_profile(reference_run):
+    import tarfile
+    copy, env = reference_run
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
+        subprocess.run(["git", "-C", str(copy), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                       capture_output=True)
+    run = snakemake("--profile", "profiles/reference", "archive", "--cores", "1", cwd=copy, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    with tarfile.open(copy / "results" / "archive" / "membound-reference.tar.gz") as bundle:
+        names = {n.split("/", 1)[1] for n in bundle.getnames() if "/" in n}
+    for gpu in config.reference_gpus("h100", str(copy / "results" / "reference")):
+        assert {f"results/reference/{gpu}/raw/stencil.csv", f"results/reference/{gpu}/ae/manifest.sha256",
+                f"results/reference/{gpu}/ae/appendix.md"} <= names, gpu
+    assert "Snakefile" in names and "workflow/rules/ae.smk" in names
+
+
+@pytest.mark.slow
 def test_a_model_edit_reruns_what_imports_the_model_and_nothing_else(reference_run):
     copy, env = reference_run
     before = planned_jobs(copy, env)
@@ -321,7 +338,8 @@ def test_a_model_edit_reruns_what_imports_the_model_and_nothing_else(reference_r
     # planned already, after the plot edit of the test before: fig7 and what gathers every figure
     pending = {"fig7", "manifest", "all"} | ({"compare"} if others != "-" else set())
     expected = {"table1", "bounds", "table2", "table3", "bandwidth", "wqi", "claims", "ae", "roofline_achieved", "fig2",
-                "fig3_4", "fig6", "fig7", "fig8", "fig_gemv", "fusion", "classification", "manifest", "all"} | pending
+                "fig3_4", "fig6", "fig7", "fig8", "fig_gemv", "fusion", "classification", "about", "intro", "manifest",
+                "all"} | pending
     assert rerun | pending == expected      # fig8: its facets say per precision why a row is empty (model.peaks)
     assert "dgemm_check" not in rerun
 

@@ -8,6 +8,7 @@ import pandas as pd
 
 from membound import families
 from membound.model.precision import PRECISIONS
+from membound.originals.codes import CODES
 from membound.originals.rows import is_original
 
 PAPERS = ('**membound** reproduces Zhang, Huang, Di, Matsuoka and Wahib, "Can Tensor Cores Benefit Memory-Bound '
@@ -25,6 +26,10 @@ def _in_order(values, order) -> list[str]:
     return sorted(set(values), key=lambda v: (order.index(v) if v in order else len(order), v))
 
 
+def _title(family: str) -> str:
+    return families.FAMILIES[family].title if family in families.FAMILIES else family
+
+
 def about(label: str, spec: str, rows: pd.DataFrame, counted: list[str], why_not: str, matrices: pd.DataFrame) -> str:
     """One GPU's paragraph (reST): `label` its report category, `spec` its spec's name, `rows` its raw
     benchmark and original codes' rows, `counted` the families with counter rows (`why_not`: why none),
@@ -36,17 +41,18 @@ def about(label: str, spec: str, rows: pd.DataFrame, counted: list[str], why_not
     ran = []
     for family in _in_order(mine["kernel"], order):
         f = mine[mine["kernel"] == family]
-        title = families.FAMILIES[family].title if family in families.FAMILIES else family
-        ran.append(f"{title} ({', '.join(_in_order(f['precision'], list(PRECISIONS)))})")
+        ran.append(f"{_title(family)} ({', '.join(_in_order(f['precision'], list(PRECISIONS)))})")
     tc = mine[mine["unit"] == "tensor_core"]
     sparse = tc[tc.get("sparsity", pd.Series("dense", index=tc.index)).fillna("dense") != "dense"]
     tensor = ("no tensor-core rows" if tc.empty else
               f"tensor cores dense in {', '.join(_in_order(tc['precision'], list(PRECISIONS)))}" +
               (f", 2:4-sparse (mma.sp) in {', '.join(_in_order(sparse['precision'], list(PRECISIONS)))} "
-               f"({_listed(_in_order(sparse['kernel'], order))})" if not sparse.empty else ", no 2:4-sparse rows"))
+               f"({_listed(_title(k) for k in _in_order(sparse['kernel'], order))})" if not sparse.empty
+               else ", no 2:4-sparse rows"))
     counters = (f"hardware counters measured for {_listed(counted)}" if counted else
                 f"no hardware counters ({why_not or 'no counter rows'})")
-    codes = sorted(set(originals["impl"])) if not originals.empty else []
+    code_of = {side.impl: code.title for code in CODES.values() for side in code.sides}
+    codes = sorted({code_of.get(impl, impl) for impl in originals["impl"]})
     original = f"the original codes ran: {_listed(codes)}" if codes else "no original code ran"
     sources = sorted(set(matrices["source"])) if "source" in matrices else []
     spmv = ("" if not sources else
