@@ -77,13 +77,13 @@ rule compare:
     output:
         **{f"{key}_pdf": f"results/compare/{key}.pdf" for key in COMPARED if key != "claims"},
         **{
-            f"{key}_png": report(f"results/compare/{key}.png", caption=f"../report/compare_{key}.rst", **IN_COMPARISON)
+            f"{key}_png": report(f"results/compare/{key}.png", caption=f"../report/compare_{key}.rst", **IN_COMPARED_FIGURES)
             for key in COMPARED
             if key != "claims"
         },
         claims=[
             "results/compare/claims.csv",
-            report("results/compare/claims.md", caption="../report/compare_claims.rst", **IN_COMPARISON),
+            report("results/compare/claims.md", caption="../report/compare_claims.rst", **IN_COMPARED_CLAIMS),
         ],
     log:
         "results/compare/compare.log",
