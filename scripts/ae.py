@@ -16,7 +16,7 @@ originals = [json.loads(Path(f).read_text()) for f in snakemake.input.get("origi
 results = Path(snakemake.input.claims).parent.as_posix()
 setup = {"families": [families.FAMILIES[f].title for f in p.families], "precisions": p.precisions,
          "repeats": p.repeats, "matrices": p.matrices, "license": ae.license_of(p.repo),
-         "disk_bytes": ae.disk_bytes(results, *p.matrix_folders), "gpu": p.gpu}
+         "disk_bytes": ae.disk_bytes(f"{results}/raw", *p.matrix_folders), "gpu": p.gpu}
 times = ae.run_times(p.benchmarks, p.families)
 write_text(ae.appendix(inventory, claims, times, p.profile, p.gpu, results, originals=originals, setup=setup),
            snakemake.output[0])

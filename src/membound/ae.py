@@ -113,8 +113,9 @@ def checklist(inv: dict | None, claims: dict, times: pd.DataFrame, setup: dict, 
         ("Compilation", "at run time: NVRTC through CuPy" + (f" {cuda['cupy']} ({cuda['api']} {cuda['runtime']})"
                         if cuda.get("status") == "present" else "") + "; nothing to build ahead of time"),
         ("Binary", "none shipped" + (f"; the original codes the user built: {', '.join(codes)}" if codes else "")),
-        ("Data set", f"{setup['matrices']} SpMV matrices of SuiteSparse, {claims['matrix_source']}"
-                     f"{' (SURROGATE stand-ins)' if claims['surrogate'] else ''}; the other kernels' inputs generated"),
+        ("Data set", (f"{setup['matrices']} SpMV matrices: SURROGATE stand-ins of SuiteSparse's (their rows and nnz, "
+                      "not their data)" if claims["surrogate"] else f"{setup['matrices']} SuiteSparse matrices "
+                      f"({claims['matrix_source']})") + "; the other kernels' inputs generated"),
         ("Run-time environment", _probe(inv["system"], "{distribution} ({os}), kernel {kernel}") + ", Python "
          + inv["python"]["version"] if inv else NOT_RECORDED),
         ("Hardware", ", ".join(m["device"])),
@@ -125,8 +126,8 @@ def checklist(inv: dict | None, claims: dict, times: pd.DataFrame, setup: dict, 
                    "the SHA-256 manifest and the Snakemake report"),
         ("Experiments", f"{', '.join(setup['families'])} in {', '.join(setup['precisions'])}, {setup['repeats']} "
                         f"repetitions each; paper 000's claims C1-C4 and paper 002's C5"),
-        ("How much disk space required (approximately)?", f"{setup['disk_bytes'] / 2**20:.0f} MiB (this run's results "
-                                                          "and matrices) besides the environment"),
+        ("How much disk space required (approximately)?", f"{setup['disk_bytes'] / 2**20:.0f} MiB (this run's raw "
+                                                          "results and matrices) besides the environment"),
         ("How much time is needed to prepare workflow (approximately)?",
          ("matrices " + _hms(prepare) if pd.notna(prepare) else "matrices: " + NOT_RECORDED)
          + "; `make install` (the locked environment) depends on the network"),
