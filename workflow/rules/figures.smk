@@ -60,7 +60,8 @@ for figure_rule, (plot_module, figure_name, figure_raw) in MEASURED_FIGURES.item
 
 # Figures 2, 6, 7, 8 and the claims across devices, the paper's stacked layout: under the reference
 # profile every GPU it renders (part of its `all`); under any other profile every profile whose files
-# exist (render each profile first, then `snakemake --profile <any> compare`).
+# exist (render each profile first, then `snakemake --profile <any> compare`). Figures 6, 7 and 8: a
+# figure per precision, a row of panels per GPU (the paper's layout; at most about 3000 px tall).
 COMPARED = {
     "fig2_roofline": "figures/fig2_roofline.csv",
     "fig6_scale": "figures/fig6_scale.csv",
@@ -68,6 +69,7 @@ COMPARED = {
     "fig8_stencil": "figures/fig8_stencil.csv",
     "claims": "claims.json",
 }
+STACKED = [f"{key}_{p}" for key in ("fig6_scale", "fig7_spmv", "fig8_stencil") for p in config["precisions"]]
 
 
 rule compare:
@@ -75,11 +77,14 @@ rule compare:
         **{key: compared(name) for key, name in COMPARED.items()},
         code=code("scripts/compare.py"),
     output:
-        **{f"{key}_pdf": f"results/compare/{key}.pdf" for key in COMPARED if key != "claims"},
+        **{f"{name}_pdf": f"results/compare/{name}.pdf" for name in ["fig2_roofline", *STACKED]},
         **{
-            f"{key}_png": report(f"results/compare/{key}.png", caption=f"../report/compare_{key}.rst", **IN_COMPARED_FIGURES)
-            for key in COMPARED
-            if key != "claims"
+            f"{name}_png": report(
+                f"results/compare/{name}.png",
+                caption=f"../report/compare_{name.rsplit('_', 1)[0] if name in STACKED else name}.rst",
+                **IN_COMPARED_FIGURES,
+            )
+            for name in ["fig2_roofline", *STACKED]
         },
         claims=[
             "results/compare/claims.csv",
@@ -89,5 +94,7 @@ rule compare:
         "results/compare/compare.log",
     conda:
         "../../envs/membound.yaml"
+    params:
+        precisions=config["precisions"],
     script:
         "../../scripts/compare.py"
