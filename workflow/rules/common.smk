@@ -57,7 +57,9 @@ REPORT_GPU = GPU_NAME.upper()
 IN_FIGURES, IN_TABLES, IN_CLAIMS, IN_AE = (
     {"category": REPORT_GPU, "subcategory": kind} for kind in ("Figures", "Tables", "Claims", "Artifact evaluation")
 )
-IN_COMPARED_FIGURES, IN_COMPARED_CLAIMS = ({"category": "GPUs compared", "subcategory": k} for k in ("Figures", "Claims"))
+IN_COMPARED_FIGURES, IN_COMPARED_CLAIMS = (
+    {"category": "GPUs compared", "subcategory": k} for k in ("Figures", "Claims")
+)
 PLATFORMS = mbconfig.profiles()
 print(f"membound: {RESULTS}/ from {' < '.join(LAYERS)}", file=sys.stderr)
 BACKEND = "cpu" if GPU["vendor"] == "cpu" else "cuda"  # amd: HIP; the harness skips tensor-core impls
