@@ -22,7 +22,8 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
 def snakemake(*args, cwd=REPO, env=None):
-    return subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+    # 900 s: a full reference `all` (reference_run) on a busy machine takes more than 300
+    return subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=900,
                           env={**os.environ, "XDG_CONFIG_HOME": str(REPO / ".no-user-profiles"), **(env or {})})
 
 
