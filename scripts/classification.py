@@ -21,3 +21,5 @@ write_csv(grid, snakemake.output.grid)
 classification.write_table(table, snakemake.output.csv, snakemake.output.md, gpu["name"], snakemake.params.margin)
 caption = f"{common.caption(gpu['name'], raw, snakemake.input.gpu)}; grid: analytical, from config/gpus/*.yaml"
 save_figure(plot.figure(grid, plot.overlay(table), gpu["name"], caption), snakemake.output.pdf, snakemake.output.png)
+save_figure(plot.specs_figure(grid, gpu["name"], "analytical, from config/gpus/*.yaml: nothing here is measured"),
+            snakemake.output.specs_pdf, snakemake.output.specs_png)

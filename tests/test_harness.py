@@ -109,6 +109,7 @@ ALLOWED = {
     "analysis": {"model", "families", "run", "originals"},
     "plots": {"model", "families", "run", "analysis", "originals"},
     "ae": {"families", "run", "analysis"},
+    "report_text": {"model", "families", "originals"},
 }
 
 

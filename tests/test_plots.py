@@ -441,6 +441,9 @@ def test_compare_stacks_a_row_per_gpu_and_precision_and_a_roofline_per_precision
     labels = [ax.get_xlabel().split("\n")[-1] for ax in fig.axes]
     assert labels[:2] == ["h100 fp64: test GPU", "h100 fp16: test GPU"] and labels[2] == "a100 fp64: test GPU"
     assert fig.axes[3].texts[0].get_text() == "a100 fp16: no rows in this precision"
+    fp16 = compare.figure(fig6, panels, precision="fp16")                # the report's: a figure per precision
+    assert [ax.get_xlabel().split("\n")[-1] for ax in fp16.axes][0] == "h100: test GPU" and len(fp16.axes) == 2
+    assert fp16.axes[1].texts[0].get_text() == "a100: no rows in this precision" and fp16.get_suptitle().endswith("fp16")
     roofs = compare.rooflines([(g, fig2.data(STENCILS, config.load_gpu(g), ["fp64", "fp32"])) for g in ("a100", "h200")])
     assert [ax.get_ylabel() for ax in roofs.axes] == ["fp64: attainable GFLOP/s", "fp32: attainable GFLOP/s"]
 

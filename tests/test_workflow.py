@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from report_data import report_data
 
 from membound.run import config
 
@@ -21,7 +22,8 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
 def snakemake(*args, cwd=REPO, env=None):
-    return subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+    # 900 s: a full reference `all` (reference_run) on a busy machine takes more than 300
+    return subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=900,
                           env={**os.environ, "XDG_CONFIG_HOME": str(REPO / ".no-user-profiles"), **(env or {})})
 
 
@@ -51,6 +53,29 @@ def test_each_figure_rule_reads_its_own_plot_module_and_the_shared_ones():
     for rule in rules:
         assert f"src/membound/plots/{rule}.py" in inputs[rule]
         assert "src/membound/plots/common.py" in inputs[rule] and "src/membound/plots/style.py" in inputs[rule]
+
+
+def test_snakemake_internals_are_called_only_here():
+    """Every call into Snakemake beyond its documented Snakefile API is in workflow/rules/internals.smk,
+    which names the versions it is tested with: pyproject's pin, which the installed Snakemake meets."""
+    from importlib.metadata import version
+
+    from packaging.specifiers import SpecifierSet
+    files = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    outside = {(f.name, m) for f in files if f.name != "internals.smk"
+               for m in re.findall(r"(?<![/\w])workflow\.(\w+)", f.read_text()) if m != "basedir"}
+    assert outside == set()
+    pin = re.search(r'"snakemake(>=[^"]+)"', (REPO / "pyproject.toml").read_text()).group(1)
+    internals = (REPO / "workflow" / "rules" / "internals.smk").read_text()
+    assert f"snakemake{pin}" in internals and version("snakemake") in SpecifierSet(pin)
+
+
+def test_each_figure_rule_keeps_its_name_and_report_entry_from_the_one_table():
+    run = snakemake("--profile", "profiles/reference", "fig8", "-n", "--forcerun", "fig8")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert set(re.findall(r"^(?:local)?rule (\w+):", run.stdout, re.MULTILINE)) == {"fig8"}
+    text = (REPO / "workflow" / "rules" / "figures.smk").read_text()
+    assert len(re.findall(r"^\s*script:\n\s*\"../../scripts/figure.py\"", text, re.MULTILINE)) == 1
 
 
 def test_lint_is_clean():
@@ -300,14 +325,54 @@ def test_reference_profile_renders_every_gpu_with_raw_results_and_stacks_them(tm
 
 
 @pytest.mark.slow
-def test_html_report_holds_every_figure_table_and_the_claims(reference_run):
+def test_html_report_holds_every_rendered_figure_and_table_grouped_per_gpu(reference_run):
+    """The report's own items (its categories and results, as its app reads them): per GPU every PNG under
+    figures/ and every CSV under tables/, its claims and its appendix; the comparison's figures and claims;
+    each with a caption."""
     copy, env = reference_run
     run = snakemake("--profile", "profiles/reference", "--report", "report.html", cwd=copy, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
-    html = (copy / "report.html").read_text(errors="replace")
-    for name in (*FIGURES, "table1_platforms", "table2_matrices", "table3_stencils", "bandwidth_stencils", "bounds",
-                 "wqi", "claims"):
-        assert name in html, name
+    data = report_data(copy / "report.html")
+    gpus = config.reference_gpus("h100", str(copy / "results" / "reference"))
+    assert set(data["categories"]) == {g.upper() for g in gpus} | {"GPUs compared"}
+
+    def rendered(folder, pattern):
+        return sorted(p.relative_to(copy).as_posix() for p in (copy / folder).glob(pattern))
+
+    for gpu in gpus:
+        out = f"results/reference/{gpu}"
+        expected = {"Figures": rendered(f"{out}/figures", "*.png"), "Tables": rendered(f"{out}/tables", "*.csv"),
+                    "Claims": [f"{out}/claims.md"], "Artifact evaluation": [f"{out}/ae/appendix.md"]}
+        assert f"{out}/figures/roofline_achieved.png" in expected["Figures"]
+        assert {sub: sorted(paths) for sub, paths in data["categories"][gpu.upper()].items()} == expected, gpu
+    compared = {"Figures": rendered("results/compare", "*.png"), "Claims": ["results/compare/claims.md"]}
+    assert {"results/compare/fig2_roofline.png", "results/compare/fig8_stencil_fp16.png"} <= set(compared["Figures"])
+    assert {sub: sorted(paths) for sub, paths in data["categories"]["GPUs compared"].items()} == compared
+    items = [p for subs in data["categories"].values() for paths in subs.values() for p in paths]
+    assert set(items) == set(data["results"])
+    for path, result in data["results"].items():
+        assert len(re.sub(r"<[^>]+>", "", result["caption"]).strip()) > 80, path
+    assert "H100" in data["workflow_desc"] and "H200" in data["workflow_desc"]
+    from PIL import Image
+    tall = {p: Image.open(copy / p).size for p in data["results"] if p.endswith(".png")}
+    assert {p: size for p, size in tall.items() if size[1] > 3100} == {}         # legible on a laptop: ~3000 px
+
+
+@pytest.mark.slow
+def test_the_archive_rule_runs_on_the_reference_profile(reference_run):
+    import tarfile
+    copy, env = reference_run
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
+        subprocess.run(["git", "-C", str(copy), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                       capture_output=True)
+    run = snakemake("--profile", "profiles/reference", "archive", "--cores", "1", cwd=copy, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    with tarfile.open(copy / "results" / "archive" / "membound-reference.tar.gz") as bundle:
+        names = {n.split("/", 1)[1] for n in bundle.getnames() if "/" in n}
+    for gpu in config.reference_gpus("h100", str(copy / "results" / "reference")):
+        assert {f"results/reference/{gpu}/raw/stencil.csv", f"results/reference/{gpu}/ae/manifest.sha256",
+                f"results/reference/{gpu}/ae/appendix.md"} <= names, gpu
+    assert "Snakefile" in names and "workflow/rules/ae.smk" in names
 
 
 @pytest.mark.slow
@@ -321,7 +386,8 @@ def test_a_model_edit_reruns_what_imports_the_model_and_nothing_else(reference_r
     # planned already, after the plot edit of the test before: fig7 and what gathers every figure
     pending = {"fig7", "manifest", "all"} | ({"compare"} if others != "-" else set())
     expected = {"table1", "bounds", "table2", "table3", "bandwidth", "wqi", "claims", "ae", "roofline_achieved", "fig2",
-                "fig3_4", "fig6", "fig7", "fig8", "fig_gemv", "fusion", "classification", "manifest", "all"} | pending
+                "fig3_4", "fig6", "fig7", "fig8", "fig_gemv", "fusion", "classification", "about", "intro", "manifest",
+                "all"} | pending
     assert rerun | pending == expected      # fig8: its facets say per precision why a row is empty (model.peaks)
     assert "dgemm_check" not in rerun
 

@@ -48,7 +48,7 @@ rule dgemm_check:
         rows=f"{RESULTS}/raw/counters/dgemm.rows.csv",
         checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
     output:
-        f"{RESULTS}/tables/dgemm_counter_check.csv",
+        report(f"{RESULTS}/tables/dgemm_counter_check.csv", caption="../report/dgemm_check.rst", **IN_TABLES),
     log:
         f"{RESULTS}/logs/dgemm_check.log",
     conda:
@@ -65,7 +65,7 @@ rule wqi:
         gpu=GPU_FILE,
         code=code("scripts/wqi.py"),
     output:
-        csv=report(f"{RESULTS}/tables/wqi.csv", caption="../report/wqi.rst", category="Tables"),
+        csv=report(f"{RESULTS}/tables/wqi.csv", caption="../report/wqi.rst", **IN_TABLES),
         md=f"{RESULTS}/tables/wqi.md",
     log:
         f"{RESULTS}/logs/wqi.log",
@@ -85,7 +85,7 @@ rule roofline_achieved:
         code=code("scripts/roofline_achieved.py"),
     output:
         pdf=f"{RESULTS}/figures/roofline_achieved.pdf",
-        png=f"{RESULTS}/figures/roofline_achieved.png",
+        png=report(f"{RESULTS}/figures/roofline_achieved.png", caption="../report/roofline_achieved.rst", **IN_FIGURES),
     log:
         f"{RESULTS}/logs/roofline_achieved.log",
     conda:

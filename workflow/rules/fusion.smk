@@ -12,7 +12,7 @@ rule fusion:
         code=code("scripts/fusion.py"),
     output:
         pdf=f"{RESULTS}/figures/fusion.pdf",
-        png=report(f"{RESULTS}/figures/fusion.png", caption="../report/fusion.rst", category="Figures"),
+        png=report(f"{RESULTS}/figures/fusion.png", caption="../report/fusion.rst", **IN_FIGURES),
         csv=f"{RESULTS}/figures/fusion.csv",
     log:
         f"{RESULTS}/logs/fusion.log",
@@ -33,11 +33,13 @@ rule classification:
         code=code("scripts/classification.py"),
     output:
         pdf=f"{RESULTS}/figures/classification.pdf",
-        png=report(f"{RESULTS}/figures/classification.png", caption="../report/classification.rst", category="Figures"),
-        grid=f"{RESULTS}/figures/classification.csv",
-        csv=report(
-            f"{RESULTS}/tables/classification.csv", caption="../report/classification_table.rst", category="Tables"
+        png=report(f"{RESULTS}/figures/classification.png", caption="../report/classification.rst", **IN_FIGURES),
+        specs_pdf=f"{RESULTS}/figures/classification_specs.pdf",
+        specs_png=report(
+            f"{RESULTS}/figures/classification_specs.png", caption="../report/classification_specs.rst", **IN_FIGURES
         ),
+        grid=f"{RESULTS}/figures/classification.csv",
+        csv=report(f"{RESULTS}/tables/classification.csv", caption="../report/classification_table.rst", **IN_TABLES),
         md=f"{RESULTS}/tables/classification.md",
     log:
         f"{RESULTS}/logs/classification.log",

@@ -96,9 +96,9 @@ def bench_args(wildcards, input, counters=False):
 # What the logger plugin `membound` says is left after each job (membound.run.progress).
 progress.configure(
     progress.expected_from(Path(f"results/reference/{GPU_NAME}/raw/benchmarks"), FAMILY, config["precisions"]),
-    lambda: [r.name for r in workflow.rules if "gpu" in r.resources],
-    workflow.global_resources.get("gpu").value,
-    workflow.cores,
+    gpu_rule_names,
+    resource_asked("gpu"),
+    cores(),
     on_gpus=BACKEND == "cuda",
     families=FAMILY,
 )
