@@ -7,11 +7,10 @@ from pathlib import Path
 import pandas as pd
 
 from membound import families, report_text
-from membound.plots import common
-from membound.run import config
+from membound.run import config, raw
 from membound.run.outputs import write_text
 
-rows = common.read_raw(snakemake.input.raw)
+rows = raw.read_all(snakemake.input.raw)  # checked first by rule raw_check
 counted = [families.FAMILIES[Path(p).stem].title for p in snakemake.input.counters if Path(p).stem in families.FAMILIES]
 matrices = pd.read_csv(snakemake.input.matrices)
 spec = config.load_gpu(Path(snakemake.input.gpu).stem)["name"]

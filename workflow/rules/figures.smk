@@ -32,7 +32,12 @@ MEASURED_FIGURES = {
     "fig6": ("fig6", "fig6_scale", raw("scale"), {}),
     "fig7": ("fig7", "fig7_spmv", raw("spmv") + originals_raw("spmv"), {}),
     # the bars at the stencils' role depths (C4's equal depth)
-    "fig8": ("fig8", "fig8_stencil", raw("stencil") + originals_raw("stencil"), {"stencils": config["stencil"]["kernels"]}),
+    "fig8": (
+        "fig8",
+        "fig8_stencil",
+        raw("stencil") + originals_raw("stencil"),
+        {"stencils": config["stencil"]["kernels"]},
+    ),
     "fig_gemv": ("gemv", "gemv", raw("gemv"), {}),
 }
 

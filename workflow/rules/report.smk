@@ -6,6 +6,7 @@
 rule about:
     input:
         raw=raw() + originals_raw(),
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         counters=[] if WHY_NOT else raw(prefix="counters/", repeats=1),
         matrices=rules.table2.input[0],
         gpu=GPU_FILE,
