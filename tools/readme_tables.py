@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from membound.analysis.claims import report as claims_report
 from membound.model.precision import PRECISIONS
 from membound.run import config
 
@@ -54,39 +55,11 @@ def run_line(gpu: str) -> str:
             f"{inv['date'][:10]}, CUDA {inv['cuda']['runtime']}, CuPy {inv['cuda']['cupy']}\n")
 
 
-def interval(x: dict) -> str:
-    return f"{x['estimate']:.3g} [{x['ci_low']:.3g}, {x['ci_high']:.3g}]"
-
-
-def cell(c: dict) -> str:
-    """A claim's verdict with its estimate and interval, or with those of its parts where the claim has
-    parts of their own verdicts (C2: within and beyond half the L2), or its count of held predictions."""
-    parts = {k: v for k, v in (c.get("numbers") or {}).items() if isinstance(v, dict) and "verdict" in v}
-    if c.get("estimate_text"):
-        return f"{c['verdict']}, {c['estimate_text']}"
-    if parts:
-        return f"{c['verdict']}: " + "; ".join(f"{k.replace('_', ' ')} {interval(v)}" for k, v in parts.items())
-    return c["verdict"] if c["estimate"] is None else f"{c['verdict']}, {interval(c)}"
-
-
-def claims_table(claims: list[dict]) -> str:
-    """A claim a row, a precision a column: the verdict and its estimate. The one source of the
-    claims tables (the claims' own renderer may replace it: CLAIMS_TABLE)."""
-    ids = list(dict.fromkeys(c["id"] for c in claims))
-    by = {(c["id"], c["precision"]): c for c in claims}
-    title = {c["id"]: c["title"] for c in claims}
-    rows = [[f"{i}: {title[i]}", *(cell(by[(i, p)]) if (i, p) in by else "" for p in PRECISIONS)] for i in ids]
-    return table(["claim", *PRECISIONS], rows, right=len(PRECISIONS) + 1)
-
-
-CLAIMS_TABLE = claims_table
-
-
 def claims_block(gpu: str) -> str:
     path = REFERENCE / gpu / "claims.json"
     if not path.exists():
         raise SystemExit(f"{path} is missing: run `snakemake --profile profiles/reference all` first")
-    return CLAIMS_TABLE(json.loads(path.read_text())["claims"])
+    return claims_report.claims_table(json.loads(path.read_text()))
 
 
 def ratio(med, num: str, den: str) -> float:
