@@ -12,7 +12,7 @@ Implementations (impl: unit, role):
   dasp_tc_twin (cuda_core, DASP twin): the same source built with -DTWIN=1: the same plan, loads,
   stores and launch, FMAs of the lane's own products where dasp_tc issues an MMA (issue 15).
 - cpu: scipy_csr (cuda_core, cuSPARSE) in the precision's dtype (fp16 values with fp32 accumulation),
-  numpy_mma (tensor_core, DASP) and numpy_mma_twin (cuda_core, DASP twin): spmv_emulate.py, the same
+  numpy_mma (tensor_core, DASP) and numpy_mma_twin (cuda_core, DASP twin): spmv/emulate.py, the same
   plan emulated on the CPU in the precision's arithmetic.
 
 Checks (membound.precision): the values and x are rounded to the precision (a matrix whose values, or
