@@ -3,6 +3,7 @@ held for each configuration measured on this GPU."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
+import json
 from pathlib import Path
 
 from membound.analysis import classification
@@ -17,6 +18,7 @@ specs = {Path(p).stem: config.load_gpu(Path(p).stem) for p in snakemake.input.sp
 raw = raw_files.read_all(snakemake.input.raw)
 grid = classification.grid(specs)
 table = classification.verdicts(raw, gpu, snakemake.params.stencils, snakemake.params.margin)
+table = classification.with_readings(table, json.loads(Path(snakemake.input.claims).read_text())["claims"])
 write_csv(grid, snakemake.output.grid)
 classification.write_table(table, snakemake.output.csv, snakemake.output.md, gpu["name"], snakemake.params.margin)
 caption = f"{common.caption(gpu['name'], raw, snakemake.input.gpu)}; grid: analytical, from config/gpus/*.yaml"

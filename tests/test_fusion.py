@@ -188,6 +188,23 @@ def test_held(predicted, verdict, held):
     assert cl.held(predicted, verdict) == held
 
 
+def test_the_table_takes_held_from_the_claims_c5_readings(tmp_path):
+    v = cl.verdicts(frame(*measured_rows()), H100, STENCILS, 0.02)
+    claims = [{"id": cid, "precision": "fp64", "cases": [{"problem": "3d27pt", "depth": 3, "sparsity": "dense", "held": h},
+                                                         {"problem": "2d9pt", "depth": 3, "sparsity": "dense", "held": "no"}]}
+              for cid, h in (("C5", "level"), ("C5 summary", "yes"))]
+    out = cl.with_readings(v, claims).set_index(["problem", "depth"])
+    assert (out.loc[("3d27pt", 3), "held"], out.loc[("3d27pt", 3), "held_summary"]) == ("level", "yes")
+    assert out.loc[("2d9pt", 3), "held"] == "no"                         # the claims' decision, not the margin's "yes"
+    assert (out.loc[("2d5pt", 1), ["held", "held_summary"]] == "n/a").all()   # no case in the claims
+    assert len(out) == len(v)
+    cl.write_table(out.reset_index(), tmp_path / "c.csv", tmp_path / "c.md", H100["name"], 0.02)
+    assert "held_summary yes 1" in (tmp_path / "c.md").read_text()
+    titles = [ax.get_title() for ax in cl_plot.figure(cl.grid({"h100": H100}), cl_plot.overlay(out.reset_index()),
+                                                      H100["name"], "GPU: test").axes if ax.get_visible()]
+    assert any("fp64: held 0/2 (eq. 14), 1/2 (summary)" in t for t in titles)
+
+
 def test_classification_table_and_figure(tmp_path):
     specs = {n: config.load_gpu(n) for n in ("a100", "h100")}
     v = cl.verdicts(frame(*measured_rows()), H100, STENCILS, 0.02)
@@ -233,7 +250,7 @@ def test_classification_splits_the_measured_gpu_from_the_model_only_specs_and_fi
     others = cl_plot.specs_figure(grid, H100["name"], "GPU: test")
     titles = [ax.get_title() for ax in measured.axes if ax.get_visible()]
     assert len(titles) == len(grid[grid["gpu"] == H100["name"]].groupby(["precision", "sparsity"]))
-    assert any("fp64: held on 2 of 4" in t for t in titles)              # each marker's verdict, counted
+    assert any("fp64: held 2/3 (eq. 14)" in t for t in titles)           # each marker's verdict, counted (n/a aside)
     spec_titles = [ax.get_title() for ax in others.axes if ax.get_visible()]
     assert spec_titles and not any(H100["name"] in t for t in spec_titles)
     assert {n for n in set(grid["gpu"]) - {H100["name"]}} == {t.split("\n")[0] for t in spec_titles}

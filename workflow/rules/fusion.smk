@@ -28,6 +28,7 @@ rule classification:
     input:
         raw=raw("stencil"),
         checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
+        claims=rules.claims.output.json,  # C5's decision per configuration, under both readings
         specs=expand("config/gpus/{gpu}.yaml", gpu=PLATFORMS),
         gpu=GPU_FILE,
         code=code("scripts/classification.py"),

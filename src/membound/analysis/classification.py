@@ -19,7 +19,9 @@ against 1 on the predicted side with config claims.margin (the claims' `interval
 analysis/claims/verdicts.py). `held`: yes (SUPPORTED;
 for a predicted tie, LEVEL), no (CONTRADICTED, or a tie predicted and the interval off 1), level (a
 winner predicted, the interval within the margin of 1), inconclusive; n/a from one repetition or
-without tensor cores.
+without tensor cores. The rule's table and figure replace `held` by the C5 claim's own decision
+(`with_readings`: eq. 14 as stated, with the run's noise band and the model's uncertainty) and add
+`held_summary` (paper 002's summary reading), so that they count what claims.json counts.
 """
 
 from __future__ import annotations
@@ -162,14 +164,32 @@ def verdicts(raw: pd.DataFrame, gpu: dict, stencils: Mapping, margin: float) -> 
     return pd.DataFrame(out, columns=VERDICT_COLUMNS)
 
 
+def with_readings(table: pd.DataFrame, claims: list[dict]) -> pd.DataFrame:
+    """`table` (verdicts) with `held` and `held_summary` of each configuration as the claims decided
+    them (claims.json's records "C5" and "C5 summary", analysis/claims/c5_scenarios.py); n/a where a
+    reading made no prediction or has no case."""
+    keys = ["problem", "depth", "precision", "sparsity"]
+    out = table.drop(columns="held")
+    for cid, column in (("C5", "held"), ("C5 summary", "held_summary")):
+        cases = pd.DataFrame([{**case, "precision": c["precision"]} for c in claims if c["id"] == cid
+                              for case in c.get("cases") or []], columns=[*keys, "held"])
+        out = out.merge(cases.astype({"depth": int}).rename(columns={"held": column}), on=keys, how="left")
+        out[column] = out[column].fillna("n/a")
+    return out[[*VERDICT_COLUMNS, "held_summary"]]
+
+
 def write_table(frame: pd.DataFrame, csv, md, gpu_name: str, margin: float) -> None:
     """The verdict table as CSV and Markdown with its legend."""
-    counts = frame["held"].value_counts().reindex(HELD).dropna().astype(int)
+    counts = lambda column: ", ".join(f"{k} {v}" for k, v in frame[column].value_counts().reindex(HELD).dropna()  # noqa: E731
+                                      .astype(int).items())
     legend = ("Per measured configuration (stencil, depth t): paper 002's scenario (eq. 14-19) from the spec's "
               "peaks and bandwidth, I_CU (eq. 8) and I_TC (eq. 11; alpha eq. 9-10, S of this workflow's "
               "transformation), eq. 13's modelled speedup P_TC,actual/P_CU,actual and its prediction, against "
               "the measured speedup t_CC/t_TC (temporal blocking against kernel fusion at equal depth; "
               "cc_impl names the CUDA-core kernel): geometric mean over repetitions with its 95% "
-              f"t-interval, decided against 1 with the claims' margin ({100 * margin:g}%). held: "
-              + ", ".join(f"{k} {v}" for k, v in counts.items()) + ".")
+              f"t-interval, decided against 1 with the claims' margin ({100 * margin:g}%). "
+              + (f"held: {counts('held')}." if "held_summary" not in frame else
+                 "held and held_summary are the claims' C5 and C5 summary decisions (eq. 14 as stated with the "
+                 "run's noise band; paper 002's summary: tensor cores not faster in scenarios 1-2): held "
+                 f"{counts('held')}; held_summary {counts('held_summary')}."))
     outputs.write_table(frame, csv, md, f"Paper 002's classification checked on {gpu_name}", legend)

@@ -24,8 +24,8 @@ SCENARIOS = {1: "1: both\nmemory-bound", 2: "2: TC\ncompute-bound", 3: "3: CC\nc
              4: "4: both\ncompute-bound"}
 # The verdict of a measured configuration (classification.HELD): marker, colour, legend label.
 VERDICT = {"yes": ("o", "tab:green", "prediction held"), "no": ("X", "tab:red", "prediction failed"),
-           "level": ("D", "tab:orange", "level (within the margin of 1)"),
-           "inconclusive": ("s", "0.45", "inconclusive"), "n/a": ("P", "0.7", "n/a (one repetition)")}
+           "level": ("D", "tab:orange", "level (within the noise band of 1)"),
+           "inconclusive": ("s", "0.45", "inconclusive"), "n/a": ("P", "0.7", "n/a (no prediction, or one repetition)")}
 PANEL = (4.8, 4.2)          # inches, the measured GPU's panels (at 150 dpi: 2160 x 1500 px for 5)
 SPEC_PANEL = (4.0, 3.6)     # the other specs': 3 specs x 5 panels in 3000 x 1860 px
 
@@ -41,6 +41,17 @@ def _with_sparsity(frame: pd.DataFrame) -> pd.DataFrame:
 def _title(first, counts: str, spec: bool) -> str:
     sparse = " 2:4-sparse TC" if first.get("sparsity") == "2:4" else ""
     return f"{first['gpu'] + chr(10) if spec else ''}{first['precision']}{sparse}{counts}"
+
+
+def _counts(measured: pd.DataFrame) -> str:
+    """': held <yes>/<decided> (eq. 14), <yes>/<decided> (summary)': the measured configurations' `held`
+    and `held_summary` (C5's two readings; n/a aside), '' where none is decided."""
+    parts = []
+    for column, name in (("held", "eq. 14"), ("held_summary", "summary")):
+        decided = measured[column].isin(["yes", "no", "level", "inconclusive"]) if column in measured else []
+        if any(decided):
+            parts.append(f"{(measured[column] == 'yes').sum()}/{decided.sum()} ({name})")
+    return ": held " + ", ".join(parts) if parts else ""
 
 
 def draw(ax, grid: pd.DataFrame, measured: pd.DataFrame, muted: bool = False) -> None:
@@ -68,9 +79,7 @@ def draw(ax, grid: pd.DataFrame, measured: pd.DataFrame, muted: bool = False) ->
         ax.scatter(m["I_CU"], m["I_TC"], marker=marker, s=60, color=color, edgecolors="k", lw=0.5, zorder=3)
     ax.set(xscale="log", yscale="log", xlim=(min(xs) / 3, max(xs) * 3), ylim=(min(ys) / 3, max(ys) * 3),
            xlabel="I_CU = tK/D (FLOP/byte)", ylabel="I_TC = t (alpha/S) K/D")
-    held = (measured["held"] == "yes").sum()
-    counts = f": held on {held} of {len(measured)}" if len(measured) else ""
-    ax.set_title(_title(grid.iloc[0], counts, spec=not muted) + f"\nB_CU = {bcu:.3g}, B_TC = {btc:.3g}")
+    ax.set_title(_title(grid.iloc[0], _counts(measured), spec=not muted) + f"\nB_CU = {bcu:.3g}, B_TC = {btc:.3g}")
 
 
 def legend_handles(grid: pd.DataFrame, measured: bool) -> list:
