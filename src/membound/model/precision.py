@@ -68,6 +68,7 @@ class Format:
     mfma: Mma | None   # AMD CDNA2's dense MFMA (Table 1: no membound kernel issues it); None: none
     mma_sp: Mma | None = None   # the 2:4-sparse mma.sp (the stencils' tc_sparse); None: none in this format
     runs: bool = True  # a precision the kernels run (PRECISIONS); else the specs' Table 1 alone
+    peaks_as: str = ""  # a spec that lists no peaks of this format has this one's (bf16: fp16's, equal on Hopper)
 
     @property
     def dtype(self) -> np.dtype:
@@ -103,7 +104,7 @@ FORMATS = {f.name: f for f in (
            _mma(16, 8, 16, "f32", "f16"), Mma((16, 16, 16), "f16", "v_mfma_f32_16x16x16f16"),
            _mma(16, 8, 32, "f32", "f16", (2, 4))),
     Format("bf16", 2, "uint16", "__nv_bfloat16", 14, "float32", "float32", 2.0**-8, 2.0**-24, 0.0, 2.0**-23, 2.0**-134,
-           _mma(16, 8, 16, "f32", "bf16"), None, _mma(16, 8, 32, "f32", "bf16", (2, 4))),
+           _mma(16, 8, 16, "f32", "bf16"), None, _mma(16, 8, 32, "f32", "bf16", (2, 4)), peaks_as="fp16"),
 )}
 PRECISIONS = tuple(name for name, f in FORMATS.items() if f.runs)
 SPARSITIES = ("dense", "2:4")   # the rows' `sparsity`: dense MMA, or 2:4-structured sparse MMA (mma.sp)
@@ -162,6 +163,22 @@ def encode_bf16(values):
     with np.errstate(over="ignore"):                               # r is a bf16 value, or beyond: inf
         bits = (r.astype(xp.float32).view(xp.uint32) >> 16).astype(xp.uint16)
     return xp.where(xp.isnan(x), xp.where(xp.signbit(x), 0xFFC0, 0x7FC0).astype(xp.uint16), bits)
+
+
+def store(values, precision: str):
+    """Float values (numpy or CuPy) rounded to `precision`'s storage, as its kernels round a result (to
+    nearest; beyond the range inf, no error: `quantize` checks inputs)."""
+    return encode_bf16(values) if fmt(precision).name == "bf16" else values.astype(fmt(precision).dtype, copy=False)
+
+
+def compute_dtype(precision: str) -> np.dtype:
+    """The numpy dtype that holds `precision`'s values for arithmetic (`decode`'s): storage's, bf16 float32."""
+    return np.dtype(np.float32) if fmt(precision).name == "bf16" else fmt(precision).dtype
+
+
+def nan(precision: str):
+    """NaN in `precision`'s storage dtype (bf16: the pattern 0x7FC0), to poison outputs with."""
+    return np.uint16(0x7FC0) if fmt(precision).name == "bf16" else fmt(precision).dtype.type(np.nan)
 
 
 def decode(values, precision: str):
