@@ -182,12 +182,14 @@ def nan(precision: str):
 
 
 def decode(values, precision: str):
-    """The numbers a storage array of `precision` holds, in a float dtype numpy (or CuPy) computes in:
-    bf16's bit patterns as float32 (exact); other formats' arrays as they are."""
-    if fmt(precision).name != "bf16":
-        return values
+    """The numbers an array of `precision` holds, in a float dtype numpy (or CuPy) computes in: bf16's
+    bit patterns (uint16) as float32 (exact); anything else (another format's storage, values already
+    decoded) as it is."""
     xp = _xp(values)
-    return (xp.asarray(values, dtype=xp.uint16).astype(xp.uint32) << 16).view(xp.float32)
+    values = xp.asarray(values)
+    if fmt(precision).name != "bf16" or values.dtype != np.uint16:
+        return values
+    return (values.astype(xp.uint32) << 16).view(xp.float32)
 
 
 def gamma(n: int, u: float) -> float:
