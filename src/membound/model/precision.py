@@ -165,6 +165,11 @@ def encode_bf16(values):
     return xp.where(xp.isnan(x), xp.where(xp.signbit(x), 0xFFC0, 0x7FC0).astype(xp.uint16), bits)
 
 
+def rounded(values, precision: str):
+    """`values` rounded to `precision` (quantize) and read back (decode), as float64 (numpy or CuPy)."""
+    return decode(quantize(values, precision), precision).astype(np.float64)
+
+
 def store(values, precision: str):
     """Float values (numpy or CuPy) rounded to `precision`'s storage, as its kernels round a result (to
     nearest; beyond the range inf, no error: `quantize` checks inputs)."""

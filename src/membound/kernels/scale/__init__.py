@@ -38,8 +38,8 @@ import numpy as np
 
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_cli, select
-from membound.model.precision import (PRECISIONS, compute_dtype, decode, dot_tolerance, fmt, nan, quantize, store,
-                                      tc_operand)
+from membound.model.precision import (PRECISIONS, compute_dtype, decode, dot_tolerance, fmt, nan, quantize, rounded,
+                                      store, tc_operand)
 from membound.run import runinfo
 
 IMPLS = (Impl("scale", "cuda_core", "cuda_core", "STREAM", "cuda", precisions=PRECISIONS),
@@ -201,7 +201,7 @@ def prepare(impl: Impl, backend: str, n: int, rng: np.random.Generator, l2_bytes
     """One case of size n in `precision`: q and b drawn in float64 and rounded to it, NaN-poisoned a,
     checked against q b in float64 within the format's bound; each timed call `launches` launches
     (a stencil's field: as many as a stencil's call has steps, so that both pay the same gaps)."""
-    q = float(decode(quantize([rng.uniform(0.5, 2.0)], precision), precision)[0])
+    q = float(rounded([rng.uniform(0.5, 2.0)], precision)[0])
     a, b = _arrays(backend, n, rng, precision)
     run = repeated((cpu_runner if backend == "cpu" else gpu_runner)(impl.name, a, b, q, precision), launches)
     ref = q * decode(b, precision).astype(np.float64)   # where b lies: on the GPU CuPy's own kernel, compared there
