@@ -358,9 +358,10 @@ def test_counters_count_an_mma_sp_as_its_logical_shape():
     from membound.counters import mma
 
     for kernel in ("stencil_sp", "stencil_sp3"):     # 2D and 3D: their mma.sp in stencil_sp.cuh
-        assert mma.own_shapes()[kernel] == {"tf32": (16, 8, 16), "f16": (16, 8, 32)}
+        assert mma.own_shapes()[kernel] == {"tf32": (16, 8, 16), "f16": (16, 8, 32), "bf16": (16, 8, 32)}
         assert kernel in mma.sparse_kernels()
     launches = pd.DataFrame([{"precision": p, "kernel_name": "stencil_sp", "tensor_fp64_ops": float("nan"),
-                              "dmma_inst": 0, "hmma_inst": 10} for p in ("fp32", "fp16")])
+                              "dmma_inst": 0, "hmma_inst": 10} for p in ("fp32", "fp16", "bf16")])
     flops, how = mma.tensor_flops(launches, {})
-    assert list(flops) == [10 * 2 * 16 * 8 * 16, 10 * 2 * 16 * 8 * 32] and "m16n8k32 f16" in how[1]
+    assert list(flops) == [10 * 2 * 16 * 8 * 16, 10 * 2 * 16 * 8 * 32, 10 * 2 * 16 * 8 * 32]
+    assert "m16n8k32 f16" in how[1] and "m16n8k32 bf16" in how[2]
