@@ -102,6 +102,13 @@ def listed(gpu: dict) -> list[str]:
     return [p for p in SPEC_PRECISIONS if p in gpu.get("peak_TFLOPs", {})]
 
 
+def covered(gpu: dict) -> list[str]:
+    """The precisions `at` answers for spec `gpu`: those it lists, and those whose record reads a listed
+    one's peaks (Format.peaks_as: bf16 where only fp16 is listed), in SPEC_PRECISIONS order."""
+    own = listed(gpu)
+    return [p for p in SPEC_PRECISIONS if p in own or FORMATS[p].peaks_as in own]
+
+
 def row_precision(row) -> str:
     """The precision of a raw row (a mapping): its `precision`, or fp64 where it has none (rows written
     before the column existed, as measure.with_later_columns completes them)."""
