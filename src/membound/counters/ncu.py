@@ -11,8 +11,8 @@ a bounded launch count. Achieved work and traffic per row:
   roofline counts them so, the packed HADD2/HMUL2/HFMA2 included);
 - tensor-path FLOPs (membound.counters.mma): FP64 from sm__ops_path_tensor_src_fp64, one unit = one
   FLOP (checked on the H100 with cuBLAS DGEMMs, docs/counters.md), else DMMA warp instructions x
-  2 m n k; TF32, FP16 and BF16 from their op counters, or HMMA warp instructions x 2 m n k, of each kernel's own instruction
-  shape in the launch's precision, never one factor for all;
+  2 m n k; TF32, FP16 and BF16 from their op counters, or HMMA warp instructions x 2 m n k, of each
+  kernel's own instruction shape in the launch's precision, never one factor for all;
 - DRAM bytes read + written, L2 (lts__t_bytes) and L1 (l1tex__t_bytes) bytes; time gpu__time_duration.
 
 Launches of one kernel name inside one tag are summed (a stencil's timed call is steps/depth

@@ -39,7 +39,8 @@ METRICS = {  # ncu metric -> column of the parsed launches
 }
 NVTX_FILTER = "regex:membound:.*/"                  # every push/pop range whose name starts membound:
 NAME = r"[A-Za-z0-9_.\-]+"
-TAG = re.compile(rf"membound:({NAME}):({NAME}):({NAME})(?::({'|'.join(PRECISIONS)})(?![A-Za-z0-9_.\-]))?")  # ncu appends :none...
+PRECISION = "|".join(PRECISIONS)
+TAG = re.compile(rf"membound:({NAME}):({NAME}):({NAME})(?::({PRECISION})(?![A-Za-z0-9_.\-]))?")  # ncu appends :none...
 
 
 class CounterError(RuntimeError):

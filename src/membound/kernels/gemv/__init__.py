@@ -185,8 +185,9 @@ def _host_arrays(n: int, rng: np.random.Generator, precision: str):
 
 
 def _device_arrays(n: int, rng: np.random.Generator, precision: str):
-    """As _host_arrays, drawn on the GPU and rounded there (precision.quantize); the float64 references are CuPy's elementwise products and row
-    sums (not cuBLAS), copied to the host (n values): no n x n array on the host."""
+    """As _host_arrays, drawn on the GPU and rounded there (precision.quantize); the float64 references
+    are CuPy's elementwise products and row sums (not cuBLAS), copied to the host (n values): no n x n
+    array on the host."""
     import cupy as cp
 
     try:

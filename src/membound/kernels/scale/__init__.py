@@ -7,11 +7,11 @@ Implementations (impl: unit), each in every precision the records run (precision
   The tensor-core kernel computes A = B(qP) with the precision's MMA (precision.Format.mma; scale.cu gives the fragment
   layouts): fp64 m8n8k4 f64; fp32 m16n8k8 TF32, operands rounded by cvt.rna.tf32.f32, fp32
   accumulate; fp16 and bf16 m16n8k16 f16 / bf16, fp32 accumulate. Useful share of the MMA's
-  multiply-adds: fp64 1/8, tf32 1/8, fp16 and bf16 1/16. sm_80 and later; skipped by the harness, with a note on stderr, on HIP and
-  older GPUs.
-- cpu: numpy (cuda_core): np.multiply in the storage dtype (bf16: float32, rounded to bf16); numpy_mma (tensor_core, emulated on CPU):
-  the same A = B(qP) on the same operand tiles, numpy matmul in the MMA's accumulator type with TF32
-  operand rounding emulated (precision.tc_operand).
+  multiply-adds: fp64 1/8, tf32 1/8, fp16 and bf16 1/16. sm_80 and later; skipped by the harness,
+  with a note on stderr, on HIP and older GPUs.
+- cpu: numpy (cuda_core): np.multiply in the storage dtype (bf16: float32, rounded to bf16);
+  numpy_mma (tensor_core, emulated on CPU): the same A = B(qP) on the same operand tiles, numpy matmul
+  in the MMA's accumulator type with TF32 operand rounding emulated (precision.tc_operand).
 - twins (role "STREAM twin", unit cuda_core): tensor_core_twin, scale.cu's tensor-core template with
   the MMA replaced by the scalar multiply in the storage format (half2 / bf16x2; same loads, stores
   and launch shape; skipped with its sibling), and numpy_mma_twin, the emulation's tiles multiplied

@@ -3,10 +3,9 @@ in every precision of PRECISIONS, for paper 000 Figure 7 (effective GFLOP/s = 2 
 
 Implementations (impl: unit, role):
 - cuda: cusparse_csr (cuda_core, cuSPARSE): cusparseSpMV through CuPy's low-level bindings (fp64; fp32;
-  fp16 values and vectors with fp32 compute). The CSR and vector descriptors, the buffer-size query, the
+  fp16 and bf16 values and vectors with fp32 compute). The CSR and vector descriptors, the buffer-size query, the
   buffer and cusparseSpMV_preprocess (where CuPy has it) are done once outside the timed region, as
-  DASP's baseline does: the timed region holds ONE cusparseSpMV call (CUSPARSE_SPMV_CSR_ALG1; bf16:
-  CUDA_R_16BF values and vectors, fp32 compute).
+  DASP's baseline does: the timed region holds ONE cusparseSpMV call (CUSPARSE_SPMV_CSR_ALG1).
   dasp_tc (tensor_core, DASP): spmv_tc.cu built for the precision (DMMA m8n8k4, TF32 m16n8k8, f16 and bf16
   m16n8k16 with f32 accumulation) on the plan of spmv_plan.py (DASP's row classes and short-row packing; made once
   per matrix, spmv_plans.py), packed once outside the timed region, as DASP's preprocessing is; one launch.
@@ -46,12 +45,11 @@ IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precision
          Impl("spmv", "scipy_csr", "cuda_core", "cuSPARSE", "cpu", precisions=PRECISIONS),
          Impl("spmv", "numpy_mma", "tensor_core", "DASP", "cpu", precisions=PRECISIONS),
          Impl("spmv", "numpy_mma_twin", "cuda_core", "DASP twin", "cpu", precisions=PRECISIONS))
-# spmv_tc.cu's knobs (their #ifndef there; docs/kernels_spmv.md), TC_MINB and TC_AHEAD for all, the others per precision
-# (bf16: fp16's, the same loads and MMA shape; not swept on its own)
-TC_UNROLL, TC_MINB = {"fp64": 4, "fp32": 4, "fp16": 2, "bf16": 2}, 4
+# spmv_tc.cu's knobs (#ifndef there; docs/kernels_spmv.md), per precision but TC_MINB, TC_AHEAD (bf16: fp16's, unswept)
+TC_UNROLL, TC_MINB, TC_AHEAD = {"fp64": 4, "fp32": 4, "fp16": 2, "bf16": 2}, 4, 2048
 TC_SEGFREE = {"fp64": 1, "fp32": 0, "fp16": 1, "bf16": 1}
-TC_PIPE, TC_AHEAD = {"fp64": 1, "fp32": 0, "fp16": 1, "bf16": 1}, 2048
-TC_PREF = {"fp64": (4, 0), "fp32": (4, 4), "fp16": (16, 16), "bf16": (16, 16)}  # tiles, packed matrix in the L2 / beyond
+TC_PIPE = {"fp64": 1, "fp32": 0, "fp16": 1, "bf16": 1}
+TC_PREF = {"fp64": (4, 0), "fp32": (4, 4), "fp16": (16, 16), "bf16": (16, 16)}  # tiles, matrix in the L2 / beyond it
 THREADS = 128  # a block: its SM slots wait for its slowest warp (docs/kernels_spmv.md, "Threads a block")
 
 
@@ -202,8 +200,7 @@ def _device_csr(matrix: sp.csr_matrix, name: str):
 
 
 def decoded(matrix: sp.csr_matrix, precision: str) -> sp.csr_matrix:
-    """`matrix` (values in `precision`'s storage) with its values as numbers (precision.decode: bf16's bit
-    patterns as float32; other formats as they are)."""
+    """`matrix` (values in `precision`'s storage) with its values as numbers (precision.decode)."""
     return sp.csr_matrix((decode(matrix.data, precision), matrix.indices, matrix.indptr), shape=matrix.shape)
 
 
@@ -261,7 +258,8 @@ def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generat
         tc = impl.unit == "tensor_core"
         if tc:
             notes.append(tc_note(pl, matrix.nnz, p))
-        return Case(run=run, output=lambda _: decode(y, p).astype(np.float64), reference=reference, tol=tol, what=f"spmv {impl.name} {p} {name}",
+        return Case(run=run, output=lambda _: decode(y, p).astype(np.float64), reference=reference, tol=tol,
+                    what=f"spmv {impl.name} {p} {name}",
                     row={"problem": name, "code": meta.get("code", ""), "source": meta["source"], "rows": rows,
                          "cols": cols, "nnz": matrix.nnz, "work_items": matrix.nnz, "mma": pl.mma if tc else None},
                     work=2 * matrix.nnz, metric="GFLOP/s", notes=notes, precision=p)

@@ -1,7 +1,7 @@
 """The stencils' CUDA side (membound.kernels.stencil): the compiled kernels, their arguments and a
 runner of `steps` steps per role, in each storage precision. One source per algorithm: the kernels
-are compiled per precision with -DELEM=<element bytes> (and -DBF16=1 for bf16; stencil_real.cuh: storage type, accumulator,
-conversions; stencil_mma.cuh: the precision's MMA and its twin), under the same kernel names.
+are compiled per precision with -DELEM=<element bytes> (bf16: and -DBF16=1; stencil_real.cuh: storage
+type, accumulator, conversions; stencil_mma.cuh: the precision's MMA and its twin), under the same kernel names.
 """
 
 from __future__ import annotations
