@@ -81,7 +81,7 @@ def test_dmma_shapes():
     assert f64 <= {(8, 8, 4), (16, 8, 4), (16, 8, 8), (16, 8, 16)}    # PTX f64
     assert mma.own_shapes()["stencil_tc"]["f64"] == (8, 8, 4)        # its mma.sync is in a header (stencil_mma.cuh)
     for kernel in ("stencil_tc", "stencil_tc3"):                     # HMMA of the fp32 and fp16 builds (issue 24)
-        assert mma.own_shapes()[kernel] == {"f64": (8, 8, 4), "tf32": (16, 8, 8), "f16": (16, 8, 16)}
+        assert mma.own_shapes()[kernel] == {"f64": (8, 8, 4), "tf32": (16, 8, 8), "f16": (16, 8, 16), "bf16": (16, 8, 16)}
         assert mma.shape(kernel, "tf32") == ((16, 8, 8), "its source's mma.sync")
     assert mma.shape("sm90_xmma_gemm_f64f64_tensor16x8x16_kernel")[0] == (16, 8, 16)
     assert mma.shape("anything", "f64", (8, 8, 4)) == ((8, 8, 4), "the spec's mma shape, assumed")

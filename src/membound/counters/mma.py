@@ -42,7 +42,7 @@ def _sources() -> tuple[str, ...]:
     texts = []
     for cu in sorted(KERNELS.rglob("*.cu")):
         text = cu.read_text()
-        texts.append(text + "".join((cu.parent / h).read_text() for h in INCLUDE.findall(text)))
+        texts.append(text + "".join(next(KERNELS.rglob(h)).read_text() for h in INCLUDE.findall(text)))
     return tuple(texts)
 
 

@@ -5,7 +5,7 @@
 // lane loads 16 bytes (8 halves, 4 half2) of the row and the matching 16 bytes of x, GEMV_HALF2_UNROLL
 // loads of A in flight, unpacks each half2 to two floats and accumulates with fp32 FMAs; the warp's
 // lanes then meet by shuffles. Rows that are not 16-byte aligned (n % 8 != 0) take guarded scalar
-// loads. fp16 and bf16 are raw 16-bit storage with PTX conversions, so NVRTC needs no cuda_fp16.h.
+// loads. fp16 and bf16 are raw 16-bit storage (half16.cuh's F16 and BF16).
 
 #ifndef GEMV_HALF2_WARPS
 #error "compile with -DGEMV_HALF2_WARPS=<warps (rows) per block> -DGEMV_HALF2_UNROLL=<loads in flight>"
@@ -13,35 +13,15 @@
 
 #if !defined(__HIPCC_RTC__) && !defined(__HIP_PLATFORM_AMD__)
 
-struct Fp16 {
-    __device__ static float f32(unsigned short h) {
-        float f;
-        asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-        return f;
-    }
-    __device__ static unsigned short round(float s) {
-        unsigned short h;
-        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(s));
-        return h;
-    }
-};
-
-struct Bf16 {
-    __device__ static float f32(unsigned short h) { return __uint_as_float(static_cast<unsigned>(h) << 16); }  // exact
-    __device__ static unsigned short round(float s) {
-        unsigned short h;
-        asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(s));
-        return h;
-    }
-};
+#include "half16.cuh"
 
 template <class P>
 __device__ __forceinline__ void fma8(float& s0, float& s1, uint4 a, uint4 x) {  // 8 products of 16-bit pairs
     const unsigned aw[4] = {a.x, a.y, a.z, a.w}, xw[4] = {x.x, x.y, x.z, x.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        s0 = fmaf(P::f32(aw[i] & 0xffffu), P::f32(xw[i] & 0xffffu), s0);
-        s1 = fmaf(P::f32(aw[i] >> 16), P::f32(xw[i] >> 16), s1);
+        s0 = fmaf(P::to_float(aw[i] & 0xffffu), P::to_float(xw[i] & 0xffffu), s0);
+        s1 = fmaf(P::to_float(aw[i] >> 16), P::to_float(xw[i] >> 16), s1);
     }
 }
 
@@ -69,7 +49,7 @@ __device__ __forceinline__ void gemv16(const unsigned short* __restrict__ a, con
             for (int u = 0; u < GEMV_HALF2_UNROLL; ++u) fma8<P>(s0, s1, av[u], xv[u]);
         }
     } else {
-        for (long long k = lane; k < n; k += 32) s0 = fmaf(P::f32(arow[k]), P::f32(x[k]), s0);
+        for (long long k = lane; k < n; k += 32) s0 = fmaf(P::to_float(arow[k]), P::to_float(x[k]), s0);
     }
     float s = s0 + s1;
 #pragma unroll
@@ -80,13 +60,13 @@ __device__ __forceinline__ void gemv16(const unsigned short* __restrict__ a, con
 extern "C" __global__ void __launch_bounds__(32 * GEMV_HALF2_WARPS)
 gemv_half2(const unsigned short* __restrict__ a, const unsigned short* __restrict__ x, unsigned short* __restrict__ y,
            long long m, long long n) {
-    gemv16<Fp16>(a, x, y, m, n);
+    gemv16<F16>(a, x, y, m, n);
 }
 
 extern "C" __global__ void __launch_bounds__(32 * GEMV_HALF2_WARPS)
 gemv_half2_bf16(const unsigned short* __restrict__ a, const unsigned short* __restrict__ x,
                 unsigned short* __restrict__ y, long long m, long long n) {
-    gemv16<Bf16>(a, x, y, m, n);
+    gemv16<BF16>(a, x, y, m, n);
 }
 
 #endif

@@ -151,6 +151,8 @@ gemv_tc_fp32(const float* __restrict__ a, const float* __restrict__ x, float* __
 
 // ---------------------------------------------------------------------------------------------- fp16, bf16
 
+#include "half16.cuh"
+
 template <class Ops>
 struct Half16 {                   // fp16 and bf16: the same fragments, each format's MMA and rounding (Ops)
     using Elem = unsigned short;  // fp16 / bf16 bits
@@ -163,10 +165,10 @@ struct Half16 {                   // fp16 and bf16: the same fragments, each for
             Ops::mma(d, word<Half16>(a[0], 2 * u), word<Half16>(a[1], 2 * u), word<Half16>(a[0], 2 * u + 1),
                      word<Half16>(a[1], 2 * u + 1), word<Half16>(x, 2 * u), word<Half16>(x, 2 * u + 1));
     }
-    __device__ static Elem store(Acc s) { return Ops::round(s); }
+    __device__ static Elem store(Acc s) { return Ops::round(s); }  // half16.cuh's F16 / BF16
 };
 
-struct Fp16Ops {
+struct Fp16Ops : F16 {
     __device__ static void mma(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
                                unsigned b1) {
         asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
@@ -174,25 +176,15 @@ struct Fp16Ops {
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
             : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
     }
-    __device__ static unsigned short round(float s) {
-        unsigned short h;
-        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(s));
-        return h;
-    }
 };
 
-struct Bf16Ops {
+struct Bf16Ops : BF16 {
     __device__ static void mma(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
                                unsigned b1) {
         asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
             "{%0, %1, %2, %3};"
             : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
             : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-    }
-    __device__ static unsigned short round(float s) {
-        unsigned short h;
-        asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(s));
-        return h;
     }
 };
 

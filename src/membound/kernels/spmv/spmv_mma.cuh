@@ -60,17 +60,9 @@ struct fp32 {  // binary32 storage, TF32 operands (rounded to nearest, ties away
     }
 };
 
-struct F16 {  // binary16: f16 operands
-    __device__ static float to_float(unsigned short h) {
-        float f;
-        asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-        return f;
-    }
-    __device__ static unsigned short round(float s) {
-        unsigned short h;
-        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(s));
-        return h;
-    }
+#include "half16.cuh"
+
+struct F16mma : F16 {  // binary16: f16 operands
     __device__ static void mma(float (&d)[4], unsigned a0, unsigned a2, unsigned b0, unsigned b1) {
         asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
             "{%0, %1, %2, %3};"
@@ -79,13 +71,7 @@ struct F16 {  // binary16: f16 operands
     }
 };
 
-struct BF16 {  // bfloat16: bf16 operands (a bf16 value is the high half of its float: exact)
-    __device__ static float to_float(unsigned short h) { return __uint_as_float(static_cast<unsigned>(h) << 16); }
-    __device__ static unsigned short round(float s) {
-        unsigned short h;
-        asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(s));
-        return h;
-    }
+struct BF16mma : BF16 {  // bfloat16: bf16 operands
     __device__ static void mma(float (&d)[4], unsigned a0, unsigned a2, unsigned b0, unsigned b1) {
         asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
             "{%0, %1, %2, %3};"
@@ -124,5 +110,5 @@ struct half16 {  // 16-bit storage (raw bits, two to a 32-bit word), operands of
         F::mma(d, a.x, a.y, b.x, b.y);
     }
 };
-using fp16 = half16<F16>;
-using bf16 = half16<BF16>;
+using fp16 = half16<F16mma>;
+using bf16 = half16<BF16mma>;
