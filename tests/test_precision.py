@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from membound import families
-from membound.kernels import harness, source_path
+from membound.kernels import harness, source_text
 from membound.model import precision
 from membound.run import config
 
@@ -124,7 +124,7 @@ def test_the_cuda_sources_issue_the_records_instructions():
     issued = re.compile(r"mma[.a-z:_]*\.sync\.aligned\.[a-z0-9.]*[a-z0-9]")
     for source, expected in (("scale.cu", dense), ("gemv_tc.cu", dense), ("spmv_mma.cuh", dense),
                              ("stencil_mma.cuh", dense), ("stencil_sp.cuh", sparse)):
-        assert set(issued.findall(source_path(source).read_text())) == expected, source
+        assert set(issued.findall(source_text(source))) == expected, source     # with its headers (half16.cuh)
 
 
 def test_the_configs_precisions_are_the_records_names():

@@ -154,7 +154,7 @@ gemv_tc_fp32(const float* __restrict__ a, const float* __restrict__ x, float* __
 #include "half16.cuh"
 
 template <class Ops>
-struct Half16 {                   // fp16 and bf16: the same fragments, each format's MMA and rounding (Ops)
+struct Half16 {                   // fp16 and bf16: the same fragments, each format's MMA and rounding (half16.cuh)
     using Elem = unsigned short;  // fp16 / bf16 bits
     using Word = unsigned;        // two of them (x2), the lower-indexed in the low half
     using Acc = float;
@@ -165,39 +165,19 @@ struct Half16 {                   // fp16 and bf16: the same fragments, each for
             Ops::mma(d, word<Half16>(a[0], 2 * u), word<Half16>(a[1], 2 * u), word<Half16>(a[0], 2 * u + 1),
                      word<Half16>(a[1], 2 * u + 1), word<Half16>(x, 2 * u), word<Half16>(x, 2 * u + 1));
     }
-    __device__ static Elem store(Acc s) { return Ops::round(s); }  // half16.cuh's F16 / BF16
-};
-
-struct Fp16Ops : F16 {
-    __device__ static void mma(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
-                               unsigned b1) {
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-            "{%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-    }
-};
-
-struct Bf16Ops : BF16 {
-    __device__ static void mma(float (&d)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
-                               unsigned b1) {
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-            "{%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-    }
+    __device__ static Elem store(Acc s) { return Ops::round(s); }
 };
 
 extern "C" __global__ void __launch_bounds__(32 * GEMV_WARPS)
 gemv_tc_fp16(const unsigned short* __restrict__ a, const unsigned short* __restrict__ x, unsigned short* __restrict__ y,
              long long m, long long n) {
-    gemv<Half16<Fp16Ops>>(a, x, y, m, n);
+    gemv<Half16<F16>>(a, x, y, m, n);
 }
 
 extern "C" __global__ void __launch_bounds__(32 * GEMV_WARPS)
 gemv_tc_bf16(const unsigned short* __restrict__ a, const unsigned short* __restrict__ x, unsigned short* __restrict__ y,
              long long m, long long n) {
-    gemv<Half16<Bf16Ops>>(a, x, y, m, n);
+    gemv<Half16<BF16>>(a, x, y, m, n);
 }
 
 #endif

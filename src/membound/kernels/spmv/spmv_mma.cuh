@@ -62,24 +62,6 @@ struct fp32 {  // binary32 storage, TF32 operands (rounded to nearest, ties away
 
 #include "half16.cuh"
 
-struct F16mma : F16 {  // binary16: f16 operands
-    __device__ static void mma(float (&d)[4], unsigned a0, unsigned a2, unsigned b0, unsigned b1) {
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-            "{%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
-    }
-};
-
-struct BF16mma : BF16 {  // bfloat16: bf16 operands
-    __device__ static void mma(float (&d)[4], unsigned a0, unsigned a2, unsigned b0, unsigned b1) {
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-            "{%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
-    }
-};
-
 template <class F>
 struct half16 {  // 16-bit storage (raw bits, two to a 32-bit word), operands of format F, f32 accumulation
     using val = unsigned short;
@@ -107,8 +89,8 @@ struct half16 {  // 16-bit storage (raw bits, two to a 32-bit word), operands of
     __device__ static val narrow(acc s) { return F::round(s); }
     __device__ static void mma(acc (&d)[NC], vec a, vec b) {
         mma_guard();
-        F::mma(d, a.x, a.y, b.x, b.y);
+        F::mma(d, a.x, 0u, a.y, 0u, b.x, b.y);   // half16.cuh: rows 8-15 of A zero
     }
 };
-using fp16 = half16<F16mma>;
-using bf16 = half16<BF16mma>;
+using fp16 = half16<F16>;
+using bf16 = half16<BF16>;
