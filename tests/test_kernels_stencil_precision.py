@@ -207,10 +207,11 @@ def test_gpu_other_depths_in_fp32_and_fp16(name, impl, precision):
 
 
 @pytest.mark.gpu
-def test_gpu_fp16_sampled_path_writes_a_checked_row():
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+def test_gpu_fp16_sampled_path_writes_a_checked_row(precision):
     from membound.kernels import harness
 
     tc = next(i for i in S.IMPLS if i.name == "tc")
     row = harness.measure(tc, lambda: S.prepare(tc, S.Stencil("2d9pt", "box", 2, 1, 3), (2100, 2000), 6, "cuda",
-                                                np.random.default_rng(3), None, "fp16"), "cuda", 1, 2)
-    assert row["precision"] == "fp16" and "sampled" in row["note"] and "rel_err <=" in row["note"]
+                                                np.random.default_rng(3), None, precision), "cuda", 1, 2)
+    assert row["precision"] == precision and "sampled" in row["note"] and "rel_err <=" in row["note"]
