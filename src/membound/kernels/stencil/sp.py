@@ -14,7 +14,7 @@ from membound.kernels.harness import Case
 from membound.kernels.stencil.cpu import reference, sampled_reference, values as as_float64
 from membound.kernels.stencil.sp_layout import LAYOUT, module, pack_lanes, plane_groups, source, tile_for
 from membound.model import sparse24
-from membound.model.precision import quantize, rounded, store, tc_operand
+from membound.model.precision import nan, quantize, rounded, store, tc_operand
 from membound.model.sparse24_banks import b_offsets
 from membound.run import measure
 
@@ -77,7 +77,7 @@ def cuda_runner(form: sparse24.SparseForm, dims: int, x0, launches: int, compile
     grid, threads = launch_shape(form, dims, x0.shape)
     nz, ny, nx = (1,) * (3 - x0.ndim) + x0.shape
     args = (cp.asarray(afrag.ravel()), cp.asarray(meta.ravel()), cp.asarray(offs.ravel()))
-    bufs = [cp.full_like(x0, np.nan), cp.full_like(x0, np.nan)]
+    bufs = [cp.full_like(x0, nan(form.precision)), cp.full_like(x0, nan(form.precision))]
     dims_arg = (np.int32(nz), np.int32(ny), np.int32(nx))[3 - dims:]
 
     def run():
