@@ -18,13 +18,13 @@ $(error GPU=$(GPU): no lock $(GPU_LOCK); use GPU=cuda12 or GPU=cuda13, the drive
 endif
 endif
 
-.PHONY: run test install lock slurm-packages
+.PHONY: run test install lock slurm-packages chromium-package
 run: install
 	@profile=$${PROFILE:-$$($(PY) -m membound.run.detect)} && $(PY) -m membound.run.profiles check "$$profile" && \
 	echo "make run: snakemake --profile profiles/$$profile all" && \
 	PATH="$(abspath $(VENV))/bin:$$PATH" snakemake --profile "profiles/$$profile" all
 
-test: $(VENV)/.installed slurm-packages
+test: $(VENV)/.installed slurm-packages chromium-package
 	$(PY) -m pytest
 
 # The Debian packages of the SLURM test (tests/test_slurm.py: a one-node cluster on localhost).
@@ -39,6 +39,16 @@ slurm-packages:
 	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 	    $(SLURM_PACKAGES)) >/dev/null || echo "apt-get could not install them: the SLURM test will skip"; \
 	else echo "no SLURM packages and no root apt-get: the SLURM test will skip"; fi
+
+# Debian's Chromium for the report's browser test (tests/test_report.py renders the cpu report headless).
+# Installed as root where apt-get works; otherwise that test skips and says why.
+chromium-package:
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing chromium for the report's browser test"; \
+	  (apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium) \
+	    >/dev/null || echo "apt-get could not install it: the report's browser test will skip"; \
+	else echo "no chromium and no root apt-get: the report's browser test will skip"; fi
 
 # Links profiles/<name> into ${XDG_CONFIG_HOME:-~/.config}/snakemake/ (for `--profile <name>`) and
 # says where each name points; repairs links whose checkout is gone.

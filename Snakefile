@@ -27,16 +27,22 @@ include: "workflow/rules/analysis.smk"
 include: "workflow/rules/ae.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/fusion.smk"
+include: "workflow/rules/report.smk"
 
 
 # The reference profile's other GPUs: each a module of this Snakefile with its own `gpu`, its rules
-# prefixed '<gpu>_' (the loop form of `module ref_<gpu>: ...` and `use rule * from ref_<gpu> as <gpu>_*`,
-# whose statements take literal names).
-for _gpu in REFERENCE_GPUS[1:]:
-    workflow.module(name=f"ref_{_gpu}", snakefile="Snakefile", config={**config, "gpu": _gpu, "reference_gpus": [_gpu]})
-    workflow.userule(
-        rules=["*"], from_module=f"ref_{_gpu}", exclude_rules=["compare"], name_modifier=f"{_gpu}_*", lineno=0
-    )(lambda: None)
+# prefixed '<gpu>_' (Snakemake's dynamic modules, a module named by a variable); the rules that gather
+# every GPU (compare, intro, archive) run once, in the main Snakefile.
+for ref_gpu, ref_module, ref_prefix in ((gpu, f"ref_{gpu}", f"{gpu}_") for gpu in REFERENCE_GPUS[1:]):
+
+    module:
+        name: ref_module
+        snakefile:
+            "Snakefile"
+        config:
+            {**config, "gpu": ref_gpu, "reference_gpus": [ref_gpu]}
+
+    use rule * from ref_module exclude compare, intro, archive as ref_prefix*
 
 
 rule all:
@@ -58,6 +64,7 @@ rule all:
         rules.fig8.output,
         rules.fusion.output,
         rules.classification.output,
+        rules.intro.output if is_main_snakefile() else [],  # the report's opening text, once
         [getattr(rules, f"{gpu}_all").input for gpu in REFERENCE_GPUS[1:]],
         rules.compare.output if len(REFERENCE_GPUS) > 1 else [],
         rules.fig_gemv.output if raw("gemv") else [],  # GEMV rows exist (not in the committed reference run)

@@ -1,17 +1,22 @@
-"""Rule ae: the artifact appendix (inventory, how to run, expected run time and results)."""
+"""Rule ae: the artifact appendix (inventory, the ACM check-list, how to run, expected run time and results)."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
 import json
 from pathlib import Path
 
-from membound import ae
+from membound import ae, families
 from membound.run.outputs import write_text
 
+p = snakemake.params
 path = snakemake.input.get("inventory")
 inventory = json.loads(Path(path).read_text()) if path else None
 claims = json.loads(Path(snakemake.input.claims).read_text())
-originals = [json.loads(Path(p).read_text()) for p in snakemake.input.get("originals", [])]
-write_text(ae.appendix(inventory, claims, ae.run_times(snakemake.params.benchmarks, snakemake.params.families), snakemake.params.profile,
-                       snakemake.params.gpu, Path(snakemake.input.claims).parent.as_posix(), originals=originals),
+originals = [json.loads(Path(f).read_text()) for f in snakemake.input.get("originals", [])]
+results = Path(snakemake.input.claims).parent.as_posix()
+setup = {"families": [families.FAMILIES[f].title for f in p.families], "precisions": p.precisions,
+         "repeats": p.repeats, "matrices": p.matrices, "license": ae.license_of(p.repo),
+         "disk_bytes": ae.disk_bytes(f"{results}/raw", *p.matrix_folders), "gpu": p.gpu}
+times = ae.run_times(p.benchmarks, p.families)
+write_text(ae.appendix(inventory, claims, times, p.profile, p.gpu, results, originals=originals, setup=setup),
            snakemake.output[0])

@@ -2,12 +2,12 @@
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log
-import pandas as pd
-
 from membound.counters import dgemm
+from membound.counters import rows as counter_rows
+from membound.run import raw
 from membound.run.outputs import write_csv
 
-check = dgemm.check_counter(pd.read_csv(snakemake.input.rows), pd.read_csv(snakemake.input.counters))
+check = dgemm.check_counter(raw.read(snakemake.input.rows), raw.read(snakemake.input.counters, counter_rows.SCHEMA))
 print(check.to_string(index=False), file=sys.stderr)
 if not check["ok"].all():
     sys.exit("error: the FP64 tensor-path op counter is not 1 FLOP per unit on this GPU (see the log); "

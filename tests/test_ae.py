@@ -144,6 +144,47 @@ def test_appendix_names_the_slurm_jobs_that_measured_or_the_local_executor():
     assert "`snakemake --profile h100 --profile slurm all`" in text
 
 
+CHECKLIST = ["Algorithm", "Program", "Compilation", "Binary", "Data set", "Run-time environment", "Hardware",
+             "Execution", "Metrics", "Output", "Experiments", "How much disk space required (approximately)?",
+             "How much time is needed to prepare workflow (approximately)?",
+             "How much time is needed to complete experiments (approximately)?", "Publicly available?",
+             "Code licenses (if publicly available)?", "Workflow framework used?", "Archived (provide DOI)?"]
+
+
+def test_appendix_carries_the_acm_check_list_from_the_inventory_config_and_timings(tmp_path):
+    raw = rows(stencil_rows("2d5pt", "64x64", 3), spmv_rows("dc2", "surrogate"))
+    result = json.loads(report.to_json(claims.check(raw, config.load_gpu("h100"), STENCILS, 0.02, 0.6)))
+    (tmp_path / "bench_stencil-2d5pt.tsv").write_text("s\n3725\n")
+    (tmp_path / "convert_matrix-dc2.tsv").write_text("s\n65\n")
+    setup = {"families": ["SpMV", "stencils"], "precisions": ["fp64", "fp16"], "repeats": 5, "matrices": 21,
+             "license": "BSD-3-Clause", "disk_bytes": 3 * 2**20, "gpu": "h100"}
+    table = ae.checklist(INVENTORY, result, ae.run_times(tmp_path), setup)
+    assert list(table["item"]) == CHECKLIST
+    value = dict(zip(table["item"], table["value"]))
+    assert value["Hardware"] == "NVIDIA H100 80GB HBM3" and "CuPy 13.3.0" in value["Compilation"]
+    assert value["Run-time environment"] == "Ubuntu 22.04 (Linux), kernel 5.15, Python 3.11.7"
+    assert value["Data set"].startswith("21 SpMV matrices: SURROGATE stand-ins")
+    assert "SpMV, stencils in fp64, fp16, 5 repetitions" in value["Experiments"]
+    assert value["How much disk space required (approximately)?"].startswith("3 MiB")
+    assert value["How much time is needed to prepare workflow (approximately)?"].startswith("matrices 0:01:05")
+    assert value["How much time is needed to complete experiments (approximately)?"].startswith("1:02:05")
+    assert value["Code licenses (if publicly available)?"] == "BSD-3-Clause"
+    assert value["Workflow framework used?"] == "Snakemake 9.27.1"
+    assert value["Archived (provide DOI)?"] == "to be filled on archiving"
+    text = ae.appendix(INVENTORY, result, ae.run_times(tmp_path), "h100", "h100", "results/h100", setup=setup)
+    assert "## ACM artifact check-list" in text and all(item in text for item in CHECKLIST)
+    assert "ACM artifact check-list" not in ae.appendix(INVENTORY, result, ae.run_times(tmp_path), "h100", "h100",
+                                                        "results/h100")
+
+
+def test_the_license_is_pyprojects_else_mit(tmp_path):
+    assert ae.license_of(tmp_path) == "MIT"
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nlicense = "BSD-3-Clause"\n')
+    assert ae.license_of(tmp_path) == "BSD-3-Clause"
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nlicense = {text = "MIT"}\n')
+    assert ae.license_of(tmp_path) == "MIT"
+
+
 @pytest.mark.skipif(shutil.which("sha256sum") is None, reason="no sha256sum here")
 def test_manifest_checks_with_sha256sum(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)                       # paths are relative to the repository root
@@ -196,3 +237,39 @@ def test_bandwidth_sets_each_depth_1_stencil_against_b_and_the_copy_of_its_array
     bandwidth.write(st, sc[sc["n"] != 1000], {"name": "NVIDIA H200", "memory_bandwidth_TBs": 4.8}, tmp_path / "b.csv",
                     tmp_path / "b.md")
     assert "No SCALE row of the fields 10x10x10" in (tmp_path / "b.md").read_text()
+
+
+def _git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                   capture_output=True)
+
+
+def test_the_archive_holds_the_code_at_its_commit_and_the_runs_files(tmp_path):
+    import tarfile
+
+    from membound.run import artifact
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "code.py").write_text("x = 1\n")
+    (repo / "scratch.txt").write_text("untracked\n")
+    with pytest.raises(artifact.ArtifactError, match="not a git checkout"):
+        artifact.commit(repo)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "src")
+    _git(repo, "commit", "-q", "-m", "code")
+    raw = repo / "results" / "cpu" / "raw"
+    raw.mkdir(parents=True)
+    (raw / "scale.csv").write_text("n\n1\n")
+    (repo / "results" / "cpu" / "manifest.sha256").write_text("x  results/cpu/raw/scale.csv\n")
+    out = tmp_path / "bundle.tar.gz"
+    names = artifact.write(out, repo, ["results/cpu/raw/scale.csv", "results/cpu/manifest.sha256"])
+    sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout[:12]
+    with tarfile.open(out) as bundle:
+        assert set(bundle.getnames()) == set(names)
+        assert bundle.extractfile(f"membound-{sha}/src/code.py").read() == b"x = 1\n"
+        assert bundle.extractfile(f"membound-{sha}/results/cpu/raw/scale.csv").read() == b"n\n1\n"
+    assert f"membound-{sha}/scratch.txt" not in names             # untracked: not the code at its commit
+    (repo / "src" / "code.py").write_text("x = 2\n")
+    with pytest.raises(artifact.ArtifactError, match="uncommitted changes in src/code.py"):
+        artifact.write(tmp_path / "again.tar.gz", repo, [])
+    assert not (tmp_path / "again.tar.gz").exists()

@@ -215,3 +215,35 @@ def test_the_original_codes_rows_stay_out_of_the_sweep_and_the_verdicts():
     assert "cc_tb_original" not in set(t["impl"]) and t["GStencil_s"].max() < 999
     v = cl.verdicts(raw, H100, STENCILS, 0.02).set_index(["problem", "depth"])
     assert v.loc[("3d27pt", 3), "cc_impl"] == "cc_tb" and v.loc[("3d27pt", 3), "speedup"] == pytest.approx(0.5, rel=0.01)
+
+
+def _texts_smaller_than_the_ticks(fig, caption):
+    """The visible texts of `fig` (titles, labels, legend, scenario labels) smaller than its tick labels,
+    the caption footer aside."""
+    from matplotlib.text import Text
+    tick = min(label.get_fontsize() for ax in fig.axes if ax.get_visible() for label in ax.get_xticklabels())
+    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip() and t.get_text() != caption
+             and t not in {label for ax in fig.axes for label in (*ax.get_xticklabels(), *ax.get_yticklabels(),
+                                                                   *ax.get_xminorticklabels(), *ax.get_yminorticklabels())}]
+    assert texts
+    return [(t.get_text(), t.get_fontsize()) for t in texts if t.get_fontsize() < tick]
+
+
+def test_classification_splits_the_measured_gpu_from_the_model_only_specs_and_fits_a_screen(tmp_path):
+    from PIL import Image
+    specs = {p.stem: config.load_gpu(p.stem) for p in (config.REPO / "config" / "gpus").glob("*.yaml")}
+    grid = cl.grid(specs)
+    v = cl_plot.overlay(cl.verdicts(frame(*measured_rows()), H100, STENCILS, 0.02))
+    measured = cl_plot.figure(grid, v, H100["name"], "GPU: test")
+    others = cl_plot.specs_figure(grid, H100["name"], "GPU: test")
+    titles = [ax.get_title() for ax in measured.axes if ax.get_visible()]
+    assert len(titles) == len(grid[grid["gpu"] == H100["name"]].groupby(["precision", "sparsity"]))
+    assert any("fp64: held on 2 of 4" in t for t in titles)              # each marker's verdict, counted
+    spec_titles = [ax.get_title() for ax in others.axes if ax.get_visible()]
+    assert spec_titles and not any(H100["name"] in t for t in spec_titles)
+    assert {n for n in set(grid["gpu"]) - {H100["name"]}} == {t.split("\n")[0] for t in spec_titles}
+    for name, fig in (("m", measured), ("s", others)):
+        assert _texts_smaller_than_the_ticks(fig, "GPU: test") == []
+        save_figure(fig, tmp_path / f"{name}.pdf", tmp_path / f"{name}.png")
+        width, height = Image.open(tmp_path / f"{name}.png").size
+        assert height <= 3000 and width <= 3000, (name, width, height)

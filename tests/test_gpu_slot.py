@@ -155,3 +155,45 @@ def test_rows_name_the_gpu_at_the_cuda_devices_bus_id(tmp_path, monkeypatch):
     info = runinfo._nvidia_smi("0000:3b:00.0")
     assert (info["device_index"], info["device_uuid"], info["device"]) == ("1", "GPU-bbbb-1111", "NVIDIA H200")
     assert runinfo._nvidia_smi("0000:99:00.0") == {}
+
+
+def gone(pid: int) -> bool:
+    """True once process `pid` has ended (a zombie no reaper has collected yet counts as ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+
+
+@pytest.mark.parametrize("killed", ["snakemake", "shell"])
+def test_a_job_ends_with_the_snakemake_or_shell_that_started_it_and_writes_nothing_after(node, tmp_path, killed):
+    """kill -9 of Snakemake (or Snakemake stopping the job's shell): the command that gpu_slot runs is
+    stopped within supervise.GRACE_S, before it would have written its file."""
+    from membound.run import supervise
+
+    late, pids = tmp_path / "late.csv", tmp_path / "pids"
+    job = (f"import os, time; open({str(pids / 'job')!r}, 'w').write(str(os.getpid())); time.sleep(6); "
+           f"open({str(late)!r}, 'w').write('written after its Snakemake was gone')")
+    shell = f"set -e; {sys.executable} -m membound.run.gpu_slot -- {sys.executable} -c \"{job}\" > {tmp_path / 'log'} 2>&1"
+    snakemake = (f"import os, subprocess, time; os.environ[{supervise.ENV!r}] = str(os.getpid()); "
+                 f"p = subprocess.Popen(['bash', '-c', {shell!r}]); open({str(pids / 'shell')!r}, 'w').write(str(p.pid)); "
+                 "time.sleep(60)")
+    pids.mkdir()
+    parent = subprocess.Popen([sys.executable, "-c", snakemake], env=node([]))
+    for _ in range(200):
+        if (pids / "job").exists() and (pids / "job").read_text():
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail("the job never started")
+    os.kill(parent.pid if killed == "snakemake" else int((pids / "shell").read_text()), signal.SIGKILL)
+    job_pid = int((pids / "job").read_text())
+    deadline = time.time() + supervise.GRACE_S
+    while not gone(job_pid) and time.time() < deadline:
+        time.sleep(0.1)
+    assert gone(job_pid), f"the job ran on after its {killed} was killed"
+    time.sleep(6.5)
+    assert not late.exists()
+    assert killed == "shell" or "Snakemake (pid" in (tmp_path / "log").read_text()
+    parent.kill()
+    parent.wait()

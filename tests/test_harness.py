@@ -16,7 +16,7 @@ import yaml
 from membound import families
 from membound.kernels import arg_parser, harness
 from membound.model import precision
-from membound.run import codedeps, measure, timing
+from membound.run import codedeps, measure, raw, timing
 
 REPO = Path(__file__).resolve().parents[1]
 IMPL = harness.Impl("scale", "numpy", "cuda_core", "STREAM", "cpu")
@@ -66,9 +66,9 @@ def test_run_jobs_writes_rows_with_rep_and_run_info(tmp_path):
 
 def test_rows_written_before_rep_and_graph_timing_read_as_rep_0_timed_per_launch():
     old = pd.DataFrame({"kernel": ["scale"], "t_median_s": [2e-6]})
-    new = measure.with_later_columns(old)
+    new = raw.later_columns(old)
     assert new["rep"].tolist() == [0] and new["t_launch_median_s"].tolist() == [2e-6]
-    assert measure.with_later_columns(new.assign(rep=3))["rep"].tolist() == [3]
+    assert raw.later_columns(new.assign(rep=3))["rep"].tolist() == [3]
 
 
 def test_impls_select_by_backend_and_reject_unknown_units():
@@ -109,6 +109,7 @@ ALLOWED = {
     "analysis": {"model", "families", "run", "originals"},
     "plots": {"model", "families", "run", "analysis", "originals"},
     "ae": {"families", "run", "analysis"},
+    "report_text": {"model", "families", "originals"},
 }
 
 

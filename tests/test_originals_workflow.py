@@ -17,8 +17,8 @@ import originals_fakes as fakes
 from membound import ae, families
 from membound.analysis import claims
 from membound.analysis.claims import report
-from membound.run import config
-from membound.plots import common, fig8
+from membound.run import config, raw
+from membound.plots import fig8
 from test_workflow import REPO, SNAKEMAKE, copy_checkout, snakemake
 
 CPU = ["--profile", "profiles/cpu"]
@@ -79,7 +79,7 @@ def test_a_bad_executable_stops_the_run_before_any_job_in_one_line(tmp_path):
 
 
 def test_outputs_without_original_rows_are_those_of_the_in_house_rows_alone():
-    rows = pd.read_csv(REPO / "tests" / "fixtures" / "claims" / "h100_repeats.csv")
+    rows = raw.read(REPO / "tests" / "fixtures" / "claims" / "h100_repeats.csv")   # as the rules read them
     gpu = config.load_gpu("h100")
     stencils = config.assemble([str(REPO / "profiles" / "h100" / "membound.yaml")], {}, blocks=families.config_blocks())[0]["stencil"]["kernels"]
     ebisu = rows[(rows["kernel"] == "stencil") & (rows["role"] == "EBISU")].assign(impl="ebisu_original")
@@ -124,4 +124,4 @@ def test_cpu_run_with_fake_originals_shows_them_in_figures_table3_claims_and_app
     appendix = (out / "ae" / "appendix.md").read_text()
     assert "## Original codes" in appendix and "| DASP " in appendix and "9b6183a" in appendix
     assert "| original codes |" in appendix
-    common.read_raw(sorted((out / "raw" / "originals").rglob("*.csv")))   # every raw file reads as raw rows
+    raw.read_all(sorted((out / "raw" / "originals").rglob("*.csv")))   # every raw file reads whole, as raw rows

@@ -15,6 +15,7 @@ from membound.matrices import table2
 from membound.model import equations
 from membound.plots import common, compare, fig2, fig3_4, fig6, fig7, fig8, gemv
 from membound.run import config
+from membound.run import raw as raw_files
 from membound.run.measure import ROW_COLUMNS
 from membound.run.outputs import save_figure, write_csv
 
@@ -273,7 +274,7 @@ def test_stencil_and_gemv_bars_are_the_median_over_repetitions():
 
 
 def test_spmv_figure_without_rows_says_so(tmp_path):
-    empty = fig7.data(common.read_raw([]), L2_1MB)
+    empty = fig7.data(raw_files.read_all([]), L2_1MB)
     assert empty.empty
     save_figure(fig7.figure(empty, L2_1MB, "GPU: test GPU"), tmp_path / "f.pdf", tmp_path / "f.png")
 
@@ -315,12 +316,12 @@ def test_compare_draws_every_gpus_roofline_on_one_plot_and_one_claims_table(tmp_
 
 
 def test_a_truncated_raw_csv_is_one_line_naming_the_file_and_its_missing_columns(tmp_path):
-    (tmp_path / "scale.csv").write_text("kernel,impl,un")
+    (tmp_path / "scale.csv").write_text("kernel,impl,un\n")
     (tmp_path / "empty.csv").write_text("")
     out = types.SimpleNamespace(csv=tmp_path / "f.csv", pdf=tmp_path / "f.pdf", png=tmp_path / "f.png")
-    with pytest.raises(SystemExit, match=r"scale.csv: missing columns unit, .*t_median_s.* delete it and rerun"):
+    with pytest.raises(SystemExit, match=r"scale.csv: not benchmark rows: no column unit, .*t_median_s.*; delete it"):
         common.render(fig3_4, [tmp_path / "scale.csv"], "config/gpus/cpu.yaml", out)
-    with pytest.raises(SystemExit, match=r"empty.csv: not a readable CSV"):
+    with pytest.raises(SystemExit, match=r"empty.csv: empty"):
         common.render(fig3_4, [tmp_path / "empty.csv"], "config/gpus/cpu.yaml", out)
     assert not out.csv.exists()
 
@@ -440,6 +441,9 @@ def test_compare_stacks_a_row_per_gpu_and_precision_and_a_roofline_per_precision
     labels = [ax.get_xlabel().split("\n")[-1] for ax in fig.axes]
     assert labels[:2] == ["h100 fp64: test GPU", "h100 fp16: test GPU"] and labels[2] == "a100 fp64: test GPU"
     assert fig.axes[3].texts[0].get_text() == "a100 fp16: no rows in this precision"
+    fp16 = compare.figure(fig6, panels, precision="fp16")                # the report's: a figure per precision
+    assert [ax.get_xlabel().split("\n")[-1] for ax in fp16.axes][0] == "h100: test GPU" and len(fp16.axes) == 2
+    assert fp16.axes[1].texts[0].get_text() == "a100: no rows in this precision" and fp16.get_suptitle().endswith("fp16")
     roofs = compare.rooflines([(g, fig2.data(STENCILS, config.load_gpu(g), ["fp64", "fp32"])) for g in ("a100", "h200")])
     assert [ax.get_ylabel() for ax in roofs.axes] == ["fp64: attainable GFLOP/s", "fp32: attainable GFLOP/s"]
 

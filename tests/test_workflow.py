@@ -6,9 +6,11 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from report_data import report_data
 
 from membound.run import config
 
@@ -20,7 +22,8 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
 def snakemake(*args, cwd=REPO, env=None):
-    return subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=300,
+    # 900 s: a full reference `all` (reference_run) on a busy machine takes more than 300
+    return subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=900,
                           env={**os.environ, "XDG_CONFIG_HOME": str(REPO / ".no-user-profiles"), **(env or {})})
 
 
@@ -50,6 +53,29 @@ def test_each_figure_rule_reads_its_own_plot_module_and_the_shared_ones():
     for rule in rules:
         assert f"src/membound/plots/{rule}.py" in inputs[rule]
         assert "src/membound/plots/common.py" in inputs[rule] and "src/membound/plots/style.py" in inputs[rule]
+
+
+def test_snakemake_internals_are_called_only_here():
+    """Every call into Snakemake beyond its documented Snakefile API is in workflow/rules/internals.smk,
+    which names the versions it is tested with: pyproject's pin, which the installed Snakemake meets."""
+    from importlib.metadata import version
+
+    from packaging.specifiers import SpecifierSet
+    files = [REPO / "Snakefile", *sorted((REPO / "workflow" / "rules").glob("*.smk"))]
+    outside = {(f.name, m) for f in files if f.name != "internals.smk"
+               for m in re.findall(r"(?<![/\w])workflow\.(\w+)", f.read_text()) if m != "basedir"}
+    assert outside == set()
+    pin = re.search(r'"snakemake(>=[^"]+)"', (REPO / "pyproject.toml").read_text()).group(1)
+    internals = (REPO / "workflow" / "rules" / "internals.smk").read_text()
+    assert f"snakemake{pin}" in internals and version("snakemake") in SpecifierSet(pin)
+
+
+def test_each_figure_rule_keeps_its_name_and_report_entry_from_the_one_table():
+    run = snakemake("--profile", "profiles/reference", "fig8", "-n", "--forcerun", "fig8")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert set(re.findall(r"^(?:local)?rule (\w+):", run.stdout, re.MULTILINE)) == {"fig8"}
+    text = (REPO / "workflow" / "rules" / "figures.smk").read_text()
+    assert len(re.findall(r"^\s*script:\n\s*\"../../scripts/figure.py\"", text, re.MULTILINE)) == 1
 
 
 def test_lint_is_clean():
@@ -164,6 +190,17 @@ def test_gpu_profile_without_its_gpu_fails_before_any_job(tmp_path):
     assert not (REPO / "results" / "h100" / "tables" / "bounds.csv").exists()
 
 
+@pytest.mark.skipif(bool(subprocess.run("command -v nvidia-smi", shell=True).returncode == 0),
+                    reason="this machine has an NVIDIA GPU")
+def test_a_dry_run_of_a_gpu_profile_without_its_gpu_says_in_one_line_that_the_real_run_would_stop():
+    run = snakemake("--profile", "profiles/h100", "all", "-n")
+    assert run.returncode == 0, run.stderr[-2000:]
+    said = [line for line in (run.stdout + run.stderr).splitlines() if "would stop" in line]
+    assert said == ["membound: this was a dry run; the real run would stop before any job: profile 'h100' needs an "
+                    "NVIDIA H100 80GB HBM3 (SXM5), but no GPU answers here (nvidia-smi/rocm-smi): run on a GPU node, "
+                    "or use --profile cpu (or --profile reference)"]
+
+
 def copy_checkout(dest: Path) -> Path:
     """A copy of the checkout at `dest` without its git, venv, data or Snakemake state."""
     skip = shutil.ignore_patterns(".git", ".venv", ".snakemake", "data", "__pycache__", ".pytest_cache", ".whl")
@@ -185,6 +222,73 @@ def reference_run(tmp_path_factory):
     run = snakemake("--profile", "profiles/reference", "all", "--cores", "2", cwd=copy, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
     return copy, env
+
+
+def test_a_damaged_raw_file_stops_the_run_in_one_line_before_any_table(tmp_path):
+    """A raw file cut mid-row (issue 62: stencil.csv) stops the run at rule raw_check, with one line that
+    names the file, what is wrong and the fix, no traceback and no table."""
+    copy = copy_checkout(tmp_path / "membound")
+    shutil.rmtree(copy / "results" / "reference" / "h100" / "tables", ignore_errors=True)
+    stencil = copy / "results" / "reference" / "h100" / "raw" / "stencil.csv"
+    cut = stencil.read_bytes()[: stencil.stat().st_size // 2]
+    stencil.write_bytes(cut)
+    recorded = json.loads(Path(f"{stencil}.meta.json").read_text())["rows"]
+    table = "results/reference/h100/tables/table3_stencils.csv"
+    run = snakemake("--profile", "profiles/reference", table, "--cores", "1", cwd=copy,
+                    env={"PYTHONPATH": str(copy / "src")})
+    out = run.stdout + run.stderr
+    assert run.returncode != 0 and "Traceback" not in out and not (copy / table).exists()
+    said = [line for line in out.splitlines() if line.startswith("membound: results/reference/h100/raw/")]
+    assert said == [f"membound: results/reference/h100/raw/stencil.csv: not the file its job wrote "
+                    f"({len(cut.splitlines()) - 1} rows, {recorded} recorded; "
+                    "SHA-256 differs from stencil.csv.meta.json); restore the committed file: "
+                    "git checkout -- results/reference/h100/raw/stencil.csv"], out[-3000:]
+
+
+def jobs_in(folder: Path) -> list[int]:
+    """The pids of the benchmark processes running in `folder` (zombies aside)."""
+    pids = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if (b"membound.kernels.batch" in (proc / "cmdline").read_bytes() and (proc / "cwd").resolve() == folder
+                    and (proc / "stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"):
+                pids.append(int(proc.name))
+        except OSError:
+            continue
+    return pids
+
+
+@pytest.mark.slow
+def test_a_killed_run_leaves_no_job_writing_and_unlock_then_the_same_command_completes(tmp_path):
+    """kill -9 of snakemake during a benchmark (issue 62: the job ran on 80 s and wrote its raw file):
+    the job stops within supervise.GRACE_S and writes nothing; the next run names --unlock; after it,
+    the same command completes, its raw file whole."""
+    from membound.run import raw, supervise
+
+    copy = copy_checkout(tmp_path / "membound")
+    shutil.rmtree(copy / "results" / "cpu", ignore_errors=True)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(REPO / ".no-user-profiles"), "PYTHONPATH": str(copy / "src"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    command = [*SNAKEMAKE, "--profile", "profiles/cpu", "results/cpu/raw/scale.csv", "--cores", "1"]
+    log, out = copy / "results" / "cpu" / "logs" / "bench_scale.log", copy / "results" / "cpu" / "raw" / "scale.csv"
+    run = subprocess.Popen(command, cwd=copy, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not (log.exists() and "== scale" in log.read_text() and jobs_in(copy)) and time.time() < deadline:
+        time.sleep(0.2)
+    assert jobs_in(copy), "the benchmark never started"
+    run.kill()
+    run.wait()
+    deadline = time.time() + supervise.GRACE_S + 2
+    while jobs_in(copy) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not jobs_in(copy), "the benchmark ran on after snakemake was killed"
+    assert not out.exists() and not list(out.parent.glob("*.csv")), "a job wrote after snakemake was gone"
+    again = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode != 0 and "--unlock" in again.stdout + again.stderr
+    subprocess.run([*command, "--unlock"], cwd=copy, env=env, check=True, capture_output=True, timeout=300)
+    done = subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert len(raw.read(out)) == json.loads(Path(f"{out}.meta.json").read_text())["rows"] > 0
 
 
 def planned_jobs(copy, env) -> set[str]:
@@ -221,14 +325,54 @@ def test_reference_profile_renders_every_gpu_with_raw_results_and_stacks_them(tm
 
 
 @pytest.mark.slow
-def test_html_report_holds_every_figure_table_and_the_claims(reference_run):
+def test_html_report_holds_every_rendered_figure_and_table_grouped_per_gpu(reference_run):
+    """The report's own items (its categories and results, as its app reads them): per GPU every PNG under
+    figures/ and every CSV under tables/, its claims and its appendix; the comparison's figures and claims;
+    each with a caption."""
     copy, env = reference_run
     run = snakemake("--profile", "profiles/reference", "--report", "report.html", cwd=copy, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
-    html = (copy / "report.html").read_text(errors="replace")
-    for name in (*FIGURES, "table1_platforms", "table2_matrices", "table3_stencils", "bandwidth_stencils", "bounds",
-                 "wqi", "claims"):
-        assert name in html, name
+    data = report_data(copy / "report.html")
+    gpus = config.reference_gpus("h100", str(copy / "results" / "reference"))
+    assert set(data["categories"]) == {g.upper() for g in gpus} | {"GPUs compared"}
+
+    def rendered(folder, pattern):
+        return sorted(p.relative_to(copy).as_posix() for p in (copy / folder).glob(pattern))
+
+    for gpu in gpus:
+        out = f"results/reference/{gpu}"
+        expected = {"Figures": rendered(f"{out}/figures", "*.png"), "Tables": rendered(f"{out}/tables", "*.csv"),
+                    "Claims": [f"{out}/claims.md"], "Artifact evaluation": [f"{out}/ae/appendix.md"]}
+        assert f"{out}/figures/roofline_achieved.png" in expected["Figures"]
+        assert {sub: sorted(paths) for sub, paths in data["categories"][gpu.upper()].items()} == expected, gpu
+    compared = {"Figures": rendered("results/compare", "*.png"), "Claims": ["results/compare/claims.md"]}
+    assert {"results/compare/fig2_roofline.png", "results/compare/fig8_stencil_fp16.png"} <= set(compared["Figures"])
+    assert {sub: sorted(paths) for sub, paths in data["categories"]["GPUs compared"].items()} == compared
+    items = [p for subs in data["categories"].values() for paths in subs.values() for p in paths]
+    assert set(items) == set(data["results"])
+    for path, result in data["results"].items():
+        assert len(re.sub(r"<[^>]+>", "", result["caption"]).strip()) > 80, path
+    assert "H100" in data["workflow_desc"] and "H200" in data["workflow_desc"]
+    from PIL import Image
+    tall = {p: Image.open(copy / p).size for p in data["results"] if p.endswith(".png")}
+    assert {p: size for p, size in tall.items() if size[1] > 3100} == {}         # legible on a laptop: ~3000 px
+
+
+@pytest.mark.slow
+def test_the_archive_rule_runs_on_the_reference_profile(reference_run):
+    import tarfile
+    copy, env = reference_run
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
+        subprocess.run(["git", "-C", str(copy), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
+                       capture_output=True)
+    run = snakemake("--profile", "profiles/reference", "archive", "--cores", "1", cwd=copy, env=env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    with tarfile.open(copy / "results" / "archive" / "membound-reference.tar.gz") as bundle:
+        names = {n.split("/", 1)[1] for n in bundle.getnames() if "/" in n}
+    for gpu in config.reference_gpus("h100", str(copy / "results" / "reference")):
+        assert {f"results/reference/{gpu}/raw/stencil.csv", f"results/reference/{gpu}/ae/manifest.sha256",
+                f"results/reference/{gpu}/ae/appendix.md"} <= names, gpu
+    assert "Snakefile" in names and "workflow/rules/ae.smk" in names
 
 
 @pytest.mark.slow
@@ -242,7 +386,8 @@ def test_a_model_edit_reruns_what_imports_the_model_and_nothing_else(reference_r
     # planned already, after the plot edit of the test before: fig7 and what gathers every figure
     pending = {"fig7", "manifest", "all"} | ({"compare"} if others != "-" else set())
     expected = {"table1", "bounds", "table2", "table3", "bandwidth", "wqi", "claims", "ae", "roofline_achieved", "fig2",
-                "fig3_4", "fig6", "fig7", "fig8", "fig_gemv", "fusion", "classification", "manifest", "all"} | pending
+                "fig3_4", "fig6", "fig7", "fig8", "fig_gemv", "fusion", "classification", "about", "intro", "manifest",
+                "all"} | pending
     assert rerun | pending == expected      # fig8: its facets say per precision why a row is empty (model.peaks)
     assert "dgemm_check" not in rerun
 

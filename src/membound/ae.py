@@ -1,9 +1,10 @@
-"""The artifact-evaluation bundle: the generated appendix (inventory, how to run, expected run time
-and results) and the SHA-256 manifest of a run's inputs and outputs."""
+"""The artifact-evaluation bundle: the generated appendix (inventory, the ACM artifact check-list, how
+to run, expected run time and results) and the SHA-256 manifest of a run's inputs and outputs."""
 
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import pandas as pd
@@ -94,6 +95,72 @@ def originals_table(records: list[dict]) -> pd.DataFrame:
                       checked=[f"{int(k)} of {n} rows" for k, n in zip(out["sum"], out["size"])]).drop(columns=["sum", "size"])
 
 
+def checklist(inv: dict | None, claims: dict, times: pd.DataFrame, setup: dict, records: list[dict] = ()) -> pd.DataFrame:
+    """The ACM artifact check-list (meta-information) of a run, from its inventory `inv`, its claims,
+    its job timings `times` (run_times) and `setup`: families (titles), precisions, repeats, matrices
+    (how many), license, disk_bytes (its results and matrix files), profile and gpu."""
+    packages = (inv or {}).get("packages", {})
+    cuda = (inv or {}).get("cuda", {})
+    seconds = times.set_index("part")["seconds"] if len(times) else pd.Series(dtype=float)
+    prepare = seconds.get("matrices")
+    experiments = seconds.drop("matrices", errors="ignore").dropna()
+    m = claims["measured"]
+    codes = sorted({r["title"] for r in records})
+    rows = [
+        ("Algorithm", f"{', '.join(setup['families'])} on CUDA cores and on tensor cores, beside paper 000's model "
+                      "(roofline, machine balance, eq. 22-24) and paper 002's (fusion sweep, classification)"),
+        ("Program", f"membound {', '.join(m.get('membound', [])) or 'unrecorded'} (Python; CUDA C++ kernels)"),
+        ("Compilation", "at run time: NVRTC through CuPy" + (f" {cuda['cupy']} ({cuda['api']} {cuda['runtime']})"
+                        if cuda.get("status") == "present" else "") + "; nothing to build ahead of time"),
+        ("Binary", "none shipped" + (f"; the original codes the user built: {', '.join(codes)}" if codes else "")),
+        ("Data set", (f"{setup['matrices']} SpMV matrices: SURROGATE stand-ins of SuiteSparse's (their rows and nnz, "
+                      "not their data)" if claims["surrogate"] else f"{setup['matrices']} SuiteSparse matrices "
+                      f"({claims['matrix_source']})") + "; the other kernels' inputs generated"),
+        ("Run-time environment", _probe(inv["system"], "{distribution} ({os}), kernel {kernel}") + ", Python "
+         + inv["python"]["version"] if inv else NOT_RECORDED),
+        ("Hardware", ", ".join(m["device"])),
+        ("Execution", f"`make run` (or `snakemake --profile {setup['gpu']} all`): one benchmark job per GPU at a time"),
+        ("Metrics", "median times over repetitions, GB/s, GFLOP/s, GStencil/s; CUDA-core over tensor-core speedups "
+                    "with bootstrap 95% intervals; hardware counters (DRAM bytes, FLOPs) where measured"),
+        ("Output", "tables (CSV, Markdown), figures (PDF, PNG), claims.md and claims.json, this appendix, "
+                   "the SHA-256 manifest and the Snakemake report"),
+        ("Experiments", f"{', '.join(setup['families'])} in {', '.join(setup['precisions'])}, {setup['repeats']} "
+                        f"repetitions each; paper 000's claims C1-C4 and paper 002's C5"),
+        ("How much disk space required (approximately)?", f"{setup['disk_bytes'] / 2**20:.0f} MiB (this run's raw "
+                                                          "results and matrices) besides the environment"),
+        ("How much time is needed to prepare workflow (approximately)?",
+         ("matrices " + _hms(prepare) if pd.notna(prepare) else "matrices: " + NOT_RECORDED)
+         + "; `make install` (the locked environment) depends on the network"),
+        ("How much time is needed to complete experiments (approximately)?",
+         _hms(experiments.sum()) + " of jobs (Expected run time below)" if len(experiments) else NOT_RECORDED),
+        ("Publicly available?", "yes: rule `archive` writes the bundle to upload (code at its commit, raw results, "
+                                "manifest)"),
+        ("Code licenses (if publicly available)?", setup["license"]),
+        ("Workflow framework used?", f"Snakemake {packages.get('snakemake', 'unrecorded')}"),
+        ("Archived (provide DOI)?", "to be filled on archiving"),
+    ]
+    return pd.DataFrame(rows, columns=["item", "value"])
+
+
+def license_of(repo=".") -> str:
+    """The code license that pyproject.toml names (project.license, a string or a table's text), else MIT."""
+    path = Path(repo) / "pyproject.toml"
+    found = tomllib.loads(path.read_text()).get("project", {}).get("license") if path.is_file() else None
+    return (found.get("text") or found.get("file")) if isinstance(found, dict) else found or "MIT"
+
+
+def disk_bytes(*folders) -> int:
+    """The bytes of every file under `folders` (those that exist)."""
+    return sum(p.stat().st_size for folder in folders for p in Path(folder).rglob("*") if p.is_file())
+
+
+def _checklist_section(inv, claims, times, setup, records) -> str:
+    if setup is None:
+        return ""
+    return ("\n## ACM artifact check-list\n\n" + checklist(inv, claims, times, setup, records).to_markdown(index=False)
+            + "\n")
+
+
 def _originals_section(records: list[dict]) -> str:
     table = originals_table(records)
     if table.empty:
@@ -105,10 +172,11 @@ def _originals_section(records: list[dict]) -> str:
 
 
 def appendix(inv: dict | None, claims: dict, times: pd.DataFrame, profile: str, gpu: str, results: str,
-             repo=".", originals: list[dict] = ()) -> str:
+             repo=".", originals: list[dict] = (), setup: dict | None = None) -> str:
     """The artifact appendix as Markdown (see the module docstring) of a run of `profile` for device
     profile `gpu` (they differ for the reference profile) from the checkout `repo`; `inv` None: no
-    inventory recorded; `originals`: the run records of the original codes (none: no section)."""
+    inventory recorded; `originals`: the run records of the original codes (none: no section);
+    `setup`: checklist's (None: no check-list)."""
     m = claims["measured"]
     surrogate = (f"\n\n{SURROGATE} `--config matrix_source=real` measures the paper's matrices."
                  if claims["surrogate"] else "")
@@ -130,7 +198,7 @@ of the run: `sha256sum -c {results}/ae/manifest.sha256` from the repository root
 ## Hardware and software
 
 {inventory_table(inv).to_markdown(index=False) if inv else NOT_RECORDED + " (this run's raw/ has no inventory.json)"}
-{_originals_section(list(originals))}
+{_originals_section(list(originals))}{_checklist_section(inv, claims, times, setup, list(originals))}
 ## How to run
 
 ```sh

@@ -6,9 +6,10 @@
 rule table3:
     input:
         raw=raw("stencil") + originals_raw("stencil"),
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         code=code("scripts/table3.py"),
     output:
-        csv=report(f"{RESULTS}/tables/table3_stencils.csv", caption="../report/table3.rst", category="Tables"),
+        csv=report(f"{RESULTS}/tables/table3_stencils.csv", caption="../report/table3.rst", **IN_TABLES),
         md=f"{RESULTS}/tables/table3_stencils.md",
     log:
         f"{RESULTS}/logs/table3.log",
@@ -25,11 +26,12 @@ rule claims:
     input:
         **({"counters": COUNTER_INPUTS["counters"]} if COUNTER_INPUTS else {}),  # C1: twins' DRAM bytes
         bench=rules.wqi.input.bench,
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         originals=originals_raw("spmv") + originals_raw("stencil"),  # C3 and C4 on the original codes
         gpu=GPU_FILE,
         code=code("scripts/claims.py"),
     output:
-        md=report(f"{RESULTS}/claims.md", caption="../report/claims.rst", category="Claims"),
+        md=report(f"{RESULTS}/claims.md", caption="../report/claims.rst", **IN_CLAIMS),
         json=f"{RESULTS}/claims.json",
     log:
         f"{RESULTS}/logs/claims.log",
@@ -56,7 +58,7 @@ rule ae:
         code=code("scripts/ae.py"),
         after_every_measurement=[rules.wqi.output.csv, rules.table2.output.csv],  # so every benchmark file exists
     output:
-        report(f"{RESULTS}/ae/appendix.md", caption="../report/appendix.rst", category="Artifact evaluation"),
+        report(f"{RESULTS}/ae/appendix.md", caption="../report/appendix.rst", **IN_AE),
     log:
         f"{RESULTS}/logs/ae.log",
     conda:
@@ -66,6 +68,11 @@ rule ae:
         families=[f for f in FAMILY if raw(f)],  # the kernel families this run has rows of
         profile="reference" if REFERENCE else GPU_NAME,
         gpu=GPU_NAME,
+        precisions=config["precisions"],
+        repeats=REPEATS,
+        matrices=len(MATRICES) if raw("spmv") else 0,
+        matrix_folders=[] if REFERENCE else [config["data_dir"]],  # the disk the check-list counts
+        repo=workflow.basedir,  # its pyproject.toml names the license
     script:
         "../../scripts/ae.py"
 
@@ -87,3 +94,22 @@ rule manifest:
         folders=[f"{RESULTS}/{d}" for d in ("raw", "tables", "figures")],  # every file under them, too
     script:
         "../../scripts/manifest.py"
+
+
+# The bundle to upload (not part of `all`: `snakemake --profile <profile> archive`): the code at its
+# commit and every file of each GPU's manifest (raw results, tables, figures, claims, appendix) with
+# the manifest; once, in the main Snakefile (the reference profile: every GPU it renders).
+rule archive:
+    input:
+        manifests=[f"results/reference/{gpu}/ae/manifest.sha256" for gpu in REFERENCE_GPUS] or rules.manifest.output,
+        code=code("scripts/archive.py"),
+    output:
+        f"results/archive/membound-{'reference' if REFERENCE else GPU_NAME}.tar.gz",
+    log:
+        f"results/archive/membound-{'reference' if REFERENCE else GPU_NAME}.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        repo=workflow.basedir,
+    script:
+        "../../scripts/archive.py"

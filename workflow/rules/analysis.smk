@@ -16,13 +16,39 @@ COUNTER_INPUTS = (
 )
 
 
+rule raw_check:
+    input:
+        bench=raw(),
+        originals=originals_raw(),
+        counters=[] if WHY_NOT else [*COUNTER_INPUTS["counters"], f"{RESULTS}/raw/counters/dgemm.csv"],
+        counted=[] if WHY_NOT else [*COUNTER_INPUTS["counted"], f"{RESULTS}/raw/counters/dgemm.rows.csv"],
+        code=code("scripts/raw_check.py"),
+    output:
+        RAW_CHECKED,
+    log:
+        f"{RESULTS}/logs/raw_check.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        # the rule that writes each kind of file, and the fix of a damaged one
+        rules={"bench": "bench", "originals": "original", "counters": "counters", "counted": "counters"},
+        fix=lambda wildcards: (  # a template of raw_check.py: {path} and {rule} are its
+            "restore the committed file: git checkout -- {path}"
+            if REFERENCE
+            else "delete it and run the same command again (rule {rule} writes it anew)"
+        ),
+    script:
+        "../../scripts/raw_check.py"
+
+
 rule dgemm_check:
     input:
         code=code("scripts/dgemm_check.py"),
         counters=f"{RESULTS}/raw/counters/dgemm.csv",
         rows=f"{RESULTS}/raw/counters/dgemm.rows.csv",
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
     output:
-        f"{RESULTS}/tables/dgemm_counter_check.csv",
+        report(f"{RESULTS}/tables/dgemm_counter_check.csv", caption="../report/dgemm_check.rst", **IN_TABLES),
     log:
         f"{RESULTS}/logs/dgemm_check.log",
     conda:
@@ -35,10 +61,11 @@ rule wqi:
     input:
         **COUNTER_INPUTS,
         bench=raw(),
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         gpu=GPU_FILE,
         code=code("scripts/wqi.py"),
     output:
-        csv=report(f"{RESULTS}/tables/wqi.csv", caption="../report/wqi.rst", category="Tables"),
+        csv=report(f"{RESULTS}/tables/wqi.csv", caption="../report/wqi.rst", **IN_TABLES),
         md=f"{RESULTS}/tables/wqi.md",
     log:
         f"{RESULTS}/logs/wqi.log",
@@ -58,7 +85,7 @@ rule roofline_achieved:
         code=code("scripts/roofline_achieved.py"),
     output:
         pdf=f"{RESULTS}/figures/roofline_achieved.pdf",
-        png=f"{RESULTS}/figures/roofline_achieved.png",
+        png=report(f"{RESULTS}/figures/roofline_achieved.png", caption="../report/roofline_achieved.rst", **IN_FIGURES),
     log:
         f"{RESULTS}/logs/roofline_achieved.log",
     conda:

@@ -1,4 +1,6 @@
 # Configuration, validation and the small helpers every stage uses.
+import atexit
+import os
 import sys
 from pathlib import Path
 
@@ -10,17 +12,20 @@ from membound.kernels import stencil as stencil_kernels
 from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
 from membound.run import config as mbconfig
-from membound.run import detect, devices, environment, gpu_slot
+from membound.run import detect, devices, environment, gpu_slot, supervise
 
 min_version("9.0")
+
+
+include: "internals.smk"
+
 
 try:  # the layers in their documented order (config/README.md, "Precedence"), each schema-checked
     mbconfig.check_interpreter(sys.executable)
     # A module (the reference profile's other GPUs, see the Snakefile) gets the same layers for its own gpu.
-    MODULE_GPU = None if workflow.modifier.is_main_snakefile() else config["gpu"]
+    MODULE_GPU = None if is_main_snakefile() else config["gpu"]
     merged, LAYERS = mbconfig.assemble(
-        workflow.config_settings.configfiles,
-        workflow.config_settings.config,
+        *config_layers(),
         gpu=MODULE_GPU,
         blocks=families.config_blocks(),  # each kernel family's config block
     )
@@ -54,6 +59,15 @@ if not REFERENCE:  # stencil depths the kernels cannot run on this GPU: refused 
 # others as modules of the Snakefile, see there); a module's config names its one GPU.
 REFERENCE_GPUS = config.get("reference_gpus") or mbconfig.reference_gpus(GPU_NAME) if REFERENCE else []
 GPU_FILE = f"config/gpus/{GPU_NAME}.yaml"
+# The report's grouping: a category per GPU (its name), a subcategory per kind; the comparison of
+# the GPUs its own category (rule compare).
+REPORT_GPU = GPU_NAME.upper()
+IN_FIGURES, IN_TABLES, IN_CLAIMS, IN_AE = (
+    {"category": REPORT_GPU, "subcategory": kind} for kind in ("Figures", "Tables", "Claims", "Artifact evaluation")
+)
+IN_COMPARED_FIGURES, IN_COMPARED_CLAIMS = (
+    {"category": "GPUs compared", "subcategory": k} for k in ("Figures", "Claims")
+)
 PLATFORMS = mbconfig.profiles()
 print(f"membound: {RESULTS}/ from {' < '.join(LAYERS)}", file=sys.stderr)
 BACKEND = "cpu" if GPU["vendor"] == "cpu" else "cuda"  # amd: HIP; the harness skips tensor-core impls
@@ -62,11 +76,11 @@ BACKEND = "cpu" if GPU["vendor"] == "cpu" else "cuda"  # amd: HIP; the harness s
 # One job per GPU (docs/performance.md): a local run on a GPU profile runs --resources gpu=N GPU jobs
 # at once, by default one per GPU of this node, each on a GPU of its own (membound.run.gpu_slot); a
 # node that mixes GPU models, or N above its GPUs, stops here. SLURM jobs ask SLURM for their GPU.
-if BACKEND == "cuda" and not REFERENCE and workflow.local_exec and workflow.is_main_process:
+if BACKEND == "cuda" and not REFERENCE and plans_local_jobs():
     try:
-        _asked = workflow.global_resources.get("gpu").value
+        _asked = resource_asked("gpu")
         _gpus = devices.visible(devices.listed())
-        workflow.register_resource("gpu", devices.slots(_asked, _gpus, gpu_slot.scheduler_assigned()))
+        register_resource("gpu", devices.slots(_asked, _gpus, gpu_slot.scheduler_assigned()))
     except devices.DeviceError as err:
         raise WorkflowError(str(err))
 
@@ -74,11 +88,20 @@ if BACKEND == "cuda" and not REFERENCE and workflow.local_exec and workflow.is_m
 onstart:
     # A GPU profile on a node without its device stops here, before any job runs; not where jobs
     # go to a cluster (the login node has no GPU: the nodes that run the jobs have).
-    if not REFERENCE and workflow.local_exec:
+    if not REFERENCE and runs_here():
         try:
             detect.require(GPU_NAME, GPU)
         except mbconfig.ConfigError as err:
             raise WorkflowError(str(err))
+
+
+# A dry run (-n) runs no onstart: where the real run would stop there, one line says so and why (at
+# exit, below the plan: Snakemake knows that a run is dry only once the Snakefile is read).
+if not REFERENCE and workflow.is_main_process and workflow.modifier.is_main_snakefile():
+    atexit.register(lambda: workflow.dryrun and workflow.local_exec and detect.dry_run_note(GPU_NAME, GPU))
+
+# Every job's command ends with this Snakemake should it be killed (membound.run.supervise, gpu_slot).
+os.environ[supervise.ENV] = str(os.getpid())
 
 
 def compared(name):

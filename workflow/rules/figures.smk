@@ -10,7 +10,7 @@ rule fig2:
         code=code("scripts/fig2.py"),
     output:
         pdf=f"{RESULTS}/figures/fig2_roofline.pdf",
-        png=report(f"{RESULTS}/figures/fig2_roofline.png", caption="../report/fig2.rst", category="Figures"),
+        png=report(f"{RESULTS}/figures/fig2_roofline.png", caption="../report/fig2.rst", **IN_FIGURES),
         csv=f"{RESULTS}/figures/fig2_roofline.csv",
     log:
         f"{RESULTS}/logs/fig2.log",
@@ -22,106 +22,55 @@ rule fig2:
         "../../scripts/fig2.py"
 
 
-rule fig3_4:
-    input:
-        raw=raw("scale"),
-        gpu=GPU_FILE,
-        code=code("scripts/fig3_4.py"),
-    output:
-        pdf=f"{RESULTS}/figures/fig3_4_breakdown.pdf",
-        png=report(f"{RESULTS}/figures/fig3_4_breakdown.png", caption="../report/fig3_4.rst", category="Figures"),
-        csv=f"{RESULTS}/figures/fig3_4_breakdown.csv",
-    log:
-        f"{RESULTS}/logs/fig3_4.log",
-    conda:
-        "../../envs/membound.yaml"
-    params:
-        precisions=config["precisions"],
-    script:
-        "../../scripts/fig3_4.py"
+# The measured figures: rule name -> (plot module membound.plots.<module>, output name, raw CSVs,
+# the plot's own options).
+# Each is a rule of that name (`snakemake ... fig8` reruns Figure 8 alone) running scripts/figure.py
+# with its module; GEMV, the fourth family (no figure of the paper), where GEMV rows exist (the
+# committed reference run has none, see rule all).
+MEASURED_FIGURES = {
+    "fig3_4": ("fig3_4", "fig3_4_breakdown", raw("scale"), {}),
+    "fig6": ("fig6", "fig6_scale", raw("scale"), {}),
+    "fig7": ("fig7", "fig7_spmv", raw("spmv") + originals_raw("spmv"), {}),
+    # the bars at the stencils' role depths (C4's equal depth)
+    "fig8": (
+        "fig8",
+        "fig8_stencil",
+        raw("stencil") + originals_raw("stencil"),
+        {"stencils": config["stencil"]["kernels"]},
+    ),
+    "fig_gemv": ("gemv", "gemv", raw("gemv"), {}),
+}
 
+for figure_rule, (plot_module, figure_name, figure_raw, plot_options) in MEASURED_FIGURES.items():
 
-rule fig6:
-    input:
-        raw=raw("scale"),
-        gpu=GPU_FILE,
-        code=code("scripts/fig6.py"),
-    output:
-        pdf=f"{RESULTS}/figures/fig6_scale.pdf",
-        png=report(f"{RESULTS}/figures/fig6_scale.png", caption="../report/fig6.rst", category="Figures"),
-        csv=f"{RESULTS}/figures/fig6_scale.csv",
-    log:
-        f"{RESULTS}/logs/fig6.log",
-    conda:
-        "../../envs/membound.yaml"
-    params:
-        precisions=config["precisions"],
-    script:
-        "../../scripts/fig6.py"
-
-
-rule fig7:
-    input:
-        raw=raw("spmv") + originals_raw("spmv"),
-        gpu=GPU_FILE,
-        code=code("scripts/fig7.py"),
-    output:
-        pdf=f"{RESULTS}/figures/fig7_spmv.pdf",
-        png=report(f"{RESULTS}/figures/fig7_spmv.png", caption="../report/fig7.rst", category="Figures"),
-        csv=f"{RESULTS}/figures/fig7_spmv.csv",
-    log:
-        f"{RESULTS}/logs/fig7.log",
-    conda:
-        "../../envs/membound.yaml"
-    params:
-        precisions=config["precisions"],
-    script:
-        "../../scripts/fig7.py"
-
-
-rule fig8:
-    input:
-        raw=raw("stencil") + originals_raw("stencil"),
-        gpu=GPU_FILE,
-        code=code("scripts/fig8.py"),
-    output:
-        pdf=f"{RESULTS}/figures/fig8_stencil.pdf",
-        png=report(f"{RESULTS}/figures/fig8_stencil.png", caption="../report/fig8.rst", category="Figures"),
-        csv=f"{RESULTS}/figures/fig8_stencil.csv",
-    log:
-        f"{RESULTS}/logs/fig8.log",
-    conda:
-        "../../envs/membound.yaml"
-    params:
-        precisions=config["precisions"],
-    script:
-        "../../scripts/fig8.py"
-
-
-# GEMV, the fourth family (no figure of the paper): rendered where GEMV rows exist (the committed
-# reference run has none), see rule all.
-rule fig_gemv:
-    input:
-        raw=raw("gemv"),
-        gpu=GPU_FILE,
-        code=code("scripts/fig_gemv.py"),
-    output:
-        pdf=f"{RESULTS}/figures/gemv.pdf",
-        png=report(f"{RESULTS}/figures/gemv.png", caption="../report/fig_gemv.rst", category="Figures"),
-        csv=f"{RESULTS}/figures/gemv.csv",
-    log:
-        f"{RESULTS}/logs/fig_gemv.log",
-    conda:
-        "../../envs/membound.yaml"
-    params:
-        precisions=config["precisions"],
-    script:
-        "../../scripts/fig_gemv.py"
+    rule:
+        name:
+            figure_rule
+        input:
+            raw=figure_raw,
+            checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
+            gpu=GPU_FILE,
+            code=code("scripts/figure.py", f"membound.plots.{plot_module}"),
+        output:
+            pdf=f"{RESULTS}/figures/{figure_name}.pdf",
+            png=report(f"{RESULTS}/figures/{figure_name}.png", caption=f"../report/{figure_rule}.rst", **IN_FIGURES),
+            csv=f"{RESULTS}/figures/{figure_name}.csv",
+        log:
+            f"{RESULTS}/logs/{figure_rule}.log",
+        conda:
+            "../../envs/membound.yaml"
+        params:
+            module=plot_module,
+            precisions=config["precisions"],
+            options=plot_options,
+        script:
+            "../../scripts/figure.py"
 
 
 # Figures 2, 6, 7, 8 and the claims across devices, the paper's stacked layout: under the reference
 # profile every GPU it renders (part of its `all`); under any other profile every profile whose files
-# exist (render each profile first, then `snakemake --profile <any> compare`).
+# exist (render each profile first, then `snakemake --profile <any> compare`). Figures 6, 7 and 8: a
+# figure per precision, a row of panels per GPU (the paper's layout; at most about 3000 px tall).
 COMPARED = {
     "fig2_roofline": "figures/fig2_roofline.csv",
     "fig6_scale": "figures/fig6_scale.csv",
@@ -129,6 +78,7 @@ COMPARED = {
     "fig8_stencil": "figures/fig8_stencil.csv",
     "claims": "claims.json",
 }
+STACKED = [f"{key}_{p}" for key in ("fig6_scale", "fig7_spmv", "fig8_stencil") for p in config["precisions"]]
 
 
 rule compare:
@@ -136,16 +86,24 @@ rule compare:
         **{key: compared(name) for key, name in COMPARED.items()},
         code=code("scripts/compare.py"),
     output:
+        **{f"{name}_pdf": f"results/compare/{name}.pdf" for name in ["fig2_roofline", *STACKED]},
         **{
-            f"{key}_{ext}": f"results/compare/{key}.{ext}"
-            for key in COMPARED
-            if key != "claims"
-            for ext in ("pdf", "png")
+            f"{name}_png": report(
+                f"results/compare/{name}.png",
+                caption=f"../report/compare_{name.rsplit('_', 1)[0] if name in STACKED else name}.rst",
+                **IN_COMPARED_FIGURES,
+            )
+            for name in ["fig2_roofline", *STACKED]
         },
-        claims=multiext("results/compare/claims", ".csv", ".md"),
+        claims=[
+            "results/compare/claims.csv",
+            report("results/compare/claims.md", caption="../report/compare_claims.rst", **IN_COMPARED_CLAIMS),
+        ],
     log:
         "results/compare/compare.log",
     conda:
         "../../envs/membound.yaml"
+    params:
+        precisions=config["precisions"],
     script:
         "../../scripts/compare.py"

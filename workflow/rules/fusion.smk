@@ -6,12 +6,13 @@
 rule fusion:
     input:
         raw=raw("stencil") + raw("scale"),  # SCALE: the copy of the stencils' arrays, a measured roof
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         wqi=rules.wqi.output.csv,
         gpu=GPU_FILE,
         code=code("scripts/fusion.py"),
     output:
         pdf=f"{RESULTS}/figures/fusion.pdf",
-        png=report(f"{RESULTS}/figures/fusion.png", caption="../report/fusion.rst", category="Figures"),
+        png=report(f"{RESULTS}/figures/fusion.png", caption="../report/fusion.rst", **IN_FIGURES),
         csv=f"{RESULTS}/figures/fusion.csv",
     log:
         f"{RESULTS}/logs/fusion.log",
@@ -26,16 +27,19 @@ rule fusion:
 rule classification:
     input:
         raw=raw("stencil"),
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         specs=expand("config/gpus/{gpu}.yaml", gpu=PLATFORMS),
         gpu=GPU_FILE,
         code=code("scripts/classification.py"),
     output:
         pdf=f"{RESULTS}/figures/classification.pdf",
-        png=report(f"{RESULTS}/figures/classification.png", caption="../report/classification.rst", category="Figures"),
-        grid=f"{RESULTS}/figures/classification.csv",
-        csv=report(
-            f"{RESULTS}/tables/classification.csv", caption="../report/classification_table.rst", category="Tables"
+        png=report(f"{RESULTS}/figures/classification.png", caption="../report/classification.rst", **IN_FIGURES),
+        specs_pdf=f"{RESULTS}/figures/classification_specs.pdf",
+        specs_png=report(
+            f"{RESULTS}/figures/classification_specs.png", caption="../report/classification_specs.rst", **IN_FIGURES
         ),
+        grid=f"{RESULTS}/figures/classification.csv",
+        csv=report(f"{RESULTS}/tables/classification.csv", caption="../report/classification_table.rst", **IN_TABLES),
         md=f"{RESULTS}/tables/classification.md",
     log:
         f"{RESULTS}/logs/classification.log",

@@ -6,7 +6,7 @@ rule table1:
         specs=expand("config/gpus/{gpu}.yaml", gpu=PLATFORMS),
         code=code("scripts/table1.py"),
     output:
-        csv=report(f"{RESULTS}/tables/table1_platforms.csv", caption="../report/table1.rst", category="Tables"),
+        csv=report(f"{RESULTS}/tables/table1_platforms.csv", caption="../report/table1.rst", **IN_TABLES),
         md=f"{RESULTS}/tables/table1_platforms.md",
     log:
         f"{RESULTS}/logs/table1.log",
@@ -24,7 +24,7 @@ rule bounds:
         gpu=GPU_FILE,
         code=code("scripts/bounds.py"),
     output:
-        csv=report(f"{RESULTS}/tables/bounds.csv", caption="../report/bounds.rst", category="Tables"),
+        csv=report(f"{RESULTS}/tables/bounds.csv", caption="../report/bounds.rst", **IN_TABLES),
         md=f"{RESULTS}/tables/bounds.md",
     log:
         f"{RESULTS}/logs/bounds.log",

@@ -23,6 +23,10 @@ SPMV_MATRICES = (
 )
 
 
+# Every raw file the tables, figures and claims read, checked by raw_check (analysis.smk); each of those
+# rules takes this as an input, so that a damaged file stops the run before any of them runs.
+RAW_CHECKED = f"{RESULTS}/tables/raw_inputs.csv"
+
 FAMILY_NAMES = "|".join(FAMILY)  # the `family` wildcard of the generic rules bench and counters
 
 
@@ -61,7 +65,7 @@ def originals_raw(kernel=None, ext="csv"):
     """The originals' raw CSVs (ext json: their run records) of `kernel` (every kernel if None), every
     job and repetition; the reference profile takes the committed ones."""
     if REFERENCE:
-        paths = sorted(glob.glob(f"{RESULTS}/raw/originals/*/*.{ext}"))
+        paths = [p for p in sorted(glob.glob(f"{RESULTS}/raw/originals/*/*.{ext}")) if not p.endswith(".meta.json")]
     else:
         paths = [originals.raw(RESULTS, code, case, rep, ext) for code, case in ORIGINAL_JOBS for rep in range(REPEATS)]
     return [p for p in paths if kernel is None or CODES[p.split("/")[-2]].kernel == kernel]
@@ -92,9 +96,9 @@ def bench_args(wildcards, input, counters=False):
 # What the logger plugin `membound` says is left after each job (membound.run.progress).
 progress.configure(
     progress.expected_from(Path(f"results/reference/{GPU_NAME}/raw/benchmarks"), FAMILY, config["precisions"]),
-    lambda: [r.name for r in workflow.rules if "gpu" in r.resources],
-    workflow.global_resources.get("gpu").value,
-    workflow.cores,
+    gpu_rule_names,
+    resource_asked("gpu"),
+    cores(),
     on_gpus=BACKEND == "cuda",
     families=FAMILY,
 )

@@ -6,7 +6,7 @@ rule table2:
         f"{RESULTS}/raw/matrices.csv",
         code=code("scripts/table2.py"),
     output:
-        csv=report(f"{RESULTS}/tables/table2_matrices.csv", caption="../report/table2.rst", category="Tables"),
+        csv=report(f"{RESULTS}/tables/table2_matrices.csv", caption="../report/table2.rst", **IN_TABLES),
         md=f"{RESULTS}/tables/table2_matrices.md",
     log:
         f"{RESULTS}/logs/table2.log",
@@ -22,11 +22,12 @@ rule table2:
 rule bandwidth:
     input:
         stencil=raw("stencil"),
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
         scale=raw("scale"),
         gpu=GPU_FILE,
         code=code("scripts/bandwidth.py"),
     output:
-        csv=report(f"{RESULTS}/tables/bandwidth_stencils.csv", caption="../report/bandwidth.rst", category="Tables"),
+        csv=report(f"{RESULTS}/tables/bandwidth_stencils.csv", caption="../report/bandwidth.rst", **IN_TABLES),
         md=f"{RESULTS}/tables/bandwidth_stencils.md",
     log:
         f"{RESULTS}/logs/bandwidth.log",

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from membound.families import analytical_row
-from membound.run import measure, outputs
+from membound.run import measure, outputs, raw
 
 NOT_MEASURED = "not measured"
 FP16_INSTRUCTIONS = "measured; W counts fp16 instructions, not FLOPs (docs/counters.md)"
@@ -29,11 +29,9 @@ MD_COLUMNS = ["kernel", "impl", "problem", "precision", "depth", "part", "W_exec
 
 
 def read_rows(paths) -> pd.DataFrame:
-    """Benchmark rows (measure.ROW_COLUMNS) of every CSV in `paths`, completed by
-    measure.with_later_columns (rows from before a column: fp64, dense, rep 0), with their launch tag."""
-    frames = [measure.with_later_columns(pd.read_csv(p, keep_default_na=False, na_values=[""])) for p in paths]
-    rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=measure.ROW_COLUMNS)
-    rows["precision"] = rows["precision"].astype(object).fillna("fp64")
+    """Benchmark rows (measure.ROW_COLUMNS) of every CSV in `paths`, checked and completed by
+    membound.run.raw (rows from before a column: fp64, dense, rep 0), with their launch tag."""
+    rows = raw.read_all(paths)
     rows["tag"] = measure.row_tags(rows)
     return rows
 

@@ -35,7 +35,9 @@ import pandas as pd
 
 from membound.counters import mma
 from membound.counters.ncu_csv import CUDA_CORE_OPS, METRICS, NVTX_FILTER, CounterError, parse_launches
+from membound.counters.rows import COLUMNS, SCHEMA
 from membound.model.precision import PRECISIONS
+from membound.run import raw
 from membound.run.outputs import write_csv
 
 # Not on every GPU: where missing, tensor FLOPs come from instruction counts (membound.counters.mma)
@@ -46,11 +48,6 @@ PERMISSION_FIX = ("GPU performance counters are not permitted for this user (ERR
                   "counter jobs as root, or let all users profile (driver option "
                   "NVreg_RestrictProfilingToAdminUsers=0, https://developer.nvidia.com/ERR_NVGPUCTRPERM), "
                   "or set `counters: false` in config/config.yaml to run `all` without counters")
-COLUMNS = ["tag", "kernel", "impl", "problem", "precision", "kernel_name", "part", "launches", "time_s",
-           *[op for ops in CUDA_CORE_OPS.values() for op in ops], "tensor_fp64_ops", "tensor_tf32_ops",
-           "tensor_fp16_ops", "tensor_bf16_ops", "dmma_inst", "hmma_inst", "hfma2_mma_inst",
-           "flops_cuda_core", "flops_tensor", "flops", "tensor_flops_from", "dram_read", "dram_write", "dram_bytes",
-           "l2_bytes", "l1_bytes", "profiler", "clock_control", "cache_control"]
 
 
 def summarize(launches: pd.DataFrame, mma_shapes=None, clock_control="base", cache_control="all") -> pd.DataFrame:
@@ -101,15 +98,12 @@ def main_parts(rows: pd.DataFrame) -> list[str]:
 
 
 def read_rows(paths) -> pd.DataFrame | None:
-    """The counter rows (COLUMNS) of the CSVs `paths` that `main` wrote, one frame; None without paths.
-    Rows written before the precision axis get precision fp64 and no FP32/FP16 or HMMA counts (NaN);
-    each tag's main kernel and its CUDA-core FLOPs are taken by today's rules (main_parts,
+    """The counter rows (COLUMNS) of the CSVs `paths` that `main` wrote, checked and completed
+    (membound.run.raw, later_columns), one frame; None without paths. Each tag's main kernel and its CUDA-core FLOPs are taken by today's rules (main_parts,
     cuda_core_flops) from the counts, whatever the run wrote."""
     if not paths:
         return None
-    rows = pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
-    rows["precision"] = rows["precision"].fillna("fp64") if "precision" in rows else "fp64"
-    rows = rows.reindex(columns=list(dict.fromkeys([*COLUMNS, *rows.columns])))
+    rows = raw.read_all(paths, SCHEMA)
     rows["part"] = main_parts(rows)
     rows["flops_cuda_core"] = cuda_core_flops(rows)
     rows["flops"] = rows["flops_cuda_core"] + rows["flops_tensor"]
@@ -213,7 +207,7 @@ def main(argv=None):
         rows = profile(command, dict(args.mma_shapes), args.clock_control, args.cache_control, args.launch_count)
     except CounterError as err:
         sys.exit(f"error: {err}")
-    write_csv(rows, args.out)
+    write_csv(rows, args.out, record=True)
 
 
 if __name__ == "__main__":

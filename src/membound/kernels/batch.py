@@ -41,7 +41,7 @@ def concatenate(parts: list[Path], out) -> None:
     texts = [p.read_text().splitlines(keepends=True) for p in parts]
     if len({t[0] for t in texts}) > 1:
         raise ValueError(f"the cases' CSVs {[str(p) for p in parts]} have different columns")
-    with outputs.atomic(out, ".csv") as tmp:
+    with outputs.recorded(out) as tmp:
         Path(tmp).write_text("".join([texts[0][0], *(line for t in texts for line in t[1:])]))
 
 

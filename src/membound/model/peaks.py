@@ -111,6 +111,6 @@ def covered(gpu: dict) -> list[str]:
 
 def row_precision(row) -> str:
     """The precision of a raw row (a mapping): its `precision`, or fp64 where it has none (rows written
-    before the column existed, as measure.with_later_columns completes them)."""
+    before the column existed, as membound.run.raw.later_columns completes them)."""
     p = row.get("precision") if hasattr(row, "get") else None
     return p if isinstance(p, str) and p else "fp64"

@@ -1,4 +1,4 @@
-"""What the paper's figures share besides their look: reading raw rows, the caption line, and the
+"""What the paper's figures share besides their look: rendering raw rows (read by membound.run.raw), the caption line, and the
 geometric-mean speedup of CUDA cores over tensor cores on either side of a cache-size split
 (Figures 6 and 7 take theirs, with the claims' intervals, from plots/paired.py).
 
@@ -14,33 +14,12 @@ import pandas as pd
 
 from membound.model.precision import PRECISIONS
 from membound.run import config
-from membound.run.measure import ROW_COLUMNS, geomean, with_later_columns
+from membound.run import raw as raw_files
+from membound.run.measure import geomean
 from membound.run.outputs import save_figure, write_csv
 
 UNITS = ("cuda_core", "tensor_core")
 KEEP = ["precision", "gpu", "device", "date", "source"]   # the axis and provenance columns of every plotted-data CSV
-
-
-class RawError(ValueError):
-    """A raw benchmark CSV that is not a table of result rows (truncated, or not one of ours)."""
-
-
-def read_one(path) -> pd.DataFrame:
-    """The rows of one raw CSV, or a RawError naming the file and its missing columns."""
-    try:
-        frame = with_later_columns(pd.read_csv(path))
-    except (pd.errors.EmptyDataError, pd.errors.ParserError) as err:
-        raise RawError(f"{path}: not a readable CSV ({err}); delete it and rerun its rule") from None
-    missing = [c for c in ROW_COLUMNS if c not in frame.columns]
-    if missing:
-        raise RawError(f"{path}: missing columns {', '.join(missing)} (truncated?); delete it and rerun its rule")
-    return frame
-
-
-def read_raw(paths) -> pd.DataFrame:
-    """The raw benchmark rows of the CSV(s) `paths`, one frame (empty, with ROW_COLUMNS, if none)."""
-    frames = [read_one(p) for p in ([paths] if isinstance(paths, (str, Path)) else paths)]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=ROW_COLUMNS)
 
 
 def medians(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -98,8 +77,8 @@ def render(module, raw_paths, gpu_file: str, output, precisions=None, **data_arg
     figure that facets by precision gets a row for each of `precisions`."""
     gpu = config.load_gpu(Path(gpu_file).stem)
     try:
-        raw = read_raw(raw_paths)
-    except RawError as err:
+        raw = raw_files.read_all(raw_paths)
+    except raw_files.RawError as err:   # rule raw_check finds it first; a figure run by hand, here
         raise SystemExit(f"error: {err}") from None
     data = module.data(raw, gpu, **data_args)
     write_csv(data, output.csv)

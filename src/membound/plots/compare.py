@@ -51,12 +51,16 @@ def _rows(panels: list[tuple[str, pd.DataFrame]], faceted: bool) -> list[tuple[s
             for p, part in style.by_precision(data, [p for p in PRECISIONS if p in held])]
 
 
-def figure(module, panels: list[tuple[str, pd.DataFrame]], faceted: bool = True):
+def figure(module, panels: list[tuple[str, pd.DataFrame]], faceted: bool = True, precision: str | None = None):
     """`module`'s figure (fig6, fig7 or fig8: its TITLE, WIDTHS, HEIGHT and draw) with one row per
-    (label, data), and per precision where `faceted`."""
+    (label, data), and per precision where `faceted`; `precision`: that precision's rows alone, a row
+    per (label, data)."""
     if not panels:
         raise ValueError(f"no plotted-data CSVs for '{module.TITLE}': render it for a profile first")
-    rows = _rows(panels, faceted)
+    if precision:
+        panels = [(name, data[data["precision"] == precision]) for name, data in
+                  ((name, _with_precision(data)) for name, data in panels)]
+    rows = _rows(panels, faceted and not precision)
     fig, axes = style.panels(len(rows), module.WIDTHS, module.HEIGHT)
     for row, (name, data) in zip(axes, rows):
         if data.empty:
@@ -66,8 +70,8 @@ def figure(module, panels: list[tuple[str, pd.DataFrame]], faceted: bool = True)
         module.draw(row, data)
         # the row's GPU under its first panel, as the paper's subcaptions (the legends are above)
         row[0].set_xlabel(f"{row[0].get_xlabel()}\n{name}: {data['gpu'].iloc[0]}")
-    fig.suptitle(module.TITLE)
-    style.footer(fig, "\n".join(f"{name}: {_caption(data)}" for name, data in panels))
+    fig.suptitle(f"{module.TITLE}, {precision}" if precision else module.TITLE)
+    style.footer(fig, "\n".join(f"{name}: {_caption(data)}" for name, data in panels if not data.empty))
     return fig
 
 

@@ -18,7 +18,6 @@ from membound.model import peaks
 from membound.model.precision import PRECISIONS
 from membound.originals.rows import is_original
 from membound.plots import common, style
-from membound.run.measure import with_later_columns
 
 TITLE = {True: "Figure 8: stencils at C4's equal depth t (\u2014 best depth)",
          False: "Figure 8: stencils (t: the best temporal depth of those measured)"}
@@ -32,9 +31,7 @@ def data(raw: pd.DataFrame, gpu: dict, stencils: Mapping | None = None) -> pd.Da
     """The plotted numbers: one row per stencil (in the order of `raw`), precision and (unit, role), its
     implementation at the role depth of `stencils` (config stencil.kernels; where it has no row there,
     or without `stencils`, its best depth: `at` says which), the median over repetitions; `depths`: those measured,
-    `best_depth` and `best_value`: the depth of the highest median and that median (rows from before
-    the precision axis: fp64)."""
-    raw = with_later_columns(raw)
+    `best_depth` and `best_value`: the depth of the highest median and that median."""
     rows = common.medians(raw[raw["kernel"] == "stencil"], ["problem", "precision", "unit", "role", "impl", "depth"])
     keys = ["problem", "precision", "unit", "role", "impl"]
     rows = rows.assign(depth=rows["depth"].astype(int),

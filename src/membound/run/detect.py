@@ -9,6 +9,7 @@ import importlib.util
 import re
 import shutil
 import subprocess
+import sys
 
 from membound.run import config
 
@@ -58,6 +59,14 @@ def require(profile: str, spec: dict) -> None:
     if importlib.util.find_spec("cupy") is None:
         raise config.ConfigError(f"profile '{profile}' runs its kernels through CuPy, which is not installed: "
                                  f"{cupy_package(spec['vendor'], cuda_major())}")
+
+
+def dry_run_note(profile: str, spec: dict) -> None:
+    """For a dry run, which runs no onstart: one line on stderr where a real run would stop at require."""
+    try:
+        require(profile, spec)
+    except config.ConfigError as err:
+        print(f"membound: this was a dry run; the real run would stop before any job: {err}", file=sys.stderr)
 
 
 def cuda_major() -> int | None:

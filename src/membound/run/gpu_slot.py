@@ -3,12 +3,12 @@
 Snakemake's `gpu` resource bounds how many GPU jobs run at once; this wrapper decides which GPU
 each one gets. Per GPU there is one lock file (LOCKS/<uuid>.lock); the wrapper takes the first
 free one with flock(LOCK_EX | LOCK_NB), sets CUDA_VISIBLE_DEVICES to that GPU's UUID (and
-MEMBOUND_GPU_INDEX, MEMBOUND_GPU_UUID) and execs COMMAND, which inherits the locked descriptor:
-the lock is held exactly as long as COMMAND (and any child it leaves running) lives, and the kernel
-releases it when they end, a crash or kill -9 included. No two jobs can hold one GPU; a job finding
-every GPU held waits for one.
+MEMBOUND_GPU_INDEX, MEMBOUND_GPU_UUID) and runs COMMAND (membound.run.supervise: it ends with the
+Snakemake that started it), which inherits the locked descriptor: the lock is held exactly as long
+as COMMAND (and any child it leaves running) lives, and the kernel releases it when they end, a
+crash or kill -9 included. No two jobs can hold one GPU; a job finding every GPU held waits for one.
 
-It changes nothing, and execs COMMAND as it is, where SLURM gave the job its GPUs (the
+It changes nothing, and runs COMMAND as it is, where SLURM gave the job its GPUs (the
 scheduler's assignment is kept), or where nvidia-smi lists no GPU (the cpu profile, AMD).
 
 Every job gets one CuPy kernel cache, KERNEL_CACHE (CUPY_CACHE_DIR, unless set): a kernel is
@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from membound.run import devices
+from membound.run import devices, supervise
 
 LOCKS = Path(os.environ.get("MEMBOUND_GPU_LOCKS", "/tmp/membound-gpu-locks"))  # one node's, all users'
 POLL_S = 0.2
@@ -102,7 +102,7 @@ def main(argv=None) -> None:
             os.set_inheritable(fd, True)   # COMMAND holds the lock from here on
             env.update(CUDA_VISIBLE_DEVICES=gpu.uuid, MEMBOUND_GPU_INDEX=str(gpu.index), MEMBOUND_GPU_UUID=gpu.uuid)
             print(f"gpu_slot: GPU {gpu.index} ({gpu.uuid})", file=sys.stderr, flush=True)
-    os.execvpe(command[0], command, env)
+    sys.exit(supervise.run(command, env))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ schema; timing is membound.run.timing's.
 
 from __future__ import annotations
 
+import signal
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,25 +43,6 @@ ROW_COLUMNS = [
     "vendor", "driver", "runtime", "cupy", "numpy", "sm_clock_mhz", "mem_clock_mhz",
     "l2_bytes", "host", "slurm_job", "date", "membound", "commit",
 ]
-
-
-def with_later_columns(frame: pd.DataFrame) -> pd.DataFrame:
-    """Raw rows written before a column existed, completed: `rep` 0 (one repetition), and
-    `t_launch_median_s` = `t_median_s` (those runs timed every launch alone), `slurm_job` empty (not
-    recorded), `precision` fp64 and `sparsity` dense (all there was), `device_index` and `device_uuid`
-    empty (not recorded). Other rows unchanged."""
-    if "precision" not in frame:
-        frame = frame.assign(precision="fp64")
-    if "sparsity" not in frame:
-        frame = frame.assign(sparsity="dense")
-    if "rep" not in frame:
-        frame = frame.assign(rep=0)
-    if "t_launch_median_s" not in frame and "t_median_s" in frame:
-        frame = frame.assign(t_launch_median_s=frame["t_median_s"])
-    for column in ("slurm_job", "device_index", "device_uuid"):
-        if column not in frame:
-            frame = frame.assign(**{column: None})
-    return frame
 
 
 def sweep_rows(rows: pd.DataFrame) -> pd.DataFrame:
@@ -178,13 +160,22 @@ def nvtx_range(tag: str):
 
 
 def write_result(rows: list[dict], out) -> None:
-    """Write result rows to `out` (write_rows) atomically, so a failure leaves no partial file."""
-    with outputs.atomic(out, ".csv") as tmp:
+    """Write result rows to `out` (write_rows) atomically, so a failure leaves no partial file, their
+    rows and SHA-256 recorded beside it (outputs.recorded: membound.run.raw checks them)."""
+    with outputs.recorded(out) as tmp:
         write_rows(rows, tmp)
 
 
+def stopped(signum, frame):
+    """SIGTERM as an exit (membound.run.supervise stops a job so): the atomic writes remove their
+    temporary files on the way out."""
+    sys.exit(f"error: stopped by signal {signum}")
+
+
 def guarded(main):
-    """Run a benchmark's `main()`; turn out-of-memory and failed checks into one-line errors (exit 1)."""
+    """Run a benchmark's `main()`; turn out-of-memory and failed checks into one-line errors (exit 1),
+    SIGTERM into an exit that leaves no temporary file (stopped)."""
+    signal.signal(signal.SIGTERM, stopped)
     try:
         main()
     except CheckError as err:

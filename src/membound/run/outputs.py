@@ -4,7 +4,9 @@ that the umask gives a new file (mkstemp alone would leave it readable by its ow
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import json
 import os
 import tempfile
 from contextlib import contextmanager
@@ -29,6 +31,30 @@ def atomic(path, suffix: str = ""):
             os.remove(tmp)
 
 
+@contextmanager
+def recorded(path):
+    """`atomic` for a raw CSV, which also records beside it, in `<path>.meta.json` (meta_path), the
+    rows and SHA-256 of what it wrote, so that its reader (membound.run.raw) finds a file cut or
+    changed since. The record is written first: a job killed between the two leaves a record that
+    does not match the file, never a damaged file that passes."""
+    with atomic(path, ".csv") as tmp:
+        yield tmp
+        record(tmp, path)
+
+
+def record(source, path) -> None:
+    """Write, as the record of the raw CSV `path`, the rows (CSV records after the header) and the
+    SHA-256 of the file `source` (`path` itself, or the temporary file that is to replace it)."""
+    with open(source, newline="") as fh:
+        rows = sum(1 for line in csv.reader(fh) if line) - 1
+    write_text(json.dumps({"rows": max(rows, 0), "sha256": sha256(source)}) + "\n", meta_path(path))
+
+
+def meta_path(path) -> Path:
+    """The record `recorded` writes beside the raw file `path`."""
+    return Path(f"{path}.meta.json")
+
+
 def umask() -> int:
     """The process's umask (read by setting it and back)."""
     mask = os.umask(0o022)
@@ -42,9 +68,10 @@ def write_text(text: str, path) -> None:
         Path(tmp).write_text(text)
 
 
-def write_csv(frame: pd.DataFrame, path) -> None:
-    """Write `frame` to `path` as CSV (no index) atomically."""
-    with atomic(path, ".csv") as tmp:
+def write_csv(frame: pd.DataFrame, path, record: bool = False) -> None:
+    """Write `frame` to `path` as CSV (no index) atomically; `record`: a raw file, its rows and
+    SHA-256 recorded beside it (`recorded`)."""
+    with (recorded if record else atomic)(path) as tmp:
         frame.to_csv(tmp, index=False)
 
 

@@ -1,0 +1,55 @@
+"""The bundle to upload for artifact evaluation: the code at its commit (`git archive`) and a run's
+files (its raw results, tables, figures, claims, appendix and manifest), one .tar.gz."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import tarfile
+from pathlib import Path
+
+CODE_EXCLUDES = ("results",)  # run outputs: the bundle takes them from the run, beside the code
+
+
+class ArtifactError(RuntimeError):
+    """The checkout cannot give the code at its commit (not a git checkout, or code changed since)."""
+
+
+def _git(repo, *args) -> str:
+    run = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+    if run.returncode != 0:
+        raise ArtifactError(f"{repo} is not a git checkout (git {args[0]}: {run.stderr.strip()}); the archive "
+                            "holds the code at its commit: run it in a clone of the repository")
+    return run.stdout
+
+
+def commit(repo) -> str:
+    """The checkout's commit, or ArtifactError where its code (outside results/) has uncommitted changes."""
+    changed = _git(repo, "status", "--porcelain", "--untracked-files=no", "--", ".",
+                   *(f":(exclude){e}" for e in CODE_EXCLUDES)).split("\n")
+    changed = [line[3:] for line in changed if line.strip()]
+    if changed:
+        raise ArtifactError(f"uncommitted changes in {', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}: "
+                            "commit them (the archive holds the code at its commit), then rerun rule archive")
+    return _git(repo, "rev-parse", "HEAD").strip()
+
+
+def write(out, repo, files) -> list[str]:
+    """Write `out` (.tar.gz): the code of `repo` at its commit under membound-<commit>/ and `files`
+    (paths relative to `repo`) beside it, each once (a run's file over the committed one). Returns
+    the archive's member names."""
+    sha = commit(repo)
+    prefix = f"membound-{sha[:12]}/"
+    code = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", f"--prefix={prefix}", "HEAD"],
+                          capture_output=True, check=True).stdout
+    run_files = {prefix + Path(f).as_posix(): Path(repo) / f for f in files}
+    names = []
+    with tarfile.open(out, "w:gz") as bundle, tarfile.open(fileobj=io.BytesIO(code)) as source:
+        for member in source.getmembers():
+            if member.name not in run_files:
+                bundle.addfile(member, source.extractfile(member) if member.isfile() else None)
+                names.append(member.name)
+        for name, path in sorted(run_files.items()):
+            bundle.add(path, arcname=name)
+            names.append(name)
+    return names
