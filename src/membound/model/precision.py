@@ -104,7 +104,8 @@ FORMATS = {f.name: f for f in (
            _mma(16, 8, 16, "f32", "f16"), Mma((16, 16, 16), "f16", "v_mfma_f32_16x16x16f16"),
            _mma(16, 8, 32, "f32", "f16", (2, 4))),
     Format("bf16", 2, "uint16", "__nv_bfloat16", 14, "float32", "float32", 2.0**-8, 2.0**-24, 0.0, 2.0**-23, 2.0**-134,
-           _mma(16, 8, 16, "f32", "bf16"), None, _mma(16, 8, 32, "f32", "bf16", (2, 4)), peaks_as="fp16"),
+           _mma(16, 8, 16, "f32", "bf16"), Mma((16, 16, 16), "bf16", "v_mfma_f32_16x16x16bf16_1k"),
+           _mma(16, 8, 32, "f32", "bf16", (2, 4)), peaks_as="fp16"),
 )}
 PRECISIONS = tuple(name for name, f in FORMATS.items() if f.runs)
 SPARSITIES = ("dense", "2:4")   # the rows' `sparsity`: dense MMA, or 2:4-structured sparse MMA (mma.sp)
