@@ -155,13 +155,17 @@ inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return
 inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
 
 #ifdef PREC
-// mma.sp::ordered_metadata m16n8k16 .tf32 (PREC 32) or m16n8k32 .f16 (PREC 16), fp32 accumulate, sparsity
+// mma.sp::ordered_metadata m16n8k16 .tf32 (PREC 32) or m16n8k32 .f16 / .bf16 (PREC 16, BF16 0 / 1), fp32 accumulate, sparsity
 // selector 0, as the PTX ISA (9.7.14.6) lays out the fragments (kernels/stencil_sp_layout.py): every
 // lane of the warp gives its registers, then yields like a barrier; once the whole block has given its
 // k-th, each lane computes its own D from its warp's registers (products and sums in double, rounded
 // to float once). A warp whose lanes are not all at their k-th MMA stops the run.
 namespace emu {
+#if defined(BF16) && BF16
+inline float half_value(unsigned bits) { const unsigned u = (bits & 0xffff) << 16; float f; memcpy(&f, &u, 4); return f; }
+#else
 inline float half_value(unsigned bits) { _Float16 h; unsigned short s = bits & 0xffff; memcpy(&h, &s, 2); return h; }
+#endif
 }
 inline void mma_sp(float* d, const uint4& a, const unsigned* b, unsigned e) {
   emu::Thread& self = emu::threads[emu::current];

@@ -268,11 +268,11 @@ def test_json_is_strict_and_has_the_fields_of_every_claim():
     result, _ = check(noisy(1.1, 0.01, problems=3, reps=2))
     data = json.loads(report.to_json(result))
     assert [(c["id"], c["precision"]) for c in data["claims"]] == [
-        (cid, p) for cid in ("C1", "C2", "C3", "C4", "C4s", "C5", "C5 summary") for p in ("fp64", "fp32", "fp16")]
+        (cid, p) for cid in ("C1", "C2", "C3", "C4", "C4s", "C5", "C5 summary") for p in ("fp64", "fp32", "fp16", "bf16")]
     for c in data["claims"]:
         assert set(c) >= {"id", "precision", "verdict", "estimate", "ci_low", "ci_high", "n", "margin", "pairs", "cases",
                           "sources"}
-    c3 = data["claims"][6]
+    c3 = data["claims"][8]
     assert c3["id"] == "C3" and c3["pairs"] == ["spmv m0", "spmv m1", "spmv m2"] and c3["margin"] == MARGIN
     assert data["measured"]["repetitions"] == 2 and data["statistics"]["interval"] == verdicts.METHOD
     assert data["measured"]["slurm_jobs"] == []
@@ -349,7 +349,7 @@ def test_a_precision_without_tensor_cores_is_not_applicable():
     result, fp64 = check(rows, gpu=cpu)
     _, fp32 = check(rows, gpu=cpu, precision="fp32")
     assert fp64["C3"]["verdict"] == "SUPPORTED" and fp32["C3"]["verdict"] == "N/A"
-    assert result["no_tensor_cores"] == ["fp32", "fp16"] and "NO TENSOR CORES in fp32, fp16" in report.markdown(result)
+    assert result["no_tensor_cores"] == ["fp32", "fp16", "bf16"] and "NO TENSOR CORES in fp32, fp16, bf16" in report.markdown(result)
 
 
 def test_c4_per_precision_sets_each_precisions_stencils_against_cuda_core_temporal_blocking():

@@ -81,7 +81,7 @@ def test_dmma_shapes():
     assert f64 <= {(8, 8, 4), (16, 8, 4), (16, 8, 8), (16, 8, 16)}    # PTX f64
     assert mma.own_shapes()["stencil_tc"]["f64"] == (8, 8, 4)        # its mma.sync is in a header (stencil_mma.cuh)
     for kernel in ("stencil_tc", "stencil_tc3"):                     # HMMA of the fp32 and fp16 builds (issue 24)
-        assert mma.own_shapes()[kernel] == {"f64": (8, 8, 4), "tf32": (16, 8, 8), "f16": (16, 8, 16)}
+        assert mma.own_shapes()[kernel] == {"f64": (8, 8, 4), "tf32": (16, 8, 8), "f16": (16, 8, 16), "bf16": (16, 8, 16)}
         assert mma.shape(kernel, "tf32") == ((16, 8, 8), "its source's mma.sync")
     assert mma.shape("sm90_xmma_gemm_f64f64_tensor16x8x16_kernel")[0] == (16, 8, 16)
     assert mma.shape("anything", "f64", (8, 8, 4)) == ((8, 8, 4), "the spec's mma shape, assumed")
@@ -323,3 +323,26 @@ def test_a_sparse_kernel_counts_its_hmma_sp_at_the_logical_shape_not_the_op_coun
     row = ncu.summarize(sp).iloc[0]
     assert row["flops_tensor"] == 10 * 2 * 16 * 8 * 32
     assert "HMMA instructions" in row["tensor_flops_from"] and "its source" in row["tensor_flops_from"]
+
+
+BF16_RAW = '''"ID","Process ID","Process Name","Host Name","thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg","Kernel Name","Device","CC","dram__bytes_read.sum","dram__bytes_write.sum","gpu__time_duration.sum","sm__inst_executed_pipe_tensor_op_hmma.sum","sm__ops_path_tensor_src_bf16_dst_fp32.sum","sm__ops_path_tensor_src_fp16.sum"
+"","","","","","","","","byte","byte","ns","inst","",""
+"0","7","python3.12","h","7  ""<default domain>:membound:scale:tensor_core:n_2_24:bf16:none:none:none:none:none"" ","scale_tensor_core_bf16","0","9.0","33,554,432","33,554,432","25,000","262,144","1,073,741,824","0"
+"1","7","python3.12","h","7  ""<default domain>:membound:scale:cuda_core:n_2_24:bf16:none:none:none:none:none"" ","scale_cuda_core_bf16","0","9.0","33,554,432","33,554,432","24,000","0","0","0"
+'''
+
+
+def test_a_bf16_launch_reads_its_tag_and_its_tensor_op_counter(tmp_path):
+    """A raw page (`--csv --page raw`) of bf16 SCALE launches, written here in ncu's layout: the tag's
+    precision, the bf16 tensor-path counter as the tensor FLOPs, its HMMA instructions of m16n8k16 bf16
+    where the counter is missing."""
+    launches = ncu.parse_launches(BF16_RAW)
+    assert list(launches["precision"]) == ["bf16", "bf16"] and launches["tag"][0].endswith(":bf16")
+    rows = ncu.summarize(launches).set_index("impl")
+    tc = rows.loc["tensor_core"]
+    assert tc["flops_tensor"] == 2**30 and tc["tensor_bf16_ops"] == 2**30
+    assert tc["tensor_flops_from"] == "sm__ops_path_tensor_src_bf16_dst_fp32 (1 FLOP per unit)"
+    assert rows.loc["cuda_core", "flops_tensor"] == 0
+    counted = ncu.summarize(launches.assign(tensor_bf16_ops=float("nan"))).set_index("impl").loc["tensor_core"]
+    assert counted["flops_tensor"] == 262144 * 4096                 # scale.cu's m16n8k16 bf16 HMMA
+    assert counted["tensor_flops_from"] == "HMMA instructions x 4096 (m16n8k16 bf16, its source's mma.sync)"

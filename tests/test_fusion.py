@@ -113,8 +113,13 @@ def test_grid_covers_every_spec_and_precision_of_the_stencil_layouts_and_configu
     specs = {n: config.load_gpu(n) for n in config.profiles()}
     g = cl.grid(specs)
     assert set(g["spec"]) == {"a100", "gh200", "h100", "h200"}            # no MI250X (16x16x4), no CPU (no MMA)
-    assert len(g) == 4 * (3 + 2) * (2 * 3 * 8 + 2 * 2 * 4) and set(g["precision"]) == {"fp64", "fp32", "fp16"}
-    assert set(g.loc[g["sparsity"] == "2:4", "precision"]) == {"fp32", "fp16"}   # mma.sp: no f64
+    assert len(g) == 4 * (4 + 3) * (2 * 3 * 8 + 2 * 2 * 4) and set(g["precision"]) == {"fp64", "fp32", "fp16", "bf16"}
+    assert set(g.loc[g["sparsity"] == "2:4", "precision"]) == {"fp32", "fp16", "bf16"}   # mma.sp: no f64
+    b16 = g[(g["spec"] == "h200") & (g["precision"] == "bf16")].drop(columns="precision").reset_index(drop=True)
+    f16 = g[(g["spec"] == "h200") & (g["precision"] == "fp16")].drop(columns="precision").reset_index(drop=True)
+    pd.testing.assert_frame_equal(b16, f16)                          # fp16's peaks, D and MMA shape on the H200
+    a100 = g[(g["spec"] == "a100") & (g["sparsity"] == "dense")].set_index(["precision", "shape", "dims", "radius", "depth"])
+    assert (a100.loc["bf16", "balance_CU"] == a100.loc["fp16", "balance_CU"] / 2).all()   # its own P_CU: 39, not 78
     g = g[g["sparsity"] == "dense"]
     h16 = g[(g["spec"] == "h100") & (g["precision"] == "fp16")].set_index(["shape", "dims", "radius", "depth"])
     star = h16.loc[("star", 2, 1, 1)]             # m16n8k16: rows of width 1, 3, 1 each take one k-chunk of 16
@@ -151,7 +156,7 @@ def test_the_branches_of_eq_13_on_a_made_up_spec(tc_peak, scenario, speedup, pre
 
 def test_peaks_come_from_the_spec_and_the_grid_stays_on_the_stencil_layouts():
     assert cl.peaks(H100, "fp32") == (67.0, 494.5) and cl.peaks(CPU, "fp64") == (0.08, None)
-    assert cl.precisions(H100) == ["fp64", "fp32", "fp16"] and cl.precisions(CPU) == []
+    assert cl.precisions(H100) == ["fp64", "fp32", "fp16", "bf16"] and cl.precisions(CPU) == []
     other = {**H100, "vendor": "amd"}                                # its MFMA shapes, not the kernels' mma.sync
     assert cl.precisions(other) == []
 

@@ -31,7 +31,7 @@ def inputs(shape, p, seed):
 
 def bound(a, x, p, unit):
     """A x in float64 and its tolerance."""
-    a64, x64 = a.astype(np.float64), x.astype(np.float64)
+    a64, x64 = precision.decode(a, p).astype(np.float64), precision.decode(x, p).astype(np.float64)
     ref = a64 @ x64
     return ref, precision.dot_tolerance(p, unit, a.shape[1], ref, np.abs(a64) @ np.abs(x64))
 
@@ -41,10 +41,10 @@ def bound(a, x, p, unit):
 @pytest.mark.parametrize("shape", SHAPES)
 def test_cpu_impls_meet_the_bound_of_their_format(impl, shape, p):
     a, x = inputs(shape, p, sum(shape))
-    y = np.full(shape[0], np.nan, a.dtype)
+    y = np.full(shape[0], precision.nan(p), a.dtype)
     gemv.cpu_runner(impl.name, a, x, y, p)()
     ref, tol = bound(a, x, p, impl.unit)
-    assert measure.rel_err(y, ref) <= tol
+    assert measure.rel_err(precision.decode(y, p), ref) <= tol
 
 
 @pytest.mark.parametrize("p", PRECISIONS)
@@ -84,7 +84,7 @@ def test_cli_cpu_writes_checked_rows_and_a_wrong_one_fails(tmp_path, monkeypatch
     gemv.main(["--backend", "cpu", "--sizes", "16", "100", "--warmup", "1", "--reps", "2", "--rep", "2",
                "--precisions", *PRECISIONS, "--out", str(out)])
     frame = pd.read_csv(out)
-    assert list(frame.columns) == measure.ROW_COLUMNS and list(frame.impl) == ["numpy", "numpy_mma"] * 6
+    assert list(frame.columns) == measure.ROW_COLUMNS and list(frame.impl) == ["numpy", "numpy_mma"] * 2 * len(PRECISIONS)
     assert list(frame.precision) == [p for p in PRECISIONS for _ in range(2)] * 2
     assert (frame.rep == 2).all() and (frame.metric == "GB/s").all()
     for row in frame.itertuples():
@@ -97,7 +97,8 @@ def test_cli_cpu_writes_checked_rows_and_a_wrong_one_fails(tmp_path, monkeypatch
     assert mma.note.str.contains("1/8 useful").all()
 
     for p in PRECISIONS:
-        monkeypatch.setattr(gemv, "cpu_runner", lambda impl, a, x, y, prec: lambda: np.matmul(a, x * 1.01, out=y))
+        monkeypatch.setattr(gemv, "cpu_runner", lambda impl, a, x, y, prec: lambda: np.copyto(
+            y, precision.store(precision.decode(a, prec) @ (precision.decode(x, prec) * 1.01), prec)))
         with pytest.raises(measure.CheckError, match=f"gemv numpy {p} n=16"):
             gemv.main(["--backend", "cpu", "--sizes", "16", "--warmup", "0", "--reps", "1", "--precisions", p,
                        "--out", str(tmp_path / "x.csv")])
@@ -107,7 +108,7 @@ def test_cli_cpu_writes_checked_rows_and_a_wrong_one_fails(tmp_path, monkeypatch
 def test_every_cuda_impl_and_precision_has_its_kernel():
     text = "".join(f.read_text() for f in (SOURCES / "gemv").glob("*.cu"))
     defined = set(re.findall(r'__global__ void (?:__launch_bounds__\([^)]*\)\s+)?(\w+)\(', text))
-    assert defined == {"gemv_tc", "gemv_tc_fp32", "gemv_tc_fp16", "gemv_half2"}
+    assert defined == {"gemv_tc", "gemv_tc_fp32", "gemv_tc_fp16", "gemv_tc_bf16", "gemv_half2", "gemv_half2_bf16"}
     assert {p for i, p in CUDA if i.unit == "cuda_core"} == set(PRECISIONS) == {p for i, p in CUDA if i.unit == "tensor_core"}
 
 
@@ -117,7 +118,7 @@ def test_analytical_w_and_q_are_eq_6_7():
     a = families.analytical_row(row, gpu)
     assert (a["W"], a["Q"]) == equations.gemv_wq(1000, 1000) and a["W_exec"] == 8 * a["W"]
     assert a["I"] == pytest.approx(2e6 / (8 * (10**6 + 2000)))
-    assert [gemv.bytes_moved(10, 10, p) for p in PRECISIONS] == [960, 480, 240]
+    assert [gemv.bytes_moved(10, 10, p) for p in PRECISIONS] == [960, 480, 240, 240]
 
 
 @pytest.mark.slow
@@ -145,10 +146,10 @@ def test_gpu_impls_meet_the_bound_of_their_format(impl, p, shape):
     if reason := harness.skip_reason(impl, "cuda"):
         pytest.skip(reason)
     a, x = inputs(shape, p, sum(shape))
-    y = cp.full(shape[0], np.nan, a.dtype)
+    y = cp.full(shape[0], precision.nan(p), a.dtype)
     gemv.gpu_runner(impl.name, cp.asarray(a), cp.asarray(x), y, p)()
     ref, tol = bound(a, x, p, impl.unit)
-    assert y.dtype == a.dtype and measure.rel_err(y.get(), ref) <= tol
+    assert y.dtype == a.dtype and measure.rel_err(precision.decode(y.get(), p), ref) <= tol
 
 
 @pytest.mark.gpu
@@ -159,7 +160,8 @@ def test_gpu_cli_rows(tmp_path):
     frame = pd.read_csv(out)
     assert list(zip(frame.impl, frame.precision)) == [("cublas_dgemv", "fp64"), ("gemv_tc", "fp64"),
                                                       ("cublas_sgemv", "fp32"), ("gemv_tc", "fp32"),
-                                                      ("gemv_half2", "fp16"), ("gemv_tc", "fp16")] * 2
+                                                      ("gemv_half2", "fp16"), ("gemv_tc", "fp16"),
+                                                      ("gemv_half2", "bf16"), ("gemv_tc", "bf16")] * 2
 
 
 @pytest.mark.gpu
@@ -170,7 +172,8 @@ def test_gpu_cases_draw_on_the_device_and_reference_in_float64(p):
     import cupy as cp
 
     a, x, y, ref, bound = gemv._device_arrays(1000, np.random.default_rng(1), p)
-    assert isinstance(a, cp.ndarray) and a.dtype == x.dtype == y.dtype == precision.fmt(p).dtype and bool(cp.isnan(y).all())
-    a64, x64 = a.get().astype(np.float64), x.get().astype(np.float64)
+    assert isinstance(a, cp.ndarray) and a.dtype == x.dtype == y.dtype == precision.fmt(p).dtype
+    assert bool(cp.isnan(precision.decode(y, p)).all())
+    a64, x64 = (precision.decode(v.get(), p).astype(np.float64) for v in (a, x))
     np.testing.assert_allclose(ref, a64 @ x64, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(bound, np.abs(a64) @ np.abs(x64), rtol=1e-12)

@@ -23,7 +23,7 @@ def checked(impl, backend, n, p, seed=0):
     case = scale.prepare(impl, backend, n, np.random.default_rng(seed), precision=p)
     out = case.output(case.run())
     assert out.dtype == precision.fmt(p).dtype
-    return measure.check(out, case.reference, case.tol, case.what), case
+    return measure.check(precision.decode(out, p), case.reference, case.tol, case.what), case
 
 
 @pytest.mark.parametrize("p", PRECISIONS)
@@ -143,7 +143,7 @@ def test_cli_cpu_writes_checked_rows_per_precision(tmp_path):
     assert dict(zip(frame.impl, frame.role)) == {"numpy": "STREAM", "numpy_mma": "STREAM", "numpy_mma_twin": "STREAM twin"}
     assert dict(zip(frame.impl, frame.unit)) == {"numpy": "cuda_core", "numpy_mma": "tensor_core",
                                                  "numpy_mma_twin": "cuda_core"}
-    for p, useful, acc in (("fp64", 8, "f64"), ("fp32", 8, "f32"), ("fp16", 16, "f32")):
+    for p, useful, acc in (("fp64", 8, "f64"), ("fp32", 8, "f32"), ("fp16", 16, "f32"), ("bf16", 16, "f32")):
         mma = frame[(frame.impl == "numpy_mma") & (frame.precision == p)]
         assert mma.note.str.contains(f"emulated on CPU: .*{re.escape(precision.fmt(p).mma.instruction)} .*{acc} accumulate.*1/{useful} useful").all()
     for row in frame.itertuples():
@@ -156,11 +156,9 @@ def test_cli_cpu_writes_checked_rows_per_precision(tmp_path):
 def test_wrong_output_fails_and_writes_nothing(monkeypatch, tmp_path, wrong, p):
     def bad_runner(impl, a, b, q, prec):
         def run():
-            np.multiply(b, q, out=a)
+            a[:] = precision.store(precision.decode(b, prec) * q * (1 if wrong == "unwritten_last" else 1 + 2**-6), prec)
             if wrong == "unwritten_last":
-                a[-1] = np.nan
-            else:
-                a[:] *= a.dtype.type(1 + 2**-6)
+                a[-1] = precision.nan(prec)
         return run
 
     monkeypatch.setattr(scale, "cpu_runner", bad_runner)
@@ -178,11 +176,11 @@ def test_every_cuda_impl_and_precision_has_its_kernel_in_scale_cu():
 
 
 def test_sizes_keep_the_element_counts_and_bytes_follow_the_format():
-    assert [scale.bytes_per_element(p) for p in PRECISIONS] == [16, 8, 4]
-    assert [scale.chunk(p) for p in PRECISIONS] == [128, 256, 512]
+    assert [scale.bytes_per_element(p) for p in PRECISIONS] == [16, 8, 4, 4]
+    assert [scale.chunk(p) for p in PRECISIONS] == [128, 256, 512, 512]
     l2 = 8 * 2**20
     notes = {p: scale.prepare(CPU[0], "cpu", 2**20, np.random.default_rng(0), l2, p).notes for p in PRECISIONS}
-    assert [any("fit in the L2" in s for s in notes[p]) for p in PRECISIONS] == [False, True, True]
+    assert [any("fit in the L2" in s for s in notes[p]) for p in PRECISIONS] == [False, True, True, True]
 
 
 def test_bad_size_range_is_one_line_error(tmp_path):
@@ -208,10 +206,10 @@ def test_gpu_impls_meet_the_bound_and_equal_their_cpu_counterpart(impl, n, p):
 
     _, case = checked(impl, "cuda", n, p, seed=n)
     rng = np.random.default_rng(n)                                   # prepare's draws, replayed
-    q = precision.quantize([rng.uniform(0.5, 2.0)], p)[0]
-    b = cp.random.RandomState(int(rng.integers(2**63))).uniform(-1.0, 1.0, n).astype(precision.fmt(p).dtype)
+    q = float(precision.decode(precision.quantize([rng.uniform(0.5, 2.0)], p), p)[0])
+    b = precision.quantize(cp.random.RandomState(int(rng.integers(2**63))).uniform(-1.0, 1.0, n), p)
     b = cp.asnumpy(b)                                                # drawn on the device (scale._arrays)
-    a = np.full(n, np.nan, b.dtype)
+    a = np.full(n, precision.nan(p), b.dtype)
     scale.cpu_runner("numpy_mma" if impl.name == "tensor_core" else "numpy", a, b, q, p)()
     assert np.array_equal(cp.asnumpy(case.output(case.run())), a)
 

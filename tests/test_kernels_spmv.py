@@ -14,10 +14,10 @@ from membound.kernels.spmv import emulate as spmv_emulate
 from membound.kernels.spmv import plans as spmv_plans
 from membound.kernels.spmv import tc_plan as spmv_plan
 from membound.matrices import csr
-from membound.model.precision import dot_tolerance, quantize
+from membound.model.precision import decode, dot_tolerance, fmt, nan, quantize, store
 from membound.run import measure
 
-S = {"fp64": 1, "fp32": 2, "fp16": 4}
+S = {"fp64": 1, "fp32": 2, "fp16": 4, "bf16": 4}
 # rows with 0, 1, 3, 5, 7 and 100 nonzeros, long rows of one and several pieces in every precision, and a
 # row count not a multiple of 8
 LENGTHS = [0, 1, 5, 100, 0, 3, spmv_plan.LONG, spmv_plan.LONG + 1, 1025, 2081, 7]
@@ -158,25 +158,25 @@ def test_placement_puts_every_nonzero_once_in_its_rows_lane_in_column_order(s, l
     assert all((read < 0).all() for read in got.values())   # what is left: empty rows, padding only
 
 
-@pytest.mark.parametrize("precision", ["fp64", "fp32", "fp16"])
+@pytest.mark.parametrize("precision", spmv.PRECISIONS)
 @pytest.mark.parametrize("impl", ["scipy_csr", "numpy_mma", "numpy_mma_twin"])
 def test_cpu_impls_match_the_reference(impl, precision, pieces):
     matrix = spmv.rounded(ragged(1), "ragged", precision)
     x = quantize(np.random.default_rng(2).uniform(-1, 1, matrix.shape[1]), precision)
-    y = np.full(matrix.shape[0], np.nan, matrix.dtype)
+    y = np.full(matrix.shape[0], nan(precision), matrix.dtype)
     spmv.cpu_runner(impl, matrix, x, y, precision)()
-    wide, xw = matrix.astype(np.float64), x.astype(np.float64)
+    wide, xw = spmv.decoded(matrix, precision).astype(np.float64), decode(x, precision).astype(np.float64)
     unit = "tensor_core" if impl == "numpy_mma" else "cuda_core"
     tol = dot_tolerance(precision, unit, np.diff(matrix.indptr).max(), wide @ xw, abs(wide) @ np.abs(xw))
-    assert y.dtype == np.dtype(precision.replace("fp", "float"))
-    assert measure.rel_err(y.astype(np.float64), wide @ xw) <= tol
-    assert y[0] == 0.0 and y[4] == 0.0  # empty rows are written
+    assert y.dtype == fmt(precision).dtype
+    assert measure.rel_err(decode(y, precision).astype(np.float64), wide @ xw) <= tol
+    assert decode(y, precision)[0] == 0.0 and decode(y, precision)[4] == 0.0  # empty rows are written
 
 
 def test_l2_prefetch_is_off_in_fp64_beyond_the_l2_only():
     l2 = 50 * 2**20
-    assert [spmv.tc_knobs(p, False, l2, l2)["TC_PREF"] for p in spmv.PRECISIONS] == [4, 4, 16]
-    assert [spmv.tc_knobs(p, True, l2 + 1, l2)["TC_PREF"] for p in spmv.PRECISIONS] == [0, 4, 16]
+    assert [spmv.tc_knobs(p, False, l2, l2)["TC_PREF"] for p in spmv.PRECISIONS] == [4, 4, 16, 16]
+    assert [spmv.tc_knobs(p, True, l2 + 1, l2)["TC_PREF"] for p in spmv.PRECISIONS] == [0, 4, 16, 16]
 
 
 @pytest.mark.parametrize("s", [1, 4])
@@ -207,12 +207,12 @@ def test_cpu_emulation_of_degenerate_shapes(impl, lengths):
     """Only empty rows, one long row, rows of one nonzero: every row written, right."""
     matrix = ragged(6, 0, lengths=lengths)
     x = np.random.default_rng(3).uniform(-1, 1, matrix.shape[1])
-    for s, precision in [(1, "fp64"), (4, "fp16")]:
+    for s, precision in [(1, "fp64"), (4, "fp16"), (4, "bf16")]:
         q = spmv.rounded(matrix, "m", precision)
-        y = np.full(matrix.shape[0], np.nan, q.dtype)
+        y = np.full(matrix.shape[0], nan(precision), q.dtype)
         spmv.cpu_runner(impl, q, quantize(x, precision), y, precision, spmv_plan.plan(q.indptr, s))()
-        ref = q.astype(np.float64) @ quantize(x, precision).astype(np.float64)
-        assert np.allclose(y, ref, rtol=1e-2, atol=1e-2 * np.abs(ref).max(initial=1))
+        ref = spmv.decoded(q, precision).astype(np.float64) @ decode(quantize(x, precision), precision)
+        assert np.allclose(decode(y, precision), ref, rtol=1e-2, atol=1e-2 * np.abs(ref).max(initial=1))
 
 
 def write_matrix(path, matrix, name="ragged"):
@@ -224,13 +224,13 @@ def test_cli_cpu_writes_checked_rows_per_precision(tmp_path):
     matrix = ragged(3)
     out = tmp_path / "raw" / "spmv" / "ragged.csv"
     spmv.main(["--backend", "cpu", "--matrix", str(write_matrix(tmp_path / "m.npz", matrix)), "--warmup", "1",
-               "--reps", "3", "--out", str(out), "--precisions", "fp64", "fp32", "fp16"])
+               "--reps", "3", "--out", str(out), "--precisions", *spmv.PRECISIONS])
     frame = pd.read_csv(out)
     assert list(frame.columns) == measure.ROW_COLUMNS
-    assert list(frame.impl) == ["scipy_csr", "numpy_mma", "numpy_mma_twin"] * 3
-    assert list(frame.precision) == ["fp64"] * 3 + ["fp32"] * 3 + ["fp16"] * 3
-    assert list(frame.role) == ["cuSPARSE", "DASP", "DASP twin"] * 3
-    assert list(frame.unit) == ["cuda_core", "tensor_core", "cuda_core"] * 3
+    assert list(frame.impl) == ["scipy_csr", "numpy_mma", "numpy_mma_twin"] * 4
+    assert list(frame.precision) == ["fp64"] * 3 + ["fp32"] * 3 + ["fp16"] * 3 + ["bf16"] * 3
+    assert list(frame.role) == ["cuSPARSE", "DASP", "DASP twin"] * 4
+    assert list(frame.unit) == ["cuda_core", "tensor_core", "cuda_core"] * 4
     assert (frame.kernel == "spmv").all() and (frame.problem == "ragged").all() and (frame.code == "T1").all()
     assert (frame.source == "synthetic").all() and (frame.nnz == matrix.nnz).all()
     assert (frame.work_items == matrix.nnz).all() and (frame.metric == "GFLOP/s").all() and (frame.reps == 3).all()
@@ -240,9 +240,10 @@ def test_cli_cpu_writes_checked_rows_per_precision(tmp_path):
         assert tc.value[p] == pytest.approx(2 * matrix.nnz / tc.t_median_s[p] / 1e9)
     assert "m16n8k8.row.col.f32.tf32.tf32.f32" in tc.note["fp32"] and "m16n8k16.row.col.f32.f16.f16.f32" in tc.note["fp16"]
     assert tc.rel_err["fp64"] < 1e-12 < 1e-5 < min(tc.rel_err["fp32"], tc.rel_err["fp16"])  # TF32, fp16: 11 bits
+    assert "m16n8k16.row.col.f32.bf16.bf16.f32" in tc.note["bf16"] and tc.rel_err["bf16"] > tc.rel_err["fp16"]  # 8 bits
 
 
-@pytest.mark.parametrize("precision", ["fp64", "fp32", "fp16"])
+@pytest.mark.parametrize("precision", spmv.PRECISIONS)
 @pytest.mark.parametrize("impl", ["scipy_csr", "numpy_mma", "numpy_mma_twin"])
 @pytest.mark.parametrize("wrong", ["unwritten_row", "off_by_5_percent"])
 def test_wrong_output_fails_and_writes_nothing(monkeypatch, tmp_path, wrong, impl, precision):
@@ -256,9 +257,9 @@ def test_wrong_output_fails_and_writes_nothing(monkeypatch, tmp_path, wrong, imp
             run()
             if name == impl:
                 if wrong == "unwritten_row":
-                    y[-1] = np.nan
+                    y[-1] = nan(precision)
                 else:
-                    y[:] *= 1.05
+                    y[:] = store(decode(y, precision) * 1.05, precision)
         return bad
 
     monkeypatch.setattr(spmv, "cpu_runner", bad_runner)
@@ -324,7 +325,7 @@ def test_gpu_impls_match_the_reference_in_every_precision(seed, extra_rows):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("precision", ["fp64", "fp32", "fp16"])
+@pytest.mark.parametrize("precision", spmv.PRECISIONS)
 @pytest.mark.parametrize("impl", ["cusparse_csr", "dasp_tc", "dasp_tc_twin"])
 def test_gpu_short_and_huge_rows_and_poison_is_overwritten(impl, precision, pieces):
     """Short rows of every packing, one row of 5000 nnz (many pieces), run three times: the long rows'
@@ -338,13 +339,13 @@ def test_gpu_short_and_huge_rows_and_poison_is_overwritten(impl, precision, piec
     unit = "tensor_core" if impl == "dasp_tc" else "cuda_core"
     for _ in range(3):  # fresh x each time; y poisoned each time
         x_host = quantize(rng.uniform(-1, 1, matrix.shape[1]), precision)
-        x, y = cp.asarray(x_host), cp.full(matrix.shape[0], np.nan, matrix.dtype)
+        x, y = cp.asarray(x_host), cp.full(matrix.shape[0], nan(precision), matrix.dtype)
         run = (spmv.cusparse_runner(dev, x, y, precision) if impl == "cusparse_csr"
                else spmv.tc_runner(dev, x, y, p, precision, twin=impl.endswith("_twin")))[0]
         run()
-        wide, xw = matrix.astype(np.float64), x_host.astype(np.float64)
+        wide, xw = spmv.decoded(matrix, precision).astype(np.float64), decode(x_host, precision).astype(np.float64)
         tol = dot_tolerance(precision, unit, 5000, wide @ xw, abs(wide) @ np.abs(xw))
-        assert measure.rel_err(y.get().astype(np.float64), wide @ xw) <= tol
+        assert measure.rel_err(decode(y.get(), precision).astype(np.float64), wide @ xw) <= tol
 
 
 @pytest.mark.gpu
@@ -361,7 +362,7 @@ def test_gpu_placement_equals_numpy(s):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("precision", ["fp64", "fp32", "fp16"])
+@pytest.mark.parametrize("precision", ["fp64", "fp32", "fp16"])   # bf16: decoded first (spmv.jobs)
 def test_gpu_device_reference_equals_scipy(precision):
     """A x and |A||x| on the device equal scipy's float64 products of the rounded inputs (empty, short and
     long rows), row by row within 1e-13 of |A||x|."""
@@ -378,20 +379,20 @@ def test_gpu_device_reference_equals_scipy(precision):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("precision", ["fp64", "fp16"])
+@pytest.mark.parametrize("precision", ["fp64", "fp16", "bf16"])
 def test_gpu_case_is_checked_on_the_device_at_the_host_tolerance(precision):
     """A CUDA case's output and reference stay on the device; its tolerance is the one of scipy's reference
     of the same x (drawn in the same order from the same seed)."""
     import cupy as cp
 
     matrix, same = ragged(15, 3000), np.random.default_rng(5)
-    q = spmv.rounded(matrix, "ragged", precision).astype(np.float64)
+    q = spmv.decoded(spmv.rounded(matrix, "ragged", precision), precision).astype(np.float64)
     for impl, prepare in spmv.jobs("cuda", matrix, {"name": "ragged", "source": "synthetic"},
                                    np.random.default_rng(5), [precision]):
         case = prepare()
         out = case.output(case.run())
         assert isinstance(out, cp.ndarray) and isinstance(case.reference, cp.ndarray) and out.dtype == cp.float64
         assert measure.check(out, case.reference, case.tol, case.what) <= case.tol
-        x = quantize(same.uniform(-1, 1, matrix.shape[1]), precision).astype(np.float64)
+        x = decode(quantize(same.uniform(-1, 1, matrix.shape[1]), precision), precision).astype(np.float64)
         host = dot_tolerance(precision, impl.unit, np.diff(matrix.indptr).max(), q @ x, abs(q) @ np.abs(x))
         assert case.tol == pytest.approx(host, rel=1e-12)

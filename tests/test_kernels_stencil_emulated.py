@@ -12,7 +12,7 @@ import pytest
 from membound.kernels import stencil as S
 from membound.kernels.stencil import launch as P
 from membound.kernels.stencil.tiles import CC3, ST, TB2, TB3
-from membound.model.precision import fmt, quantize
+from membound.model.precision import decode, fmt, quantize
 from membound.run import measure
 
 pytestmark = pytest.mark.skipif(not emulated.available(), reason="no g++ here")
@@ -123,11 +123,11 @@ def test_emulation_catches_a_shared_memory_overrun():
     assert b"wrote past" in err.value.stderr
 
 
-@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("shape, dims, radius, depth, tile, field",
                          CASES[::2] + [CASES[-1]] + VEC_CASES + STREAM_CASES)
 def test_emulated_kernel_in_fp32_and_fp16_within_the_bound(precision, shape, dims, radius, depth, tile, field):
-    """The same sources built with ELEM 4 and 2 (stored in fp32 / fp16, summed in fp32): within the
+    """The same sources built with ELEM 4 and 2 (stored in fp32 / fp16 / bf16 with BF16 1, summed in fp32): within the
     derived bound of the float64 reference of the same rounded input and weights, races and waits
     checked as in fp64; and the bound is tight enough that a mirrored weight array fails it."""
     rng = np.random.default_rng(21)
@@ -137,13 +137,15 @@ def test_emulated_kernel_in_fp32_and_fp16_within_the_bound(precision, shape, dim
     launch = P.cc_launch(st, depth, tile=tile, elem=fmt(precision).bytes)
     assert launch.macros["ELEM"] == fmt(precision).bytes
     grid, after = launch.grid((1,) * (3 - dims) + field, sms=3, blocks_per_sm=1)
-    binary = emulated.build(launch.source, launch.macros, seg_arg=bool(after))
+    binary = emulated.build(launch.source, {**launch.macros, **P.format_macros(precision)}, seg_arg=bool(after))
     ref = S.reference(x, w, depth)
-    tol = S.tolerance("cc_tb", st, precision, depth, w, ref, ref, float(x.max()))
+    tol = S.tolerance("cc_tb", st, precision, depth, w, ref, ref, float(decode(x, precision).max()))
     for reverse in (False, True):
         out = emulated.run(binary, x, w, grid, launch.threads, launch.smem, after[0] if after else 0, reverse)
         assert out.dtype == fmt(precision).dtype
-        measure.check(out, ref, tol, f"{tile['kernel']} {precision} reverse={reverse}")
-    mirrored = emulated.run(binary, x, w[::-1].copy(), grid, launch.threads, launch.smem, after[0] if after else 0, False)
+        measure.check(decode(out, precision), ref, tol, f"{tile['kernel']} {precision} reverse={reverse}")
+    # bf16's bound (2^-8 a step) is wider than mirrored weights' effect: there, weights 2 tol too large
+    bad = w[::-1].copy() if fmt(precision).u < 2**-8 else w * (1 + 2 * tol)
+    mirrored = emulated.run(binary, x, bad, grid, launch.threads, launch.smem, after[0] if after else 0, False)
     with pytest.raises(measure.CheckError):
-        measure.check(mirrored, ref, tol, "mirrored weights")
+        measure.check(decode(mirrored, precision), ref, tol, "mirrored weights")

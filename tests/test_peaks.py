@@ -28,6 +28,16 @@ def test_bf16_is_listed_only_where_it_differs_from_fp16():
             assert spec["peak_TFLOPs"]["bf16"] != spec["peak_TFLOPs"]["fp16"]
 
 
+def test_bf16_reads_fp16s_peaks_where_its_own_are_not_listed():
+    h200, a100 = config.load_gpu("h200"), config.load_gpu("a100")
+    bf16, fp16 = peaks.at(h200, "bf16"), peaks.at(h200, "fp16")
+    assert (bf16.cuda_core, bf16.tensor_core, bf16.sparse_tensor_core) == (133.8, 989.5, 1979.0)
+    assert bf16.alpha == fp16.alpha and bf16.element_bytes == 2
+    assert (bf16.mma_type, bf16.mma_shape, bf16.sparse_mma_shape) == ("bf16", (16, 8, 16), (16, 8, 32))
+    assert (peaks.at(a100, "bf16").cuda_core, peaks.at(a100, "bf16").alpha) == (39.0, 312.0 / 39.0)   # its own
+    assert "bf16" not in peaks.listed(h200)                                        # Table 1: no row of its own
+
+
 def test_h100_datasheet_peaks_and_alphas():
     h100 = config.load_gpu("h100")
     fp64, fp32, fp16 = (peaks.at(h100, p) for p in ("fp64", "fp32", "fp16"))

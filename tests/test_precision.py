@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from membound import families
-from membound.kernels import harness, source_path
+from membound.kernels import harness, source_text
 from membound.model import precision
 from membound.run import config
 
@@ -16,8 +16,50 @@ def test_formats_name_their_sizes_and_roundoffs():
     assert [f[p].bytes for p in ("fp64", "fp32", "fp16")] == [8, 4, 2]
     assert f["fp32"].tc_type == "tf32" and f["fp32"].tc_operand_u == 2.0**-11   # 10 stored mantissa bits
     assert f["fp16"].u == 2.0**-11 and f["fp16"].acc_u == 2.0**-24              # fp16 sums accumulate in fp32
-    with pytest.raises(ValueError, match="fp64, fp32, fp16"):
+    with pytest.raises(ValueError, match="fp64, fp32, fp16, bf16"):
         precision.fmt("fp8")
+    assert f["bf16"].bytes == 2 and f["bf16"].u == 2.0**-8 and f["bf16"].acc_u == 2.0**-24   # 8-bit significand
+
+
+def ieee_bf16(bits: int) -> float:
+    """The value of bf16 bit pattern `bits` by the IEEE 754 binary definition (1 sign, 8 exponent bits of
+    bias 127, 7 fraction bits; exponent 0: subnormal, 255: inf or NaN)."""
+    sign, exponent, fraction = -1.0 if bits >> 15 else 1.0, bits >> 7 & 0xFF, bits & 0x7F
+    if exponent == 0xFF:
+        return float("nan") if fraction else sign * float("inf")
+    if exponent == 0:
+        return sign * (fraction / 2**7 * 2.0**-126)
+    return sign * ((1 + fraction / 2**7) * 2.0 ** (exponent - 127))
+
+
+def test_bf16_decodes_every_bit_pattern_as_ieee_defines_it():
+    bits = np.arange(2**16, dtype=np.uint16)
+    expected = np.array([ieee_bf16(int(b)) for b in bits])
+    got = precision.decode(bits, "bf16")
+    assert got.dtype == np.float32
+    assert np.array_equal(got, expected, equal_nan=True)
+    assert np.array_equal(np.signbit(got), bits >= 0x8000)
+
+
+def test_bf16_encodes_to_nearest_with_ties_to_even():
+    finite = np.array([b for b in range(2**16) if (b >> 7 & 0xFF) != 0xFF], dtype=np.uint16)
+    values = np.array([ieee_bf16(int(b)) for b in finite])
+    assert np.array_equal(precision.quantize(values, "bf16"), finite)              # every finite value kept
+    ordered = values[finite < 0x8000]                                            # +0 ... largest: patterns ascend
+    mid = (ordered[:-1] + ordered[1:]) / 2                                       # exact in float64
+    low, high = finite[:len(mid)], finite[1:len(mid) + 1]
+    even = np.where(low % 2 == 0, low, high)
+    assert np.array_equal(precision.quantize(mid, "bf16"), even)                  # a tie: to the even pattern
+    above = np.nextafter(mid, np.inf)                                            # just above: up, also where a
+    assert np.array_equal(precision.quantize(above, "bf16"), high)               # float32 cast would tie (no double rounding)
+    assert np.array_equal(precision.quantize(-mid, "bf16"), even | 0x8000)
+    assert precision.quantize([1 + 2**-9], "bf16")[0] == 0x3F80                    # 1 + u/2: below the tie, to 1
+    assert precision.encode_bf16(np.array([np.inf, -np.inf, np.nan, 2.0**128]))[:2].tolist() == [0x7F80, 0xFF80]
+    assert precision.encode_bf16(np.array([np.nan]))[0] == 0x7FC0
+    assert precision.encode_bf16(np.array([2.0**128]))[0] == 0x7F80               # beyond the range: inf
+    with pytest.raises(ValueError, match="exceed bf16's largest finite value 3.3895e"):
+        precision.quantize([3.4e38], "bf16")
+    assert precision.largest("bf16") == (2 - 2**-7) * 2.0**127
 
 
 def test_quantize_rounds_and_refuses_values_beyond_the_range():
@@ -82,7 +124,7 @@ def test_the_cuda_sources_issue_the_records_instructions():
     issued = re.compile(r"mma[.a-z:_]*\.sync\.aligned\.[a-z0-9.]*[a-z0-9]")
     for source, expected in (("scale.cu", dense), ("gemv_tc.cu", dense), ("spmv_mma.cuh", dense),
                              ("stencil_mma.cuh", dense), ("stencil_sp.cuh", sparse)):
-        assert set(issued.findall(source_path(source).read_text())) == expected, source
+        assert set(issued.findall(source_text(source))) == expected, source     # with its headers (half16.cuh)
 
 
 def test_the_configs_precisions_are_the_records_names():
@@ -90,18 +132,18 @@ def test_the_configs_precisions_are_the_records_names():
     assert "enum" not in config.schema_of("config")["properties"]["precisions"]["items"]
     blocks = families.config_blocks()
     assert config.schema_of("config", blocks)["properties"]["precisions"]["items"]["enum"] == list(precision.PRECISIONS)
-    with pytest.raises(config.ConfigError, match="'bf16' is not one of"):
-        config.check({"precisions": ["bf16"]}, "config", "--config", partial=True, blocks=blocks)
+    with pytest.raises(config.ConfigError, match="'fp8' is not one of"):
+        config.check({"precisions": ["fp8"]}, "config", "--config", partial=True, blocks=blocks)
 
 
-def test_a_record_gives_every_trait_and_bf16_is_table_1_only():
+def test_a_record_gives_every_trait_and_every_record_runs():
     for name, f in precision.FORMATS.items():
         assert f.mma.type == f.tc_type and f.mma.shape[1] == 8 and f.mma.instruction.split(".")[-1] in ("f64", "f32")
         assert np.dtype(f.tc_acc).itemsize == {"f64": 8, "f32": 4}[f.mma.instruction.split(".")[-1]]
         assert f.mma_sp is None or (f.mma_sp.shape[2] == 2 * f.mma.shape[2] and f.mma_sp.type == f.mma.type)   # k doubled
-    assert precision.PRECISIONS == ("fp64", "fp32", "fp16") and not precision.FORMATS["bf16"].runs
-    with pytest.raises(ValueError, match="unknown precision 'bf16': use one of fp64, fp32, fp16"):
-        precision.fmt("bf16")
-    assert precision.of_dtype(np.float16) == "fp16"
+    assert precision.PRECISIONS == ("fp64", "fp32", "fp16", "bf16")
+    with pytest.raises(ValueError, match="unknown precision 'fp8': use one of fp64, fp32, fp16, bf16"):
+        precision.fmt("fp8")
+    assert precision.of_dtype(np.float16) == "fp16" and precision.of_dtype(np.uint16) == "bf16"
     with pytest.raises(ValueError, match="no precision stores int32"):
         precision.of_dtype(np.int32)

@@ -17,7 +17,7 @@ from membound.kernels.stencil import sp_layout as SPL
 from membound.model import sparse24
 from membound.model import sparse24_banks as BANKS
 from membound.model.geometry import fuse, support
-from membound.model.precision import fmt
+from membound.model.precision import decode, fmt, store
 from membound.run import measure
 
 STENCILS = {"2d5pt": ("star", 2, 1), "2d9pt": ("box", 2, 1), "2d13pt": ("star", 2, 3),
@@ -41,8 +41,8 @@ def _warp_product(afrag, meta, bregs, precision, layout):
         else:
             h = afrag[lane].astype(np.uint32)
             for reg, (row, c) in enumerate([(g, q), (g + 8, q), (g, q + 4), (g + 8, q + 4)]):
-                pair = np.array([h[reg] & 0xFFFF, h[reg] >> 16], dtype=np.uint16).view(np.float16)
-                vals[row, 2 * c:2 * c + 2] = pair
+                pair = np.array([h[reg] & 0xFFFF, h[reg] >> 16], dtype=np.uint16)
+                vals[row, 2 * c:2 * c + 2] = decode(pair.view(fmt(precision).dtype), precision)   # fp16, bf16 bits
         if q < 2:
             for c in range(8):
                 if layout == "split" and c // 4 == q:
@@ -58,7 +58,7 @@ def _warp_product(afrag, meta, bregs, precision, layout):
     return a @ b
 
 
-@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("layout", ["split", "rows"])
 def test_lane_packing_round_trips_through_the_documented_layout(precision, layout):
     form = sparse24.transform("box", 2, 1, 3, precision, np.random.default_rng(1).uniform(0.5, 1.5, (3, 3)))
@@ -82,7 +82,7 @@ def test_b_offsets_load_what_the_form_names():
         BANKS.b_offsets(form, pitch, runs=True)
 
 
-@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("name", list(STENCILS))
 def test_runs_layout_gives_each_lane_one_aligned_vector(name, precision):
     """Layout "runs": a lane's B elements of an MMA are RUN consecutive columns of one row (pads
@@ -101,7 +101,7 @@ def test_runs_layout_gives_each_lane_one_aligned_vector(name, precision):
         assert lxt % 2 == 0 or precision == "fp32"
 
 
-@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("name", list(STENCILS))
 def test_runs_start_at_the_phase_of_least_cost(name, precision):
     """transform's run phase: in 3D no other phase needs fewer MMAs (fp16 3d27pt at t = 3: 42, where
@@ -137,7 +137,7 @@ def test_wavefronts_count_what_ncu_measured():
     assert all(BANKS.wavefronts(form, 164 + 4 * k) >= 4 for k in range(8))
 
 
-@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "bf16"])
 def test_a_zero_run_loads_a_run_of_its_mma(precision):
     form = sparse24.transform("box", 2, 3, 4, precision, layout="runs")
     lanes = form.cols[:, BANKS.b_slots(precision)[:4]]                    # (nf, lane q, its slots, 4)
@@ -147,7 +147,7 @@ def test_a_zero_run_loads_a_run_of_its_mma(precision):
         assert any(np.array_equal(lanes[f, q, :, :3], lanes[f, p, :, :3]) for p in range(4) if not zero[f, p])
 
 
-@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "bf16"])
 def test_pitch_takes_the_fewest_wavefronts_of_every_bank_offset(precision):
     form = sparse24.transform("box", 2, 3, 4, precision, layout="runs")
     pitch, step = SPL.pitch_for(form), 32 if precision == "fp32" else 64
@@ -223,7 +223,7 @@ def test_plane_groups_share_one_b_load_across_the_planes(shape):
         assert shape == "star" or mask == (1 << 2 * form.radius + 1) - 1
 
 
-@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("name", ["2d9pt", "3d7pt"])
 def test_cpu_case_passes_its_check_and_writes_a_row(tmp_path, name, precision):
     shape, dims, radius = STENCILS[name]
@@ -281,7 +281,7 @@ def _probe(precision, layout):
     if precision == "fp32":
         bregs = lanes.astype(np.float32).view(np.uint32)
     else:
-        h = lanes.astype(np.float16).view(np.uint16).astype(np.uint32)
+        h = np.ascontiguousarray(store(lanes, precision)).view(np.uint16).astype(np.uint32)   # fp16 or bf16 bits
         bregs = h[:, 0::2] | (h[:, 1::2] << 16)
     m, n, k = sparse24.SP_SHAPE[precision]
     mod = cp.RawModule(code=PROBE.replace("SHAPE", f"m{m}n{n}k{k}").replace("TYPE", sparse24.SP_TYPE[precision]))
@@ -298,7 +298,7 @@ def _probe(precision, layout):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "bf16"])
 def test_mma_sp_layout(precision):
     """The metadata layout stencil_sp.py packs (META_LAYOUT) is the one the hardware reads; prints both."""
     ok = {}
@@ -310,7 +310,7 @@ def test_mma_sp_layout(precision):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("depth", [1, 2, 3])
 @pytest.mark.parametrize("name", list(STENCILS))
 def test_tc_sparse_kernel_matches_the_reference(tmp_path, name, depth, precision):
@@ -328,7 +328,7 @@ def _cuda_row(tmp_path, name, depth, precision, domain, steps) -> dict:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("precision", ["fp32", "fp16", "bf16"])
 @pytest.mark.parametrize("depth", [1, 4])
 @pytest.mark.parametrize("name", ["3d7pt", "3d27pt"])
 def test_tc_sparse_3d_window_over_several_z_blocks(tmp_path, name, depth, precision):
@@ -358,9 +358,10 @@ def test_counters_count_an_mma_sp_as_its_logical_shape():
     from membound.counters import mma
 
     for kernel in ("stencil_sp", "stencil_sp3"):     # 2D and 3D: their mma.sp in stencil_sp.cuh
-        assert mma.own_shapes()[kernel] == {"tf32": (16, 8, 16), "f16": (16, 8, 32)}
+        assert mma.own_shapes()[kernel] == {"tf32": (16, 8, 16), "f16": (16, 8, 32), "bf16": (16, 8, 32)}
         assert kernel in mma.sparse_kernels()
     launches = pd.DataFrame([{"precision": p, "kernel_name": "stencil_sp", "tensor_fp64_ops": float("nan"),
-                              "dmma_inst": 0, "hmma_inst": 10} for p in ("fp32", "fp16")])
+                              "dmma_inst": 0, "hmma_inst": 10} for p in ("fp32", "fp16", "bf16")])
     flops, how = mma.tensor_flops(launches, {})
-    assert list(flops) == [10 * 2 * 16 * 8 * 16, 10 * 2 * 16 * 8 * 32] and "m16n8k32 f16" in how[1]
+    assert list(flops) == [10 * 2 * 16 * 8 * 16, 10 * 2 * 16 * 8 * 32, 10 * 2 * 16 * 8 * 32]
+    assert "m16n8k32 f16" in how[1] and "m16n8k32 bf16" in how[2]

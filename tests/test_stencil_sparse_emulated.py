@@ -13,7 +13,7 @@ from membound.kernels.stencil import sp_layout as SPL
 from membound.model import sparse24
 from membound.model import sparse24_banks as BANKS
 from membound.model.geometry import support
-from membound.model.precision import fmt, quantize
+from membound.model.precision import decode, fmt, quantize, rounded
 
 pytestmark = pytest.mark.skipif(not emulated.available(), reason="no g++ here")
 
@@ -29,17 +29,19 @@ CASES = [  # (shape, dims, radius, depth, precision, field): 3D over two z block
     ("star", 2, 3, 3, "fp16", (45, 140)),         # 64-row tiles (RF 9), two blocks along x
     ("star", 2, 1, 1, "fp32", (19, 400)),         # blocks inside the field along x (copied without the wrap)
     ("box", 2, 1, 4, "fp16", (21, 390)),
+    ("box", 3, 1, 3, "bf16", (70, 11, 20)),       # bf16: the fp16 paths with the bf16 MMA and rounding
+    ("star", 2, 1, 5, "bf16", (45, 71)),
 ]
 
 
 def _run(shape, dims, radius, depth, precision, field, reverse=False):
     rng = np.random.default_rng(7)
-    w = quantize(rng.random((2 * radius + 1,) * dims) * support(shape, dims, radius), precision)
-    form = sparse24.transform(shape, dims, radius, depth, precision, w.astype(np.float64), SPL.LAYOUT)
+    w = rounded(rng.random((2 * radius + 1,) * dims) * support(shape, dims, radius), precision)
+    form = sparse24.transform(shape, dims, radius, depth, precision, w, SPL.LAYOUT)
     macros, smem, afrag, meta, offs = SP.operands(form, dims)
     grid, threads = SP.launch_shape(form, dims, field)
     binary = emulated.build(SPL.source(dims)[0], macros, kernel=SPL.source(dims)[1])
-    x = quantize(rng.random(field), precision).astype(fmt(precision).dtype)
+    x = quantize(rng.random(field), precision)
     return emulated.run_sp(binary, x, afrag, meta, offs, grid, threads, smem, reverse), SP.emulate(form, x, 1), form
 
 
@@ -52,8 +54,8 @@ def test_emulated_sparse_kernel_matches_the_product(shape, dims, radius, depth, 
         out, want, form = _run(shape, dims, radius, depth, precision, field, reverse)
         f = fmt(precision)
         rtol = 2 * f.u + form.points * f.tc_acc_u
-        np.testing.assert_allclose(out.astype(np.float64), want.astype(np.float64), rtol=rtol,
-                                   err_msg=f"reverse={reverse}")
+        assert out.dtype == want.dtype == f.dtype
+        np.testing.assert_allclose(decode(out, precision), decode(want, precision), rtol=rtol, err_msg=f"reverse={reverse}")
 
 
 @pytest.mark.parametrize("through_l1", [2, None])

@@ -165,7 +165,7 @@ def test_stencil_depths_are_checked_at_start(tmp_path):
     assert "refused: 2d49pt tc fp64 at depth 8 needs 244.0 KiB of shared memory per block" in run.stderr
     assert "refused: 2d49pt tc fp32" not in run.stderr              # in fp32 and fp16 every depth fits
     assert "--depth 1 --depths 2 3 4 5 6 7 8 " in run.stdout       # the job itself refuses depth 8 (stencil.plan)
-    assert "--precisions fp64 fp32 fp16" in run.stdout             # the stencils follow the config's precisions
+    assert "--precisions fp64 fp32 fp16 bf16" in run.stdout        # the stencils follow the config's precisions
     (tmp_path / "deep.yaml").write_text("stencil: {kernels: {2d49pt: {depth: 8}}}\n")
     run = snakemake("--profile", "profiles/h100", "-n", "--configfile", "profiles/h100/membound.yaml",
                     str(tmp_path / "deep.yaml"))

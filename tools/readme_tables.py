@@ -55,11 +55,19 @@ def run_line(gpu: str) -> str:
             f"{inv['date'][:10]}, CUDA {inv['cuda']['runtime']}, CuPy {inv['cuda']['cupy']}\n")
 
 
+def precisions(*gs: str) -> list[str]:
+    """The precisions the reference runs of GPUs `gs` measured (their SCALE rows; PRECISIONS order): a
+    precision without rows there, such as bf16 before its reference run, gets no column."""
+    found = {p for g in gs for p in numbers.measured(numbers.medians(REFERENCE / g / "raw", "scale"))}
+    return [p for p in PRECISIONS if p in found]
+
+
 def claims_block(gpu: str) -> str:
     path = REFERENCE / gpu / "claims.json"
     if not path.exists():
         raise SystemExit(f"{path} is missing: run `snakemake --profile profiles/reference all` first")
-    return claims_report.claims_table(json.loads(path.read_text()))
+    result = json.loads(path.read_text())
+    return claims_report.claims_table({**result, "precisions": precisions(gpu)})
 
 
 def ratio(med, num: str, den: str) -> float:
@@ -82,7 +90,7 @@ def ratios_block(gpu: str) -> str:
             "stencils at Table 3's depth, geomean of 6: dense tensor cores / temporal blocking": [],
             "stencils: 2:4-sparse tensor cores / temporal blocking": [],
             "stencils unblocked at depth 1: share of B/(2d), lowest-highest": []}
-    for p in PRECISIONS:
+    for p in precisions(gpu):
         s = spmv.xs(p, level="precision")
         at = {n: sten.xs((n, p), level=("problem", "precision")) for n in numbers.KERNELS}
         t = {n: k["depth"] for n, k in numbers.KERNELS.items()}
@@ -98,7 +106,7 @@ def ratios_block(gpu: str) -> str:
                   f"{min(shares):.1f}-{max(shares):.1f}%"]
         for row, v in zip(rows.values(), values):
             row.append(v if isinstance(v, str) else f"{v:.2f}")
-    return table(["speed ratio (> 1: the first faster)", *PRECISIONS], [[k, *v] for k, v in rows.items()])
+    return table(["speed ratio (> 1: the first faster)", *precisions(gpu)], [[k, *v] for k, v in rows.items()])
 
 
 def stencil_block(precision: str) -> str:
@@ -135,13 +143,13 @@ def ebisu_block(_=None) -> str:
 
 
 def scale_block(_=None) -> str:
-    rows = [[p, *(numbers.scale_cells(REFERENCE / g / "raw", g)[p] for g in gpus())] for p in PRECISIONS]
+    rows = [[p, *(numbers.scale_cells(REFERENCE / g / "raw", g).get(p, "") for g in gpus())] for p in precisions(*gpus())]
     return table(["precision", *(f"{g.upper()}: CUDA cores / tensor cores, GB/s (share of B)" for g in gpus())], rows)
 
 
 def gemv_block(_=None) -> str:
-    rows = [[p, numbers.GEMV_CC[p], *(numbers.gemv_cells(REFERENCE / g / "raw")[p] for g in gpus())]
-            for p in PRECISIONS]
+    rows = [[p, numbers.GEMV_CC[p], *(numbers.gemv_cells(REFERENCE / g / "raw").get(p, "") for g in gpus())]
+            for p in precisions(*gpus())]
     return table(["precision", "CUDA cores", *(f"{g.upper()}: GB/s against `gemv_tc` (ratio)" for g in gpus())],
                  rows, right=2)
 

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from membound.model.precision import fmt
+from membound.model.precision import PRECISIONS, fmt
 from membound.run import config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,6 +48,12 @@ def medians(raw: Path, family: str, column: str = "value") -> pd.Series:
     return rows.groupby(keys, dropna=False)[column].median()
 
 
+def measured(series: pd.Series) -> list[str]:
+    """The precisions (PRECISIONS order) of medians' rows: a run without bf16 rows has no bf16 cells."""
+    found = set(series.index.get_level_values("precision"))
+    return [p for p in PRECISIONS if p in found]
+
+
 def at_largest(raw: Path, family: str) -> pd.Series:
     """Medians (GB/s) of `family` at its largest problem, by (precision, impl)."""
     fam = medians(raw, family)
@@ -58,19 +64,19 @@ def at_largest(raw: Path, family: str) -> pd.Series:
 def scale_cells(raw: Path, gpu: str) -> dict:
     """{precision: the SCALE table's cell}: CUDA cores / tensor cores, GB/s and share of the spec."""
     at, bandwidth = at_largest(raw, "scale"), config.load_gpu(gpu)["memory_bandwidth_TBs"] * 1e3
-    gbs = {p: (at[(p, "cuda_core")], at[(p, "tensor_core")]) for p in ("fp64", "fp32", "fp16")}
+    gbs = {p: (at[(p, "cuda_core")], at[(p, "tensor_core")]) for p in measured(at)}
     return {p: f"{cc:.0f} / {tc:.0f} ({100 * cc / bandwidth:.1f}% / {100 * tc / bandwidth:.1f}%)"
             for p, (cc, tc) in gbs.items()}
 
 
-GEMV_CC = {"fp64": "cublas_dgemv", "fp32": "cublas_sgemv", "fp16": "gemv_half2"}
+GEMV_CC = {"fp64": "cublas_dgemv", "fp32": "cublas_sgemv", "fp16": "gemv_half2", "bf16": "gemv_half2"}
 
 
 def gemv_cells(raw: Path) -> dict:
     """{precision: the GEMV table's cell}: CUDA cores against `gemv_tc`, GB/s, and their ratio."""
     at = at_largest(raw, "gemv")
     return {p: f"{at[(p, cc)]:.0f} against {at[(p, 'gemv_tc')]:.0f} ({at[(p, 'gemv_tc')] / at[(p, cc)]:.3f})"
-            for p, cc in GEMV_CC.items()}
+            for p, cc in GEMV_CC.items() if p in measured(at)}
 
 
 def stencil_bound(gpu: str, precision: str) -> float:
@@ -83,7 +89,7 @@ def stencil_cells(med: pd.Series, gpu: str) -> dict:
     out = {}
     for name, k in KERNELS.items():
         t = k["depth"]
-        for p in ("fp64", "fp32", "fp16"):
+        for p in measured(med):
             at = med.xs((name, p), level=("problem", "precision"))
             tb = at.loc["cc_tb"]
             naive, bound = at[("cc_naive", 1)], stencil_bound(gpu, p)
@@ -173,7 +179,7 @@ def main(argv=None) -> int:
     raw = run / "raw"
     med = medians(raw, "stencil")
     cells = stencil_cells(med, args.gpu)
-    for p in ("fp64", "fp32", "fp16"):
+    for p in measured(med):
         rows = {name: row for (q, name), row in cells.items() if q == p}
         print(f"\n{p}: " + " | ".join(ROLES[: len(next(iter(rows.values())))]))
         for name, row in rows.items():

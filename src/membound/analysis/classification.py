@@ -64,8 +64,8 @@ def peaks(gpu: dict, precision: str = "fp64") -> tuple[float | None, float | Non
 def precisions(gpu: dict) -> list[str]:
     """The precisions the classification covers on `gpu`: those with both peaks whose MMA is this
     workflow's tensor-core stencil layout in that precision (geometry.STENCIL_MMA: fp64 m8n8k4, fp32
-    TF32 m16n8k8, fp16 m16n8k16)."""
-    return [p for p in STENCIL_MMA if p in spec_peaks.listed(gpu) and all(peaks(gpu, p))
+    TF32 m16n8k8, fp16 and bf16 m16n8k16; bf16 with fp16's peaks where the spec lists none, peaks.covered)."""
+    return [p for p in STENCIL_MMA if p in spec_peaks.covered(gpu) and all(peaks(gpu, p))
             and spec_peaks.at(gpu, p).mma_shape == STENCIL_MMA[p]]
 
 
@@ -73,7 +73,7 @@ def variants(gpu: dict) -> list[tuple[str, str]]:
     """(precision, sparsity) the classification covers on `gpu`: every precision of `precisions` dense,
     and "2:4" (sparse tensor cores, mma.sp: paper 002 Sec. 4.3, eq. 20) in each precision whose spec
     gives a sparse tensor-core peak beside its CUDA-core one."""
-    sparse = [p for p in SPARSE_PRECISIONS if p in spec_peaks.listed(gpu) and spec_peaks.at(gpu, p).sparse_tensor_core
+    sparse = [p for p in SPARSE_PRECISIONS if p in spec_peaks.covered(gpu) and spec_peaks.at(gpu, p).sparse_tensor_core
               and spec_peaks.at(gpu, p).cuda_core]
     return [(p, "dense") for p in precisions(gpu)] + [(p, "2:4") for p in sparse]
 

@@ -42,7 +42,7 @@ def _sources() -> tuple[str, ...]:
     texts = []
     for cu in sorted(KERNELS.rglob("*.cu")):
         text = cu.read_text()
-        texts.append(text + "".join((cu.parent / h).read_text() for h in INCLUDE.findall(text)))
+        texts.append(text + "".join(next(KERNELS.rglob(h)).read_text() for h in INCLUDE.findall(text)))
     return tuple(texts)
 
 
@@ -103,7 +103,8 @@ def _part(count: float, name: str, kernel_name: str, kind: str, fallback) -> tup
 # cuBLAS HGEMM/TF32 GEMM and membound's SCALE, docs/counters.md) and their columns in the launches
 OPS = {"f64": ("tensor_fp64_ops", "sm__ops_path_tensor_src_fp64"),
        "tf32": ("tensor_tf32_ops", "sm__ops_path_tensor_src_tf32_dst_fp32"),
-       "f16": ("tensor_fp16_ops", "sm__ops_path_tensor_src_fp16")}
+       "f16": ("tensor_fp16_ops", "sm__ops_path_tensor_src_fp16"),
+       "bf16": ("tensor_bf16_ops", "sm__ops_path_tensor_src_bf16_dst_fp32")}   # bf16: fp16's unit, assumed
 
 
 def _ops(l, kind: str) -> tuple[float, str] | None:

@@ -11,8 +11,8 @@ a bounded launch count. Achieved work and traffic per row:
   roofline counts them so, the packed HADD2/HMUL2/HFMA2 included);
 - tensor-path FLOPs (membound.counters.mma): FP64 from sm__ops_path_tensor_src_fp64, one unit = one
   FLOP (checked on the H100 with cuBLAS DGEMMs, docs/counters.md), else DMMA warp instructions x
-  2 m n k; TF32 and FP16 from HMMA warp instructions x 2 m n k, of each kernel's own instruction
-  shape in the launch's precision, never one factor for all;
+  2 m n k; TF32, FP16 and BF16 from their op counters, or HMMA warp instructions x 2 m n k, of each
+  kernel's own instruction shape in the launch's precision, never one factor for all;
 - DRAM bytes read + written, L2 (lts__t_bytes) and L1 (l1tex__t_bytes) bytes; time gpu__time_duration.
 
 Launches of one kernel name inside one tag are summed (a stencil's timed call is steps/depth
@@ -36,12 +36,14 @@ import pandas as pd
 from membound.counters import mma
 from membound.counters.ncu_csv import CUDA_CORE_OPS, METRICS, NVTX_FILTER, CounterError, parse_launches
 from membound.counters.rows import COLUMNS, SCHEMA
+from membound.model.precision import PRECISIONS
 from membound.run import raw
 from membound.run.outputs import write_csv
 
 # Not on every GPU: where missing, tensor FLOPs come from instruction counts (membound.counters.mma)
 OPTIONAL = {"sm__ops_path_tensor_src_fp64.sum", "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
-            "sm__ops_path_tensor_src_fp16.sum", "sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum"}
+            "sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
+            "sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum"}
 PERMISSION_FIX = ("GPU performance counters are not permitted for this user (ERR_NVGPUCTRPERM): run the "
                   "counter jobs as root, or let all users profile (driver option "
                   "NVreg_RestrictProfilingToAdminUsers=0, https://developer.nvidia.com/ERR_NVGPUCTRPERM), "
@@ -180,9 +182,9 @@ def mma_shape_arg(text: str) -> tuple[str, tuple[int, int, int]]:
     """'fp32=16x8x8' -> ('fp32', (16, 8, 8)), for --mma-shapes."""
     precision, _, shape = text.partition("=")
     dims = shape.split("x")
-    if precision not in CUDA_CORE_OPS or len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+    if precision not in PRECISIONS or len(dims) != 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
         raise argparse.ArgumentTypeError(f"'{text}': use <precision>=MxNxK with precision one of "
-                                         f"{', '.join(CUDA_CORE_OPS)}, e.g. fp32=16x8x8")
+                                         f"{', '.join(PRECISIONS)}, e.g. fp32=16x8x8")
     return precision, tuple(map(int, dims))
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from membound.model.precision import PRECISIONS
 from membound.run.measure import launch_tag
 
 CUDA_CORE_OPS = {"fp64": ("dadd", "dmul", "dfma"), "fp32": ("fadd", "fmul", "ffma"), "fp16": ("hadd", "hmul", "hfma")}
@@ -27,6 +28,7 @@ METRICS = {  # ncu metric -> column of the parsed launches
     "sm__ops_path_tensor_src_fp64.sum": "tensor_fp64_ops",
     "sm__ops_path_tensor_src_tf32_dst_fp32.sum": "tensor_tf32_ops",
     "sm__ops_path_tensor_src_fp16.sum": "tensor_fp16_ops",
+    "sm__ops_path_tensor_src_bf16_dst_fp32.sum": "tensor_bf16_ops",
     "sm__inst_executed_pipe_tensor_op_dmma.sum": "dmma_inst",
     "sm__inst_executed_pipe_tensor_op_hmma.sum": "hmma_inst",
     "sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum": "hfma2_mma_inst",
@@ -37,7 +39,8 @@ METRICS = {  # ncu metric -> column of the parsed launches
 }
 NVTX_FILTER = "regex:membound:.*/"                  # every push/pop range whose name starts membound:
 NAME = r"[A-Za-z0-9_.\-]+"
-TAG = re.compile(rf"membound:({NAME}):({NAME}):({NAME})(?::(fp64|fp32|fp16)(?![A-Za-z0-9_.\-]))?")  # ncu appends :none...
+PRECISION = "|".join(PRECISIONS)
+TAG = re.compile(rf"membound:({NAME}):({NAME}):({NAME})(?::({PRECISION})(?![A-Za-z0-9_.\-]))?")  # ncu appends :none...
 
 
 class CounterError(RuntimeError):

@@ -11,7 +11,7 @@ from membound.run import raw
 
 COLUMNS = ["tag", "kernel", "impl", "problem", "precision", "kernel_name", "part", "launches", "time_s",
            *[op for ops in CUDA_CORE_OPS.values() for op in ops], "tensor_fp64_ops", "tensor_tf32_ops",
-           "tensor_fp16_ops", "dmma_inst", "hmma_inst", "hfma2_mma_inst",
+           "tensor_fp16_ops", "tensor_bf16_ops", "dmma_inst", "hmma_inst", "hfma2_mma_inst",
            "flops_cuda_core", "flops_tensor", "flops", "tensor_flops_from", "dram_read", "dram_write", "dram_bytes",
            "l2_bytes", "l1_bytes", "profiler", "clock_control", "cache_control"]
 

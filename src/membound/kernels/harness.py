@@ -6,7 +6,8 @@ the timed callable, how to read the checked values from its result, their refere
 (membound.model.precision). `measure` owns the rest:
 
 1. skip policy: a tensor-core implementation on a device without mma.sync is not run (`skip_reason`);
-2. check: one run, its output against the reference, before any time is kept (measure.check);
+2. check: one run, its output (precision.decode: bf16's bit patterns as numbers) against the reference,
+   before any time is kept (measure.check);
 3. warm-up and timing (timing.time_kernel: per launch, and for short kernels a CUDA graph);
 4. a second check of the output left by the timed runs;
 5. statistics and the result row (measure.ROW_COLUMNS), with the repetition index `rep`.
@@ -22,7 +23,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from membound.model.precision import PRECISIONS, SPARSITIES
+from membound.model.precision import PRECISIONS, SPARSITIES, decode
 from membound.run import runinfo
 from membound.run.measure import check, launch_tag, nvtx_range, stats, write_result
 from membound.run.timing import time_kernel
@@ -118,7 +119,7 @@ def measure(impl: Impl, prepare: Callable[[], Case], backend: str, warmup: int, 
         use_async_pool()
     with _stream(backend):
         case = prepare()
-        err = check(case.output(case.run()), case.reference, case.tol, case.what)
+        err = check(decode(case.output(case.run()), case.precision), case.reference, case.tol, case.what)
         notes = list(case.notes)
         if counters:
             free_device_memory()   # the profiler saves and restores what the launch can reach: live arrays only
@@ -131,7 +132,8 @@ def measure(impl: Impl, prepare: Callable[[], Case], backend: str, warmup: int, 
             timing = time_kernel(case.run, backend, warmup, reps, warmup_s=warmup_s)
             if warmup_s:
                 notes.append(f"warm-up: {warmup} calls and on to {warmup_s:g} s")
-        err = max(err, check(case.output(case.run()), case.reference, case.tol, case.what + " (after timing)"))
+        err = max(err, check(decode(case.output(case.run()), case.precision), case.reference, case.tol,
+                             case.what + " (after timing)"))
     st = stats(timing.seconds)
     return {"kernel": impl.family, "impl": impl.name, "unit": impl.unit, "role": impl.role,
             "precision": case.precision, "sparsity": impl.sparsity, "code": "",

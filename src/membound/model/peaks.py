@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from membound.model import equations
 from membound.model.precision import FORMATS
 
-SPEC_PRECISIONS = tuple(FORMATS)     # bf16: in a spec where its peaks differ from fp16's, Table 1 only
+SPEC_PRECISIONS = tuple(FORMATS)     # bf16: listed in a spec where its peaks differ from fp16's (Format.peaks_as)
 ELEMENT_BYTES = {f.name: f.bytes for f in FORMATS.values()}
 UNITS = ("cuda_core", "tensor_core")
 
@@ -71,9 +71,11 @@ class Peaks:
 
 
 def at(gpu: dict, precision: str) -> Peaks:
-    """The numbers of spec `gpu` in `precision` (fp64, fp32, fp16, bf16), or a ValueError naming the
-    missing key and the fix."""
-    peaks = gpu.get("peak_TFLOPs", {}).get(precision)
+    """The numbers of spec `gpu` in `precision` (fp64, fp32, fp16, bf16; one the spec does not list, those
+    of its record's `peaks_as`: bf16 fp16's), or a ValueError naming the missing key and the fix."""
+    listed_peaks = gpu.get("peak_TFLOPs", {})
+    same = FORMATS[precision].peaks_as if precision in FORMATS else ""
+    peaks = listed_peaks.get(precision, listed_peaks.get(same) if same else None)
     if precision not in SPEC_PRECISIONS or peaks is None:
         raise ValueError(f"spec '{gpu.get('name')}' has no peak_TFLOPs.{precision}: add its CUDA-core and tensor-core "
                          f"peaks, with their sources, to config/gpus/*.yaml (precisions: {', '.join(SPEC_PRECISIONS)})")
@@ -98,6 +100,13 @@ def listed(gpu: dict) -> list[str]:
         raise ValueError(f"spec '{gpu.get('name')}' has peak_TFLOPs.{unknown[0]}, a precision without a record: "
                          f"use one of {', '.join(SPEC_PRECISIONS)} (membound.model.precision.FORMATS)")
     return [p for p in SPEC_PRECISIONS if p in gpu.get("peak_TFLOPs", {})]
+
+
+def covered(gpu: dict) -> list[str]:
+    """The precisions `at` answers for spec `gpu`: those it lists, and those whose record reads a listed
+    one's peaks (Format.peaks_as: bf16 where only fp16 is listed), in SPEC_PRECISIONS order."""
+    own = listed(gpu)
+    return [p for p in SPEC_PRECISIONS if p in own or FORMATS[p].peaks_as in own]
 
 
 def row_precision(row) -> str:

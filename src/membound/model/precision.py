@@ -1,11 +1,13 @@
 """The precision axis: one record per number format (`Format`) with every trait that depends on it, and
 the error bounds a case's check uses.
 
-A case's `precision` names its storage format (the rows' column): fp64, fp32 or fp16 (PRECISIONS, what
-the kernels run; bf16 is a record for the specs' Table 1 peaks alone until its kernels exist). On CUDA
-cores it computes in that format, except that fp16 sums accumulate in fp32 (a policy of every membound
-kernel); on tensor cores its MMA takes operands in the format's tensor-core type (f64, tf32, f16) and
-accumulates in fp64 (f64) or fp32 (tf32, f16). The record holds the element size, the numpy and CUDA
+A case's `precision` names its storage format (the rows' column): fp64, fp32, fp16 or bf16 (PRECISIONS,
+what the kernels run; a family runs those its IMPLS list). On CUDA cores it computes in that format,
+except that fp16 and bf16 sums accumulate in fp32 (a policy of every membound kernel); on tensor cores
+its MMA takes operands in the format's tensor-core type (f64, tf32, f16, bf16) and accumulates in fp64
+(f64) or fp32 (tf32, f16, bf16). numpy has no bf16: its arrays hold the bit patterns as uint16 (the
+device's too), `quantize` rounds float64 to them (to nearest, ties to even) and `decode` reads them
+back as float32. The record holds the element size, the numpy and CUDA
 types, both accumulators, the dense MMA the kernels issue (NVIDIA mma.sync; the CPU emulates it) and
 AMD's MFMA (Table 1), the 2:4-sparse mma.sp, and the unit roundoffs the tolerances below are built on.
 Their shapes and instructions are the PTX ISA's (9.7.14.5: mma.sync, 9.7.14.6: mma.sp, its sparsity
@@ -52,7 +54,7 @@ class Mma:
 class Format:
     name: str          # the rows' `precision`
     bytes: int         # element size D (paper 000 eq. 5-13)
-    numpy: str         # numpy dtype of storage ('': none in numpy)
+    numpy: str         # numpy dtype of storage (bf16: uint16, its bit patterns; `decode`)
     ctype: str         # CUDA C type of storage
     cuda_type: int     # its cudaDataType_t (cuSPARSE, cuBLAS): CUDA_R_64F 1, CUDA_R_32F 0, CUDA_R_16F 2, CUDA_R_16BF 14
     acc: str           # numpy dtype of the CUDA-core accumulator (fp16: float32)
@@ -66,6 +68,7 @@ class Format:
     mfma: Mma | None   # AMD CDNA2's dense MFMA (Table 1: no membound kernel issues it); None: none
     mma_sp: Mma | None = None   # the 2:4-sparse mma.sp (the stencils' tc_sparse); None: none in this format
     runs: bool = True  # a precision the kernels run (PRECISIONS); else the specs' Table 1 alone
+    peaks_as: str = ""  # a spec that lists no peaks of this format has this one's (bf16: fp16's, equal on Hopper)
 
     @property
     def dtype(self) -> np.dtype:
@@ -100,8 +103,9 @@ FORMATS = {f.name: f for f in (
     Format("fp16", 2, "float16", "__half", 2, "float32", "float32", 2.0**-11, 2.0**-24, 0.0, 2.0**-23, 2.0**-25,
            _mma(16, 8, 16, "f32", "f16"), Mma((16, 16, 16), "f16", "v_mfma_f32_16x16x16f16"),
            _mma(16, 8, 32, "f32", "f16", (2, 4))),
-    Format("bf16", 2, "", "__nv_bfloat16", 14, "float32", "float32", 2.0**-8, 2.0**-24, 0.0, 2.0**-23, 2.0**-134,
-           _mma(16, 8, 16, "f32", "bf16"), None, _mma(16, 8, 32, "f32", "bf16", (2, 4)), runs=False),
+    Format("bf16", 2, "uint16", "__nv_bfloat16", 14, "float32", "float32", 2.0**-8, 2.0**-24, 0.0, 2.0**-23, 2.0**-134,
+           _mma(16, 8, 16, "f32", "bf16"), Mma((16, 16, 16), "bf16", "v_mfma_f32_16x16x16bf16_1k"),
+           _mma(16, 8, 32, "f32", "bf16", (2, 4)), peaks_as="fp16"),
 )}
 PRECISIONS = tuple(name for name, f in FORMATS.items() if f.runs)
 SPARSITIES = ("dense", "2:4")   # the rows' `sparsity`: dense MMA, or 2:4-structured sparse MMA (mma.sp)
@@ -122,16 +126,76 @@ def of_dtype(dtype) -> str:
     return found[0]
 
 
-def quantize(values, precision: str) -> np.ndarray:
-    """`values` (float64) rounded to the storage format of `precision`, as an array of that dtype.
-    ValueError where a finite value falls outside the format's range (it would become inf)."""
+def _xp(a):
+    """CuPy where `a` is a CuPy array (model/ may not import run.measure's array_module), else numpy."""
+    cupy = sys.modules.get("cupy")
+    return cupy if cupy is not None and isinstance(a, cupy.ndarray) else np
+
+
+def largest(precision: str) -> float:
+    """The largest finite value of `precision`'s storage format (bf16: 0x7F7F, (2 - 2^-7) 2^127)."""
     f = fmt(precision)
-    values = np.asarray(values, dtype=np.float64)
-    big = np.finfo(f.dtype).max
-    if values.size and np.nanmax(np.abs(values)) > big:
-        raise ValueError(f"values up to {np.nanmax(np.abs(values)):.3g} exceed {precision}'s largest finite "
-                         f"value {float(big):.5g}")
-    return values.astype(f.dtype)
+    return float(decode(np.array([0x7F7F], np.uint16), "bf16")[0]) if f.name == "bf16" else float(np.finfo(f.dtype).max)
+
+
+def quantize(values, precision: str):
+    """`values` (float64; numpy, or CuPy: rounded on the device) rounded to the storage format of
+    `precision`, as an array of its dtype (bf16: the bit patterns, `encode_bf16`). ValueError where a
+    finite value falls outside the format's range (it would become inf)."""
+    f = fmt(precision)
+    xp = _xp(values)
+    values = xp.asarray(values, dtype=xp.float64)
+    big = largest(precision)
+    if values.size and float(xp.nanmax(xp.abs(values))) > big:
+        raise ValueError(f"values up to {float(xp.nanmax(xp.abs(values))):.3g} exceed {precision}'s largest finite "
+                         f"value {big:.5g}")
+    return encode_bf16(values) if f.name == "bf16" else values.astype(f.dtype)
+
+
+def encode_bf16(values):
+    """float values (numpy or CuPy) as bf16 bit patterns (uint16): rounded once, to nearest with ties to
+    even, on the grid of 8-bit significands (spacing 2^(e-7) in [2^e, 2^(e+1)), e >= -126; subnormals
+    2^-133); beyond the largest finite value inf; NaN stays NaN (0x7FC0 with its sign)."""
+    xp = _xp(values)
+    x = xp.asarray(values, dtype=xp.float64)
+    _, e = xp.frexp(x)                                             # |x| in [2^(e-1), 2^e)
+    step = xp.ldexp(xp.ones_like(x), xp.maximum(e - 1, -126) - 7)
+    r = xp.where(xp.isfinite(x), xp.round(x / step) * step, x)     # exact: a power-of-two scaling; round: ties to even
+    with np.errstate(over="ignore"):                               # r is a bf16 value, or beyond: inf
+        bits = (r.astype(xp.float32).view(xp.uint32) >> 16).astype(xp.uint16)
+    return xp.where(xp.isnan(x), xp.where(xp.signbit(x), 0xFFC0, 0x7FC0).astype(xp.uint16), bits)
+
+
+def rounded(values, precision: str):
+    """`values` rounded to `precision` (quantize) and read back (decode), as float64 (numpy or CuPy)."""
+    return decode(quantize(values, precision), precision).astype(np.float64)
+
+
+def store(values, precision: str):
+    """Float values (numpy or CuPy) rounded to `precision`'s storage, as its kernels round a result (to
+    nearest; beyond the range inf, no error: `quantize` checks inputs)."""
+    return encode_bf16(values) if fmt(precision).name == "bf16" else values.astype(fmt(precision).dtype, copy=False)
+
+
+def compute_dtype(precision: str) -> np.dtype:
+    """The numpy dtype that holds `precision`'s values for arithmetic (`decode`'s): storage's, bf16 float32."""
+    return np.dtype(np.float32) if fmt(precision).name == "bf16" else fmt(precision).dtype
+
+
+def nan(precision: str):
+    """NaN in `precision`'s storage dtype (bf16: the pattern 0x7FC0), to poison outputs with."""
+    return np.uint16(0x7FC0) if fmt(precision).name == "bf16" else fmt(precision).dtype.type(np.nan)
+
+
+def decode(values, precision: str):
+    """The numbers an array of `precision` holds, in a float dtype numpy (or CuPy) computes in: bf16's
+    bit patterns (uint16) as float32 (exact); anything else (another format's storage, values already
+    decoded) as it is."""
+    xp = _xp(values)
+    values = xp.asarray(values)
+    if fmt(precision).name != "bf16" or values.dtype != np.uint16:
+        return values
+    return (values.astype(xp.uint32) << 16).view(xp.float32)
 
 
 def gamma(n: int, u: float) -> float:
@@ -157,8 +221,7 @@ def _norm_and_ratio(ref, abs_ref) -> tuple[float, float]:
     """||ref|| and R = |||A||x||| / ||A x|| (1 where ref is 0), in float64: for CuPy arrays on their
     device (no copy), else with numpy (model/ may not import run.measure's array_module)."""
     def norm(a):
-        cupy = sys.modules.get("cupy")
-        xp = cupy if cupy is not None and isinstance(a, cupy.ndarray) else np
+        xp = _xp(a)
         return float(xp.linalg.norm(xp.asarray(a, dtype=xp.float64).ravel()))
 
     n = norm(ref)
@@ -168,7 +231,10 @@ def _norm_and_ratio(ref, abs_ref) -> tuple[float, float]:
 def tc_operand(values, precision: str) -> np.ndarray:
     """Storage values of `precision` as its tensor-core operand type sees them: fp32 rounded to tf32 as
     the kernels' cvt.rna.tf32.f32 does (to nearest, ties away from zero, 10 stored mantissa bits, kept
-    in float32; inf and NaN kept); fp64 and fp16 unchanged (f64 and f16 operands are the storage values)."""
+    in float32; inf and NaN kept); fp64 and fp16 unchanged, bf16 decoded to float32 (f64, f16 and bf16
+    operands are the storage values)."""
+    if fmt(precision).name == "bf16":
+        return decode(values, precision)
     values = np.asarray(values, dtype=fmt(precision).dtype)
     if fmt(precision).tc_type != "tf32":
         return values

@@ -12,7 +12,7 @@ import numpy as np
 from membound.model.precision import fmt
 from membound.model.sparse24_pack import LAYOUT, RUN
 
-BANK_STEP = {"fp32": (32, 4), "fp16": (64, 8)}   # (elements in 128 bytes, a pitch's residue: 4 banks a row)
+BANK_STEP = {4: (32, 4), 2: (64, 8)}   # element bytes -> (elements in 128 bytes, a pitch's residue: 4 banks a row)
 
 
 def b_slots(precision: str) -> np.ndarray:
@@ -68,9 +68,9 @@ def wavefronts(form, pitch: int) -> float:
 
 def pitches(form, width: int) -> list[int]:
     """The 2D kernel's candidate row pitches for a tile `width` elements wide: the first of at least
-    `width` at 4 banks a row (fp32 = 4 mod 32 elements, fp16 = 8 mod 64), so that the 8 rows g of one B
+    `width` at 4 banks a row (fp32 = 4 mod 32 elements, fp16 and bf16 = 8 mod 64), so that the 8 rows g of one B
     load start in different banks, and the 7 next 16-byte steps (every offset of a row in the banks)."""
-    step, rem = BANK_STEP[form.precision]
+    step, rem = BANK_STEP[fmt(form.precision).bytes]
     first = width + (rem - width) % step
     return [first + k * step // 8 for k in range(8)]
 

@@ -28,6 +28,7 @@ VERDICT = {"yes": ("o", "tab:green", "prediction held"), "no": ("X", "tab:red", 
            "inconclusive": ("s", "0.45", "inconclusive"), "n/a": ("P", "0.7", "n/a (no prediction, or one repetition)")}
 PANEL = (4.8, 4.2)          # inches, the measured GPU's panels (at 150 dpi: 2160 x 1500 px for 5)
 SPEC_PANEL = (4.0, 3.6)     # the other specs': 3 specs x 5 panels in 3000 x 1860 px
+SPECS_WIDTH = 19.5          # inches at most across their columns (7 with bf16: panels 2.8 in wide, 2925 px)
 
 
 def _color(dims: int, radius: int):
@@ -99,7 +100,7 @@ def _layout(groups, rows: int, cols: int, title: str, caption: str, handles, pan
     fig, axes = plt.subplots(rows, cols, figsize=(panel[0] * cols, panel[1] * rows + 1.6), squeeze=False)
     for ax in axes.flat[len(groups):]:
         ax.set_visible(False)
-    fig.suptitle(title)
+    fig.suptitle(title, y=1 - 0.05 / fig.get_figheight(), va="top")   # in inches from the top: any panel rows
     fig.legend(handles=handles, loc="upper center", ncol=min(len(handles), 7), frameon=False, fontsize="medium",
                bbox_to_anchor=(0.5, 1 - 0.35 / fig.get_figheight()))
     style.footer(fig, caption)
@@ -133,8 +134,10 @@ def specs_figure(grid: pd.DataFrame, gpu_name: str, caption: str):
     others = grid[grid["gpu"] != gpu_name]
     columns = list(dict.fromkeys(zip(others["precision"], others["sparsity"])))
     specs = list(dict.fromkeys(others["gpu"]))
+    shrink = min(1.0, SPECS_WIDTH / (SPEC_PANEL[0] * max(len(columns), 1)))   # many columns: narrower panels
     fig, axes = _layout([None] * len(specs) * len(columns), max(len(specs), 1), max(len(columns), 1),
-                        SPECS_TITLE, caption, legend_handles(grid, measured=False), SPEC_PANEL)
+                        SPECS_TITLE, caption, legend_handles(grid, measured=False),
+                        (SPEC_PANEL[0] * shrink, SPEC_PANEL[1]))
     for row, spec in enumerate(specs):
         for col, (p, sp) in enumerate(columns):
             g = others[(others["gpu"] == spec) & (others["precision"] == p) & (others["sparsity"] == sp)]

@@ -1,17 +1,17 @@
-"""Dense GEMV, y = A x (A row-major n x n), in fp64, fp32 and fp16 (membound.model.precision), on CUDA cores
+"""Dense GEMV, y = A x (A row-major n x n), in fp64, fp32, fp16 and bf16 (membound.model.precision), on CUDA cores
 and tensor cores (paper 000 eq. 6-7: W = 2mn, Q = (mn + m + n) D, I -> 2/D): the fourth family, added
 through the harness as docs/architecture.md describes.
 
 Implementations (impl: unit, role; precisions):
 - cuda, CUDA cores: cublas_dgemv (fp64) and cublas_sgemv (fp32), cuBLAS: one cublas<t>gemv through
   CuPy's low-level bindings (the row-major A is cuBLAS's column-major A^T, so trans = T); gemv_half2
-  (fp16, in cuBLAS's role: cuBLAS has no single-matrix fp16 GEMV, docs/kernels_gemv.md):
-  gemv_half2.cu, fp16 loads unpacked to fp32 FMAs.
+  (fp16 and bf16, in cuBLAS's role: cuBLAS has no single-matrix fp16 or bf16 GEMV, docs/kernels_gemv.md):
+  gemv_half2.cu, 16-bit loads unpacked to fp32 FMAs.
 - cuda, tensor cores: gemv_tc (DMMA; every precision of MMA): gemv_tc.cu, one template compiled per
   precision, x in column 0 of the B operand, so 1/8 of the MMA's multiply-adds are useful in each:
-  fp64 m8n8k4; fp32 m16n8k8 TF32, operands rounded by cvt.rna.tf32.f32, fp32 accumulate; fp16
-  m16n8k16, fp32 accumulate.
-- cpu: numpy (cuda_core; np.matmul in the storage dtype, numpy sums fp16 in fp32) and numpy_mma
+  fp64 m8n8k4; fp32 m16n8k8 TF32, operands rounded by cvt.rna.tf32.f32, fp32 accumulate; fp16 and
+  bf16 m16n8k16, fp32 accumulate.
+- cpu: numpy (cuda_core; np.matmul in the storage dtype, numpy sums fp16 in fp32, bf16 in float32) and numpy_mma
   (tensor_core, emulated on CPU: numpy matmul of the operand tiles gemv_tc.cu issues, TF32 operand
   rounding emulated (precision.tc_operand), sums in the MMA's accumulator type).
 
@@ -30,11 +30,11 @@ import numpy as np
 
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_cli, select
-from membound.model.precision import PRECISIONS, dot_tolerance, fmt, quantize, tc_operand
+from membound.model.precision import PRECISIONS, decode, dot_tolerance, fmt, nan, quantize, store, tc_operand
 
 IMPLS = (Impl("gemv", "cublas_dgemv", "cuda_core", "cuBLAS", "cuda"),
          Impl("gemv", "cublas_sgemv", "cuda_core", "cuBLAS", "cuda", precisions=("fp32",)),
-         Impl("gemv", "gemv_half2", "cuda_core", "cuBLAS", "cuda", precisions=("fp16",)),
+         Impl("gemv", "gemv_half2", "cuda_core", "cuBLAS", "cuda", precisions=("fp16", "bf16")),
          Impl("gemv", "gemv_tc", "tensor_core", "DMMA", "cuda", precisions=PRECISIONS),
          Impl("gemv", "numpy", "cuda_core", "cuBLAS", "cpu", precisions=PRECISIONS),
          Impl("gemv", "numpy_mma", "tensor_core", "DMMA", "cpu", precisions=PRECISIONS))
@@ -82,7 +82,7 @@ def emulation(a: np.ndarray, x: np.ndarray, y: np.ndarray, precision: str):
     def run():
         xp[:n] = x
         b[..., 0] = tc_operand(xp, precision).astype(acc).reshape(-1, chunk)[:, cols]   # x in column 0
-        y[:] = np.matmul(tiles, b)[..., 0].sum(axis=(1, 2), dtype=acc).ravel()[:m]     # rounded to storage
+        y[:] = store(np.matmul(tiles, b)[..., 0].sum(axis=(1, 2), dtype=acc).ravel()[:m], precision)
 
     return run
 
@@ -91,8 +91,11 @@ def emulation(a: np.ndarray, x: np.ndarray, y: np.ndarray, precision: str):
 
 
 def cpu_runner(impl: str, a: np.ndarray, x: np.ndarray, y: np.ndarray, precision: str = "fp64"):
-    """A no-argument callable writing A x into y with numpy in their dtype (impl numpy | numpy_mma)."""
+    """A no-argument callable writing A x into y with numpy in their dtype (bf16: float32, rounded to
+    bf16; impl numpy | numpy_mma)."""
     if impl == "numpy":
+        if precision == "bf16":
+            return lambda: np.copyto(y, store(decode(a, precision) @ decode(x, precision), precision))
         return lambda: np.matmul(a, x, out=y)
     if impl != "numpy_mma":
         raise ValueError(f"unknown cpu impl '{impl}' (numpy | numpy_mma)")
@@ -132,15 +135,18 @@ def tc_runner(a, x, y, precision: str = "fp64"):
     return lambda: kernel(grid, (32 * WARPS,), args)
 
 
-def half2_runner(a, x, y):
-    """A no-argument callable launching gemv_half2.cu on the row-major fp16 device matrix a, x, y."""
+def half2_runner(a, x, y, precision: str = "fp16"):
+    """A no-argument callable launching gemv_half2.cu's kernel of `precision` (fp16 | bf16) on the
+    row-major device matrix a, x, y."""
     import cupy as cp
 
     if cp.cuda.runtime.is_hip:
-        raise ValueError("gemv_half2: the kernel uses PTX f16 instructions (NVIDIA only); on HIP use --precisions fp64 fp32")
+        raise ValueError("gemv_half2: the kernel uses PTX f16 / bf16 instructions (NVIDIA only); on HIP use "
+                         "--precisions fp64 fp32")
     m, n = a.shape
     options = (f"-DGEMV_HALF2_WARPS={HALF2_WARPS}", f"-DGEMV_HALF2_UNROLL={HALF2_UNROLL}")
-    kernel = load_module("gemv_half2.cu", options).get_function("gemv_half2")
+    name = "gemv_half2" + ("" if precision == "fp16" else f"_{precision}")   # fp16 keeps its counter rows' name
+    kernel = load_module("gemv_half2.cu", options).get_function(name)
     args = (a, x, y, np.int64(m), np.int64(n))
     return lambda: kernel((-(-m // HALF2_WARPS),), (32 * HALF2_WARPS,), args)
 
@@ -149,7 +155,7 @@ def gpu_runner(impl: str, a, x, y, precision: str):
     """The runner of a CUDA impl."""
     if impl == "gemv_tc":
         return tc_runner(a, x, y, precision)
-    return half2_runner(a, x, y) if impl == "gemv_half2" else cublas_runner(a, x, y)
+    return half2_runner(a, x, y, precision) if impl == "gemv_half2" else cublas_runner(a, x, y)
 
 
 # ------------------------------------------------------------------------------------ one case
@@ -160,8 +166,8 @@ def note(impl: Impl, precision: str, n: int) -> list[str]:
     if impl.unit == "cuda_core":
         return {"cublas_dgemv": ["timed: one cublasDgemv (trans T of the row-major A)"],
                 "cublas_sgemv": ["timed: one cublasSgemv (trans T of the row-major A)"],
-                "gemv_half2": ["timed: one launch of gemv_half2.cu (fp16 loads, fp32 FMAs; cuBLAS has no "
-                               "single-matrix fp16 GEMV)"]}.get(impl.name, [])
+                "gemv_half2": [f"timed: one launch of gemv_half2.cu ({precision} loads, fp32 FMAs; cuBLAS has no "
+                               f"single-matrix {precision} GEMV)"]}.get(impl.name, [])
     f = fmt(precision)
     instr, (tm, tn, tk) = f.mma.instruction, f.mma.shape
     rounding = " rounded by cvt.rna.tf32.f32" if f.tc_type == "tf32" else ""
@@ -174,26 +180,26 @@ def note(impl: Impl, precision: str, n: int) -> list[str]:
 def _host_arrays(n: int, rng: np.random.Generator, precision: str):
     """A, x (drawn in float64, rounded to `precision`), a NaN-poisoned y, A x and |A||x| in float64."""
     a, x = quantize(rng.uniform(-1.0, 1.0, (n, n)), precision), quantize(rng.uniform(-1.0, 1.0, n), precision)
-    a64, x64 = a.astype(np.float64), x.astype(np.float64)
-    return a, x, np.full(n, np.nan, a.dtype), a64 @ x64, np.abs(a64) @ np.abs(x64)
+    a64, x64 = decode(a, precision).astype(np.float64), decode(x, precision).astype(np.float64)
+    return a, x, np.full(n, nan(precision), a.dtype), a64 @ x64, np.abs(a64) @ np.abs(x64)
 
 
 def _device_arrays(n: int, rng: np.random.Generator, precision: str):
-    """As _host_arrays, drawn on the GPU and rounded there by astype (as quantize rounds; uniform(-1, 1)
-    is inside every format's range); the float64 references are CuPy's elementwise products and row
-    sums (not cuBLAS), copied to the host (n values): no n x n array on the host."""
+    """As _host_arrays, drawn on the GPU and rounded there (precision.quantize); the float64 references
+    are CuPy's elementwise products and row sums (not cuBLAS), copied to the host (n values): no n x n
+    array on the host."""
     import cupy as cp
 
     try:
         draw = cp.random.RandomState(int(rng.integers(2**63)))
-        a, x = (draw.uniform(-1.0, 1.0, shape).astype(fmt(precision).dtype) for shape in ((n, n), n))
-        a64, x64 = a.astype(cp.float64), x.astype(cp.float64)
+        a, x = (quantize(draw.uniform(-1.0, 1.0, shape), precision) for shape in ((n, n), n))
+        a64, x64 = decode(a, precision).astype(cp.float64), decode(x, precision).astype(cp.float64)
         ref, bound = (a64 * x64).sum(axis=1).get(), (cp.abs(a64) * cp.abs(x64)).sum(axis=1).get()
     except cp.cuda.memory.OutOfMemoryError as err:
         raise MemoryError(f"gemv n={n} {precision} needs {fmt(precision).bytes * n * n / 2**30:.1f} GiB for A "
                           f"and {16 * n * n / 2**30:.1f} GiB more for its float64 reference ({err}); lower "
                           "gemv.sizes in config/config.yaml") from None
-    return a, x, cp.full(n, np.nan, a.dtype), ref, bound
+    return a, x, cp.full(n, nan(precision), a.dtype), ref, bound
 
 
 def prepare(impl: Impl, backend: str, n: int, rng: np.random.Generator, precision: str = "fp64") -> Case:

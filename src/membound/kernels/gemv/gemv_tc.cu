@@ -1,8 +1,8 @@
 // Dense GEMV, y = A x (A row-major m x n), on tensor cores (mma.sync, sm_80 and later), one source for
 // every precision: the template gemv<P> over a precision's traits P (storage element, accumulator, its
 // MMA), one block below per precision with its extern "C" kernel (fp64 keeps the name gemv_tc, the
-// others add _<precision>). fp16 is handled as raw 16-bit storage with PTX f16 instructions, so NVRTC
-// needs no cuda_fp16.h.
+// others add _<precision>). fp16 and bf16 are handled as raw 16-bit storage with PTX f16 / bf16
+// instructions, so NVRTC needs no cuda_fp16.h or cuda_bf16.h.
 //
 // A block of GEMV_WARPS warps owns P::ROWS rows (the MMA's m); its warps take turns over the columns
 // in chunks of 4 P::E. In a chunk, lane 4g+t loads, of each of its rows (g, and g + 8 where m = 16),
@@ -22,7 +22,7 @@
 // - fp32: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32, operands rounded by cvt.rna.tf32.f32,
 //   fp32 accumulate; 16 rows, 4 MMAs of k = 8 a chunk of 32.
 // - fp16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32, fp32 accumulate; 16 rows, 4 MMAs of
-//   k = 16 a chunk of 64.
+//   k = 16 a chunk of 64. bf16: the same with mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32.
 
 #ifndef GEMV_WARPS
 #error "compile with -DGEMV_WARPS=<warps per block>"
@@ -149,33 +149,35 @@ gemv_tc_fp32(const float* __restrict__ a, const float* __restrict__ x, float* __
     gemv<Fp32>(a, x, y, m, n);
 }
 
-// ---------------------------------------------------------------------------------------------- fp16
+// ---------------------------------------------------------------------------------------------- fp16, bf16
 
-struct Fp16 {
-    using Elem = unsigned short;  // fp16 bits
-    using Word = unsigned;        // two fp16 (f16x2), the lower-indexed in the low half
+#include "half16.cuh"
+
+template <class Ops>
+struct Half16 {                   // fp16 and bf16: the same fragments, each format's MMA and rounding (half16.cuh)
+    using Elem = unsigned short;  // fp16 / bf16 bits
+    using Word = unsigned;        // two of them (x2), the lower-indexed in the low half
     using Acc = float;
     static constexpr int ROWS = 16, E = 16, D = 4;  // m16n8k16: 4 MMAs of four k a lane (2t, 2t+1, 2t+8, 2t+9)
-    __device__ static void mma(float (&d)[D], const Pack<Fp16> (&a)[2][2], const Pack<Fp16> (&x)[2]) {
+    __device__ static void mma(float (&d)[D], const Pack<Half16> (&a)[2][2], const Pack<Half16> (&x)[2]) {
 #pragma unroll
         for (int u = 0; u < 4; ++u)
-            asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-                "{%0, %1, %2, %3};"
-                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                : "r"(word<Fp16>(a[0], 2 * u)), "r"(word<Fp16>(a[1], 2 * u)), "r"(word<Fp16>(a[0], 2 * u + 1)),
-                  "r"(word<Fp16>(a[1], 2 * u + 1)), "r"(word<Fp16>(x, 2 * u)), "r"(word<Fp16>(x, 2 * u + 1)));
+            Ops::mma(d, word<Half16>(a[0], 2 * u), word<Half16>(a[1], 2 * u), word<Half16>(a[0], 2 * u + 1),
+                     word<Half16>(a[1], 2 * u + 1), word<Half16>(x, 2 * u), word<Half16>(x, 2 * u + 1));
     }
-    __device__ static Elem store(Acc s) {
-        unsigned short h;
-        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(s));
-        return h;
-    }
+    __device__ static Elem store(Acc s) { return Ops::round(s); }
 };
 
 extern "C" __global__ void __launch_bounds__(32 * GEMV_WARPS)
 gemv_tc_fp16(const unsigned short* __restrict__ a, const unsigned short* __restrict__ x, unsigned short* __restrict__ y,
              long long m, long long n) {
-    gemv<Fp16>(a, x, y, m, n);
+    gemv<Half16<F16>>(a, x, y, m, n);
+}
+
+extern "C" __global__ void __launch_bounds__(32 * GEMV_WARPS)
+gemv_tc_bf16(const unsigned short* __restrict__ a, const unsigned short* __restrict__ x, unsigned short* __restrict__ y,
+             long long m, long long n) {
+    gemv<Half16<BF16>>(a, x, y, m, n);
 }
 
 #endif

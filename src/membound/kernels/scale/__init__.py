@@ -1,4 +1,4 @@
-"""STREAM SCALE, a = q b, in fp64, fp32 and fp16 (membound.model.precision), on CUDA cores and tensor cores
+"""STREAM SCALE, a = q b, in fp64, fp32, fp16 and bf16 (membound.model.precision), on CUDA cores and tensor cores
 (paper 000 Sec. 5.1, Figure 6).
 
 Implementations (impl: unit), each in every precision the records run (precision.PRECISIONS):
@@ -6,14 +6,14 @@ Implementations (impl: unit), each in every precision the records run (precision
   algorithm compiled per precision (kernels scale_<impl> in fp64, scale_<impl>_<precision> otherwise).
   The tensor-core kernel computes A = B(qP) with the precision's MMA (precision.Format.mma; scale.cu gives the fragment
   layouts): fp64 m8n8k4 f64; fp32 m16n8k8 TF32, operands rounded by cvt.rna.tf32.f32, fp32
-  accumulate; fp16 m16n8k16 f16, fp32 accumulate. Useful share of the MMA's multiply-adds: fp64 1/8,
-  tf32 1/8, fp16 1/16. sm_80 and later; skipped by the harness, with a note on stderr, on HIP and
-  older GPUs.
-- cpu: numpy (cuda_core): np.multiply in the storage dtype; numpy_mma (tensor_core, emulated on CPU):
-  the same A = B(qP) on the same operand tiles, numpy matmul in the MMA's accumulator type with TF32
-  operand rounding emulated (precision.tc_operand).
+  accumulate; fp16 and bf16 m16n8k16 f16 / bf16, fp32 accumulate. Useful share of the MMA's
+  multiply-adds: fp64 1/8, tf32 1/8, fp16 and bf16 1/16. sm_80 and later; skipped by the harness,
+  with a note on stderr, on HIP and older GPUs.
+- cpu: numpy (cuda_core): np.multiply in the storage dtype (bf16: float32, rounded to bf16);
+  numpy_mma (tensor_core, emulated on CPU): the same A = B(qP) on the same operand tiles, numpy matmul
+  in the MMA's accumulator type with TF32 operand rounding emulated (precision.tc_operand).
 - twins (role "STREAM twin", unit cuda_core): tensor_core_twin, scale.cu's tensor-core template with
-  the MMA replaced by the scalar multiply in the storage format (half2 for fp16; same loads, stores
+  the MMA replaced by the scalar multiply in the storage format (half2 / bf16x2; same loads, stores
   and launch shape; skipped with its sibling), and numpy_mma_twin, the emulation's tiles multiplied
   elementwise. Claim C1 compares each with its tensor-core sibling.
 
@@ -38,7 +38,8 @@ import numpy as np
 
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_cli, select
-from membound.model.precision import PRECISIONS, dot_tolerance, fmt, quantize, tc_operand
+from membound.model.precision import (PRECISIONS, compute_dtype, decode, dot_tolerance, fmt, nan, quantize, rounded,
+                                      store, tc_operand)
 from membound.run import runinfo
 
 IMPLS = (Impl("scale", "cuda_core", "cuda_core", "STREAM", "cuda", precisions=PRECISIONS),
@@ -98,20 +99,21 @@ def emulation(a: np.ndarray, b: np.ndarray, q, precision: str, twin: bool):
     blocks = -(-n // block)
     acc = np.dtype(f.tc_acc).type
     x = np.zeros(blocks * block, f.dtype)
-    tiles = np.zeros((blocks, mma.max() + 1, a_at[0].max() + 1, p.shape[0]), f.dtype if twin else acc)
-    operand = tc_operand(f.dtype.type(q), precision).astype(acc) * p.astype(acc)
+    tiles = np.zeros((blocks, mma.max() + 1, a_at[0].max() + 1, p.shape[0]), compute_dtype(precision) if twin else acc)
+    q_store = quantize([q], precision)
+    operand = tc_operand(q_store, precision)[0].astype(acc) * p.astype(acc)
     d = np.empty((*tiles.shape[:-1], p.shape[1]), acc)
 
     def run():
         x[:n] = b
         if twin:
-            tiles[:, mma, *a_at] = x.reshape(blocks, block)
-            np.multiply(tiles, f.dtype.type(q), out=tiles)
-            a[:] = tiles[:, mma, *a_at].ravel()[:n]
+            tiles[:, mma, *a_at] = decode(x, precision).reshape(blocks, block)
+            np.multiply(tiles, decode(q_store, precision)[0], out=tiles)
+            a[:] = store(tiles[:, mma, *a_at].ravel()[:n], precision)
         else:
             tiles[:, mma, *a_at] = tc_operand(x, precision).reshape(blocks, block)
             np.matmul(tiles, operand, out=d)
-            a[:] = d[:, mma, *d_at].ravel()[:n]    # rounded to storage on assignment
+            a[:] = store(d[:, mma, *d_at].ravel()[:n], precision)
 
     return run
 
@@ -120,10 +122,11 @@ def emulation(a: np.ndarray, b: np.ndarray, q, precision: str, twin: bool):
 
 
 def cpu_runner(impl: str, a: np.ndarray, b: np.ndarray, q, precision: str = "fp64"):
-    """A no-argument callable that writes q * b into a with numpy in a's dtype (impl numpy | numpy_mma
-    | numpy_mma_twin)."""
+    """A no-argument callable that writes q * b into a with numpy in the storage format's arithmetic
+    (precision.compute_dtype; impl numpy | numpy_mma | numpy_mma_twin)."""
     if impl == "numpy":
-        return lambda: np.multiply(b, a.dtype.type(q), out=a)
+        qc = compute_dtype(precision).type(q)
+        return lambda: np.copyto(a, store(decode(b, precision) * qc, precision))
     if impl not in ("numpy_mma", "numpy_mma_twin"):
         raise ValueError(f"unknown cpu impl '{impl}' (numpy | numpy_mma | numpy_mma_twin)")
     return emulation(a, b, q, precision, twin=impl == "numpy_mma_twin")
@@ -133,8 +136,9 @@ def gpu_runner(impl: str, a, b, q, precision: str = "fp64"):
     """A no-argument callable that launches scale.cu's kernel for impl and precision on CuPy arrays a, b."""
     import cupy as cp
 
-    if precision == "fp16" and cp.cuda.runtime.is_hip:
-        raise ValueError("scale fp16: the kernels use PTX f16 instructions (NVIDIA only); on HIP use --precisions fp64 fp32")
+    if fmt(precision).bytes == 2 and cp.cuda.runtime.is_hip:
+        raise ValueError(f"scale {precision}: the kernels use PTX {fmt(precision).tc_type} instructions (NVIDIA only); "
+                         "on HIP use --precisions fp64 fp32")
     dtype = fmt(precision).dtype
     for name, x in (("a", a), ("b", b)):
         if x.dtype != dtype or not x.flags.c_contiguous or x.data.ptr % 16 or x.size != b.size:
@@ -154,16 +158,16 @@ def gpu_runner(impl: str, a, b, q, precision: str = "fp64"):
 
 def _arrays(backend: str, n: int, rng: np.random.Generator, precision: str):
     """A NaN-poisoned a and b of n elements in `precision`'s dtype on the backend's device, b drawn in
-    float64 and rounded to the format (precision.quantize; on the GPU drawn there and rounded by
-    astype, as quantize rounds: no array of gigabytes drawn on the host and uploaded)."""
+    float64 and rounded to the format (precision.quantize; on the GPU drawn and rounded there: no
+    array of gigabytes drawn on the host and uploaded)."""
     if backend == "cpu":
         b = quantize(rng.uniform(-1.0, 1.0, n), precision)
-        return np.full(n, np.nan, b.dtype), b
+        return np.full(n, nan(precision), b.dtype), b
     import cupy as cp
 
     try:
-        b = cp.random.RandomState(int(rng.integers(2**63))).uniform(-1.0, 1.0, n).astype(fmt(precision).dtype)
-        return cp.full(n, np.nan, b.dtype), b
+        b = quantize(cp.random.RandomState(int(rng.integers(2**63))).uniform(-1.0, 1.0, n), precision)
+        return cp.full(n, nan(precision), b.dtype), b
     except cp.cuda.memory.OutOfMemoryError as err:
         raise MemoryError(f"scale n={n} {precision} needs {bytes_per_element(precision) * n / 2**30:.1f} "
                           f"GiB for a and b, more than the GPU has free ({err}); lower scale.log2_max (or, for a "
@@ -197,10 +201,10 @@ def prepare(impl: Impl, backend: str, n: int, rng: np.random.Generator, l2_bytes
     """One case of size n in `precision`: q and b drawn in float64 and rounded to it, NaN-poisoned a,
     checked against q b in float64 within the format's bound; each timed call `launches` launches
     (a stencil's field: as many as a stencil's call has steps, so that both pay the same gaps)."""
-    q = quantize([rng.uniform(0.5, 2.0)], precision)[0]
+    q = float(rounded([rng.uniform(0.5, 2.0)], precision)[0])
     a, b = _arrays(backend, n, rng, precision)
     run = repeated((cpu_runner if backend == "cpu" else gpu_runner)(impl.name, a, b, q, precision), launches)
-    ref = float(q) * b.astype(np.float64)     # where b lies: on the GPU CuPy's own kernel, compared there
+    ref = q * decode(b, precision).astype(np.float64)   # where b lies: on the GPU CuPy's own kernel, compared there
     tol = dot_tolerance(precision, impl.unit, 1, [1.0], [1.0])     # |q||b| = |q b|: the norms are equal
     notes = note(impl, precision) + [f"checked: rel_err <= {tol:.3g} (precision.dot_tolerance, 1 term)"]
     nbytes = bytes_per_element(precision) * n

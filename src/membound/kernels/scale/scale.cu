@@ -1,5 +1,5 @@
 // STREAM SCALE, a = q b, one source for every precision: the template scale<P, Op> over a precision's
-// traits P (fp64, fp32, fp16: storage element, 16-byte pack, multiply) and its arithmetic Op: CudaCore
+// traits P (fp64, fp32, fp16, bf16: storage element, 16-byte pack, multiply) and its arithmetic Op: CudaCore
 // (q * x on CUDA cores in the storage format; fp16 as half2), TensorCore (an MMA, sm_80 and later) and
 // TensorCoreTwin (the tensor-core kernel with its MMA replaced by the scalar multiply: the same loads,
 // stores and launch shape; claim C1 compares the two). Each precision is one block below (its traits,
@@ -8,8 +8,9 @@
 // 32 x SCALE_UNROLL x (16 bytes) (grid-stride; scale.py launches one chunk per warp); each lane issues
 // SCALE_UNROLL independent 16-byte loads, coalesced across the warp, before the first use. The last
 // n % chunk elements (any n) are done by one warp, each lane gathering one zero-padded 16-byte pack
-// with guarded scalar accesses. Loop bounds are warp-uniform, as mma.sync requires. fp16 is handled as
-// raw 16-bit storage with PTX f16 instructions, so NVRTC needs no cuda_fp16.h.
+// with guarded scalar accesses. Loop bounds are warp-uniform, as mma.sync requires. fp16 and bf16 are
+// handled as raw 16-bit storage with PTX f16 / bf16 instructions, so NVRTC needs no cuda_fp16.h or
+// cuda_bf16.h.
 //
 // Tensor cores, A = B(qP): every lane's 16-byte pack enters the A operand and comes back, scaled, in
 // its own D fragment, so loads and stores keep the wide, coalesced layout (paper 000 Sec. 5.1).
@@ -25,7 +26,9 @@
 //   4 halves: a0 = {A(g,2t), A(g,2t+1)}, a1 = {A(g+8,2t), A(g+8,2t+1)}, a2 = a3 = 0; B = q [I8; 0],
 //   so d0..d3 = D(g,2t), D(g,2t+1), D(g+8,2t), D(g+8,2t+1) are q times the 4 halves.
 //   128 elements per 2048 multiply-adds: 1/16.
-// The products of q and x are exact in the fp32 accumulator (tf32 and f16 significands have 11 bits)
+// - bf16, m16n8k16 bf16: the fp16 fragments and B with the bf16 instructions (TensorCore16). 1/16.
+// The products of q and x are exact in the fp32 accumulator (tf32 and f16 significands have 11 bits,
+// bf16 8)
 // and the other terms are exact zeros: D is q x rounded once (fp64: exactly q x rounded).
 
 #ifndef SCALE_UNROLL  // 16-byte loads in flight per lane per chunk, set by scale.py
@@ -195,7 +198,7 @@ extern "C" __global__ void scale_tensor_core_fp32(float* __restrict__ a, const f
 }
 #endif
 
-// ---------------------------------------------------------------------------------------------- fp16
+// ---------------------------------------------------------------------------------------------- fp16, bf16
 
 #ifdef SCALE_NVIDIA
 struct Fp16 {
@@ -211,31 +214,73 @@ struct Fp16 {
         asm("mul.rn.f16x2 %0, %1, %2;" : "=r"(y) : "r"(q), "r"(x));
         return y;
     }
+    __device__ static Word pack(float lo, float hi) {  // two fp32 rounded to fp16, lo in the low half
+        Word y;
+        asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(y) : "f"(hi), "f"(lo));
+        return y;
+    }
+    __device__ static void mma(float (&d)[4], Word a0, Word a1, Word b0) {  // a2 = a3 = b1 = 0, C = 0
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %6}, {%7, %6}, "
+            "{%8, %8, %8, %8};"
+            : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+            : "r"(a0), "r"(a1), "r"(0u), "r"(b0), "f"(0.0f));
+    }
+};
+
+struct Bf16 {  // as Fp16 with the bf16 instructions (sm_80: fma.rn.bf16x2, cvt.rn.bf16*.f32, mma .bf16)
+    using Elem = unsigned short;  // bf16 bits
+    using Word = unsigned;        // two bf16 (bf16x2), the lower-indexed in the low half
+    __device__ static Word splat(double q) {
+        unsigned short h;
+        asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(static_cast<float>(q)));  // exact: q is a bf16 value
+        return h | static_cast<unsigned>(h) << 16;
+    }
+    __device__ static Word mul(Word q, Word x) {  // q x + (-0): each product rounded once, -0 keeps its sign
+        Word y;
+        asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(y) : "r"(q), "r"(x), "r"(0x80008000u));
+        return y;
+    }
+    __device__ static Word pack(float lo, float hi) {
+        Word y;
+        asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(y) : "f"(hi), "f"(lo));
+        return y;
+    }
+    __device__ static void mma(float (&d)[4], Word a0, Word a1, Word b0) {
+        asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %6}, {%7, %6}, "
+            "{%8, %8, %8, %8};"
+            : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+            : "r"(a0), "r"(a1), "r"(0u), "r"(b0), "f"(0.0f));
+    }
 };
 #endif
 
 #ifdef SCALE_HAS_MMA
-template <>
-struct TensorCore<Fp16> {
+template <class P>
+struct TensorCore16 {  // fp16 and bf16: m16n8k16, fp32 accumulate (the 16-bit formats' fragments are alike)
     unsigned b0;  // this lane's B = q [I8; 0] fragment {B(2t, g), B(2t + 1, g)}; {B(2t + 8, g), B(2t + 9, g)} = 0
-    __device__ explicit TensorCore(double q, int lane) {
-        const unsigned h = Fp16::splat(q) & 0xffffu;
+    __device__ explicit TensorCore16(double q, int lane) {
+        const unsigned h = P::splat(q) & 0xffffu;
         const int g = lane >> 2, t = lane & 3;
         b0 = g == 2 * t ? h : g == 2 * t + 1 ? h << 16 : 0u;
     }
-    __device__ Pack<Fp16> operator()(Pack<Fp16> x) const {
+    __device__ Pack<P> operator()(Pack<P> x) const {
 #pragma unroll
         for (int m = 0; m < 2; ++m) {  // words 2m (row g) and 2m + 1 (row g + 8): 4 halves
-            float d0, d1, d2, d3;
-            asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %6}, {%7, %6}, "
-                "{%8, %8, %8, %8};"
-                : "=f"(d0), "=f"(d1), "=f"(d2), "=f"(d3)
-                : "r"(x.w[2 * m]), "r"(x.w[2 * m + 1]), "r"(0u), "r"(b0), "f"(0.0f));
-            asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(x.w[2 * m]) : "f"(d1), "f"(d0));
-            asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(x.w[2 * m + 1]) : "f"(d3), "f"(d2));
+            float d[4];
+            P::mma(d, x.w[2 * m], x.w[2 * m + 1], b0);
+            x.w[2 * m] = P::pack(d[0], d[1]);
+            x.w[2 * m + 1] = P::pack(d[2], d[3]);
         }
         return x;
     }
+};
+template <>
+struct TensorCore<Fp16> : TensorCore16<Fp16> {
+    using TensorCore16<Fp16>::TensorCore16;
+};
+template <>
+struct TensorCore<Bf16> : TensorCore16<Bf16> {
+    using TensorCore16<Bf16>::TensorCore16;
 };
 #endif
 
@@ -248,10 +293,22 @@ extern "C" __global__ void scale_tensor_core_twin_fp16(unsigned short* __restric
                                                        const unsigned short* __restrict__ b, double q, long long n) {
     scale<Fp16, TensorCoreTwin<Fp16>>(a, b, q, n);
 }
+extern "C" __global__ void scale_cuda_core_bf16(unsigned short* __restrict__ a, const unsigned short* __restrict__ b,
+                                                double q, long long n) {
+    scale<Bf16, CudaCore<Bf16>>(a, b, q, n);
+}
+extern "C" __global__ void scale_tensor_core_twin_bf16(unsigned short* __restrict__ a,
+                                                       const unsigned short* __restrict__ b, double q, long long n) {
+    scale<Bf16, TensorCoreTwin<Bf16>>(a, b, q, n);
+}
 #endif
 #ifdef SCALE_HAS_MMA
 extern "C" __global__ void scale_tensor_core_fp16(unsigned short* __restrict__ a,
                                                   const unsigned short* __restrict__ b, double q, long long n) {
     scale<Fp16, TensorCore<Fp16>>(a, b, q, n);
+}
+extern "C" __global__ void scale_tensor_core_bf16(unsigned short* __restrict__ a,
+                                                  const unsigned short* __restrict__ b, double q, long long n) {
+    scale<Bf16, TensorCore<Bf16>>(a, b, q, n);
 }
 #endif

@@ -3,15 +3,15 @@ in every precision of PRECISIONS, for paper 000 Figure 7 (effective GFLOP/s = 2 
 
 Implementations (impl: unit, role):
 - cuda: cusparse_csr (cuda_core, cuSPARSE): cusparseSpMV through CuPy's low-level bindings (fp64; fp32;
-  fp16 values and vectors with fp32 compute). The CSR and vector descriptors, the buffer-size query, the
+  fp16 and bf16 values and vectors with fp32 compute). The CSR and vector descriptors, the buffer-size query, the
   buffer and cusparseSpMV_preprocess (where CuPy has it) are done once outside the timed region, as
   DASP's baseline does: the timed region holds ONE cusparseSpMV call (CUSPARSE_SPMV_CSR_ALG1).
-  dasp_tc (tensor_core, DASP): spmv_tc.cu built for the precision (DMMA m8n8k4, TF32 m16n8k8, f16 m16n8k16
-  with f32 accumulation) on the plan of spmv_plan.py (DASP's row classes and short-row packing; made once
+  dasp_tc (tensor_core, DASP): spmv_tc.cu built for the precision (DMMA m8n8k4, TF32 m16n8k8, f16 and bf16
+  m16n8k16 with f32 accumulation) on the plan of spmv_plan.py (DASP's row classes and short-row packing; made once
   per matrix, spmv_plans.py), packed once outside the timed region, as DASP's preprocessing is; one launch.
   dasp_tc_twin (cuda_core, DASP twin): the same source built with -DTWIN=1: the same plan, loads,
   stores and launch, FMAs of the lane's own products where dasp_tc issues an MMA (issue 15).
-- cpu: scipy_csr (cuda_core, cuSPARSE) in the precision's dtype (fp16 values with fp32 accumulation),
+- cpu: scipy_csr (cuda_core, cuSPARSE) in the precision's dtype (fp16 and bf16 values with fp32 accumulation),
   numpy_mma (tensor_core, DASP) and numpy_mma_twin (cuda_core, DASP twin): spmv/emulate.py, the same
   plan emulated on the CPU in the precision's arithmetic.
 
@@ -37,7 +37,7 @@ from membound.kernels.harness import Case, Impl, run_cli, select
 from membound.kernels.spmv.emulate import accumulator, emulator
 from membound.kernels.spmv.tc_plan import SEGS, Plan, plan, slots_per_lane
 from membound.matrices import csr
-from membound.model.precision import PRECISIONS, dot_tolerance, fmt, of_dtype, quantize
+from membound.model.precision import PRECISIONS, decode, dot_tolerance, fmt, nan, of_dtype, quantize, store
 
 IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precisions=PRECISIONS),
          Impl("spmv", "dasp_tc", "tensor_core", "DASP", "cuda", precisions=PRECISIONS),
@@ -45,10 +45,11 @@ IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precision
          Impl("spmv", "scipy_csr", "cuda_core", "cuSPARSE", "cpu", precisions=PRECISIONS),
          Impl("spmv", "numpy_mma", "tensor_core", "DASP", "cpu", precisions=PRECISIONS),
          Impl("spmv", "numpy_mma_twin", "cuda_core", "DASP twin", "cpu", precisions=PRECISIONS))
-# spmv_tc.cu's knobs (their #ifndef there; docs/kernels_spmv.md), TC_MINB and TC_AHEAD for all, the others per precision
-TC_UNROLL, TC_MINB, TC_SEGFREE = {"fp64": 4, "fp32": 4, "fp16": 2}, 4, {"fp64": 1, "fp32": 0, "fp16": 1}
-TC_PIPE, TC_AHEAD = {"fp64": 1, "fp32": 0, "fp16": 1}, 2048
-TC_PREF = {"fp64": (4, 0), "fp32": (4, 4), "fp16": (16, 16)}  # tiles, packed matrix within the L2 / beyond it
+# spmv_tc.cu's knobs (#ifndef there; docs/kernels_spmv.md), per precision but TC_MINB, TC_AHEAD (bf16: fp16's, unswept)
+TC_UNROLL, TC_MINB, TC_AHEAD = {"fp64": 4, "fp32": 4, "fp16": 2, "bf16": 2}, 4, 2048
+TC_SEGFREE = {"fp64": 1, "fp32": 0, "fp16": 1, "bf16": 1}
+TC_PIPE = {"fp64": 1, "fp32": 0, "fp16": 1, "bf16": 1}
+TC_PREF = {"fp64": (4, 0), "fp32": (4, 4), "fp16": (16, 16), "bf16": (16, 16)}  # tiles, matrix in the L2 / beyond it
 THREADS = 128  # a block: its SM slots wait for its slowest warp (docs/kernels_spmv.md, "Threads a block")
 
 
@@ -68,20 +69,21 @@ def mma_shape(precision: str) -> tuple[str, int]:
 def cpu_runner(impl: str, matrix: sp.csr_matrix, x: np.ndarray, y: np.ndarray, precision: str = "fp64",
                p: Plan | None = None):
     """A no-argument callable that writes A x into y on the host, `matrix` and x in the precision's
-    dtype (impl scipy_csr: scipy in the accumulator's dtype; numpy_mma | numpy_mma_twin: plan `p`)."""
+    dtype (impl scipy_csr: scipy in the accumulator's dtype; numpy_mma | numpy_mma_twin: plan `p`), y
+    rounded to storage."""
     acc = accumulator(precision)
     if impl == "scipy_csr":
-        wide, xw = matrix.astype(acc), x.astype(acc)
+        wide, xw = decoded(matrix, precision).astype(acc), decode(x, precision).astype(acc)
 
         def run():
-            y[:] = wide @ xw
+            y[:] = store(wide @ xw, precision)
         return run
     if impl not in ("numpy_mma", "numpy_mma_twin"):
         raise ValueError(f"unknown cpu impl '{impl}' (scipy_csr | numpy_mma | numpy_mma_twin)")
     emulate = emulator(p or plan(matrix.indptr, slots_per_lane(precision)), matrix, precision, impl.endswith("_twin"))
 
     def run():
-        y[:] = emulate(x)
+        y[:] = store(emulate(x), precision)
     return run
 
 
@@ -197,6 +199,11 @@ def _device_csr(matrix: sp.csr_matrix, name: str):
                           f"indices) does not fit in the GPU's free memory ({err}); use a smaller matrix") from None
 
 
+def decoded(matrix: sp.csr_matrix, precision: str) -> sp.csr_matrix:
+    """`matrix` (values in `precision`'s storage) with its values as numbers (precision.decode)."""
+    return sp.csr_matrix((decode(matrix.data, precision), matrix.indices, matrix.indptr), shape=matrix.shape)
+
+
 def rounded(matrix: sp.csr_matrix, name: str, precision: str, row_sums=None) -> sp.csr_matrix | None:
     """`matrix` with its values rounded to `precision`, or None (a note on stderr) where they, or a row's
     sum of |values| (|A x| for |x| <= 1; `row_sums`: the float64 |A| @ 1, computed here if None), exceed
@@ -235,15 +242,15 @@ def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generat
         dtype = fmt(p).dtype
         x_host = quantize(rng.uniform(-1.0, 1.0, cols), p)
         if backend == "cpu":
-            wide, xw = q.astype(np.float64), x_host.astype(np.float64)
+            wide, xw = decoded(q, p).astype(np.float64), decode(x_host, p).astype(np.float64)
             reference, magnitude = wide @ xw, abs(wide) @ np.abs(xw)
-            x, y = x_host, np.full(rows, np.nan, dtype)
+            x, y = x_host, np.full(rows, nan(p), dtype)
             run, notes = cpu_runner(impl.name, q, x, y, p, pl), ["emulated on CPU"] if impl.name.startswith("numpy_mma") else []
         else:
             import cupy as cp
 
-            x, y = cp.asarray(x_host), cp.full(rows, np.nan, dtype)
-            reference, magnitude = device_reference(dev, x)
+            x, y = cp.asarray(x_host), cp.full(rows, nan(p), dtype)
+            reference, magnitude = device_reference((*dev[:2], decode(dev[2], p), dev[3]), decode(x, p))
             run, note = (cusparse_runner(dev, x, y, p) if impl.name == "cusparse_csr"
                          else tc_runner(dev, x, y, pl, p, twin=impl.name.endswith("_twin")))
             notes = [note]
@@ -251,7 +258,8 @@ def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generat
         tc = impl.unit == "tensor_core"
         if tc:
             notes.append(tc_note(pl, matrix.nnz, p))
-        return Case(run=run, output=lambda _: y.astype(np.float64), reference=reference, tol=tol, what=f"spmv {impl.name} {p} {name}",
+        return Case(run=run, output=lambda _: decode(y, p).astype(np.float64), reference=reference, tol=tol,
+                    what=f"spmv {impl.name} {p} {name}",
                     row={"problem": name, "code": meta.get("code", ""), "source": meta["source"], "rows": rows,
                          "cols": cols, "nnz": matrix.nnz, "work_items": matrix.nnz, "mma": pl.mma if tc else None},
                     work=2 * matrix.nnz, metric="GFLOP/s", notes=notes, precision=p)

@@ -13,12 +13,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from membound.kernels.spmv.tc_plan import GROUPS, MAX_SEG, PIECE, ZEROS, Plan
-from membound.model.precision import fmt
+from membound.model.precision import decode, fmt
 
 
 def accumulator(precision: str) -> np.dtype:
-    """The accumulator's dtype (the precision's record: float64 for fp64, float32 for fp32 (TF32 MMA) and
-    fp16), the MMA's and the CUDA cores' alike."""
+    """The accumulator's dtype (the precision's record: float64 for fp64, float32 for fp32 (TF32 MMA), fp16
+    and bf16), the MMA's and the CUDA cores' alike."""
     return np.dtype(fmt(precision).tc_acc)
 
 
@@ -43,7 +43,7 @@ def emulator(p: Plan, matrix: sp.csr_matrix, precision: str, twin: bool):
     acc, k = accumulator(precision), p.k
     slot, seg = p.placement(matrix.indptr)
     valid = slot >= 0
-    a = np.where(valid, matrix.data[slot.clip(0)], 0).astype(matrix.dtype)
+    a = decode(np.where(valid, matrix.data[slot.clip(0)], 0).astype(matrix.dtype), precision)   # bf16: as float32
     cols = np.where(valid, matrix.indices[slot.clip(0)], 0)
     masks = [(seg == j) for j in range(MAX_SEG)]
     kind = p.desc[:, 3] >> 16
@@ -56,7 +56,7 @@ def emulator(p: Plan, matrix: sp.csr_matrix, precision: str, twin: bool):
     zero_rows = np.concatenate([p.rows[r: r + m] for _, r, m, _ in zero] or [np.zeros(0, np.int32)])
 
     def run(x: np.ndarray) -> np.ndarray:
-        b = np.where(valid, x[cols], 0).astype(matrix.dtype)
+        b = decode(np.where(valid, x[cols], 0).astype(matrix.dtype), precision)
         if twin:
             prod = a.astype(acc) * b.astype(acc)
         else:

@@ -4,7 +4,7 @@
 //   load(p): this lane's S values of A;  gather(x, c): x at S columns;  masked(b, segs, j): b with the
 //   slots whose segment is not j zeroed;  mma(d, a, b): d += A B;  dot(a, b, s): s + the S products
 //   (FMAs, the twin);  narrow(s): the accumulator rounded to storage.
-// Adding a precision: a struct here and its name in spmv.PRECISIONS.
+// Adding a precision: a struct here (a 16-bit format: its F of half16) and its name in spmv.PRECISIONS.
 
 __device__ __forceinline__ void mma_guard() {
 #if __CUDA_ARCH__ < 800
@@ -60,13 +60,10 @@ struct fp32 {  // binary32 storage, TF32 operands (rounded to nearest, ties away
     }
 };
 
-__device__ __forceinline__ float half_to_float(unsigned short h) {
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-    return f;
-}
+#include "half16.cuh"
 
-struct fp16 {  // binary16 storage (raw bits, two to a 32-bit word), f16 operands, f32 accumulation
+template <class F>
+struct half16 {  // 16-bit storage (raw bits, two to a 32-bit word), operands of format F, f32 accumulation
     using val = unsigned short;
     using acc = float;
     using vec = uint2;  // slots 0 1 in .x (low half first), 2 3 in .y: the A and B registers as they are
@@ -84,21 +81,16 @@ struct fp16 {  // binary16 storage (raw bits, two to a 32-bit word), f16 operand
         const unsigned av[2] = {a.x, a.y}, bv[2] = {b.x, b.y};
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
-            s = __fmaf_rn(half_to_float(av[r] & 0xffffu), half_to_float(bv[r] & 0xffffu), s);
-            s = __fmaf_rn(half_to_float(av[r] >> 16), half_to_float(bv[r] >> 16), s);
+            s = __fmaf_rn(F::to_float(av[r] & 0xffffu), F::to_float(bv[r] & 0xffffu), s);
+            s = __fmaf_rn(F::to_float(av[r] >> 16), F::to_float(bv[r] >> 16), s);
         }
         return s;
     }
-    __device__ static val narrow(acc s) {
-        val h;
-        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(s));
-        return h;
-    }
+    __device__ static val narrow(acc s) { return F::round(s); }
     __device__ static void mma(acc (&d)[NC], vec a, vec b) {
         mma_guard();
-        asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-            "{%0, %1, %2, %3};"
-            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-            : "r"(a.x), "r"(0u), "r"(a.y), "r"(0u), "r"(b.x), "r"(b.y));
+        F::mma(d, a.x, 0u, a.y, 0u, b.x, b.y);   // half16.cuh: rows 8-15 of A zero
     }
 };
+using fp16 = half16<F16>;
+using bf16 = half16<BF16>;

@@ -1,4 +1,4 @@
-// DASP-style tensor-core SpMV, y = A x, in every precision from one source: -DPREC=fp64|fp32|fp16 picks
+// DASP-style tensor-core SpMV, y = A x, in every precision from one source: -DPREC=fp64|fp32|fp16|bf16 picks
 // a traits struct of spmv_mma.cuh (storage, accumulator, slots per lane, its mma.sync). With -DTWIN=1 it is the
 // CUDA-core twin: the same plan, loads, stores and launch, the lane's own products summed with FMAs where
 // the tensor-core kernel issues each MMA. spmv_plan.py makes the plan and packs the matrix once.
@@ -8,6 +8,7 @@
 //   fp64 m8n8k4  f64             (S = 1): a0 = A(g, t)                       b0 = B(t, g)
 //   fp32 m16n8k8 tf32, f32 acc   (S = 2): a0, a2 = A(g, t), A(g, t + 4)      b0, b1 = B(t, g), B(t + 4, g)
 //   fp16 m16n8k16 f16, f32 acc   (S = 4): a0 a1 a4 a5 = A(g, 2t, 2t+1, 2t+8, 2t+9)   b0..b3 = B(same k, g)
+//   bf16 m16n8k16 bf16, f32 acc  (S = 4): as fp16
 // (rows 8-15 of the m16 shapes are zero). With A(g, k) the values of one matrix row and B(k, g) = x at
 // their columns, D(g, g) is that row's partial dot product: 8 rows x K nonzeros per MMA, the accumulator
 // carries it across tiles, and only the diagonal of D is kept (lane 4g + g/2, element g % 2).
@@ -25,7 +26,7 @@
 // Loop bounds are warp-uniform, as mma.sync requires.
 
 #ifndef PREC
-#error "compile with -DPREC=<fp64|fp32|fp16>, a traits struct of spmv_mma.cuh"
+#error "compile with -DPREC=<fp64|fp32|fp16|bf16>, a traits struct of spmv_mma.cuh"
 #endif
 #ifndef TC_UNROLL  // tiles whose loads are in flight before their MMAs, set by spmv.py
 #error "compile with -DTC_UNROLL=<k>"

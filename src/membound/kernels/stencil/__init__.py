@@ -65,7 +65,7 @@ from membound.kernels.stencil.runner import runner as _cuda_runner
 from membound.kernels.stencil.runner import shared_limit as _shared_limit
 from membound.kernels.stencil.runner import tc_kernel as _tc_kernel  # noqa: F401
 from membound.model.geometry import fuse, fused_support, support, tc_rows, tc_sparsity  # noqa: F401
-from membound.model.precision import PRECISIONS, fmt, quantize, stencil_tolerance
+from membound.model.precision import PRECISIONS, decode, fmt, quantize, rounded, stencil_tolerance
 from membound.model.sparse24 import SP_SHAPE
 from membound.run import measure
 
@@ -90,7 +90,7 @@ def random_weights(rng: np.random.Generator, shape: str, dims: int, radius: int,
     values every kernel and the reference use, as float64)."""
     mask = support(shape, dims, radius)
     w = np.where(mask, rng.uniform(0.5, 1.5, mask.shape), 0.0)
-    return quantize(w / w.sum(), precision).astype(np.float64)
+    return rounded(w / w.sum(), precision)
 
 
 def tolerance(impl: str, st: Stencil, precision: str, steps: int, w: np.ndarray, ref, abs_ref, x_max: float) -> float:
@@ -115,8 +115,8 @@ def _check_cuda(impl, st, rng, shape, steps, tile=None, precision="fp64"):
     w = random_weights(rng, st.shape, st.dims, st.radius, precision)
     out = _cuda_runner(impl, st, w, cp.asarray(x), steps, tile)()
     ref = reference(x, w, steps)
-    tol = tolerance(impl, st, precision, steps, w, ref, ref, float(x.max()))   # w, x >= 0: |A||x| = A x
-    return measure.check(cp.asnumpy(out), ref, tol, f"{st.name} {impl} {precision} on {_fmt(shape)}")
+    tol = tolerance(impl, st, precision, steps, w, ref, ref, float(decode(x, precision).max()))   # w, x >= 0
+    return measure.check(decode(cp.asnumpy(out), precision), ref, tol, f"{st.name} {impl} {precision} on {_fmt(shape)}")
 
 
 def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rng: np.random.Generator,
@@ -134,7 +134,6 @@ def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rn
     depth = 1 if impl.name == "cc_naive" else st.depth
     points = math.prod(domain)
     whole = points <= WHOLE_CHECK_POINTS
-    dtype = fmt(precision).dtype
     if backend == "cpu":
         x = quantize(rng.random(domain), precision)
         run = lambda: CPU[impl.name](x, w, steps, depth)  # noqa: E731
@@ -144,7 +143,7 @@ def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rn
         import cupy as cp
 
         try:   # drawn on the device: no field of gigabytes drawn and uploaded from the host
-            x = cp.random.RandomState(int(rng.integers(2**63))).random_sample(domain).astype(dtype)
+            x = quantize(cp.random.RandomState(int(rng.integers(2**63))).random_sample(domain), precision)
             run = _cuda_runner(impl.name, st, w, x, steps, tile)
         except cp.cuda.memory.OutOfMemoryError as err:
             raise MemoryError(f"stencil domain {_fmt(domain)} does not fit ({err}); shrink stencil.domain_"
@@ -166,7 +165,7 @@ def prepare(impl: Impl, st: Stencil, domain: tuple, steps: int, backend: str, rn
         checked = (f"whole output checked on {_fmt(CHECK_DOMAIN[st.dims])} with the same kernels, "
                    f"{SAMPLES} sampled points of the timed domain checked")
     tol = tolerance(impl.name, replace(st, depth=depth), precision, steps, w, ref, ref, 1.0)   # x in [0, 1), w > 0
-    acc = "; stored in fp16, summed in fp32" if precision == "fp16" else ""
+    acc = f"; stored in {precision}, summed in fp32" if fmt(precision).bytes == 2 else ""
     return Case(run=run, output=output, reference=ref, tol=tol, what=what, precision=precision,
                 row={"problem": st.name, "n": points, "domain": _fmt(domain), "depth": depth, "steps": steps,
                      "work_items": points * steps},

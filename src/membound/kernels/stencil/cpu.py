@@ -4,8 +4,9 @@ the storage dtype of each precision: cc_naive one step at a time, cc_tb in tiles
 tc on the m x k (A) and k x 8 (B) operand tiles the GPU kernel issues in that precision
 (geometry.STENCIL_MMA), multiplied with numpy matmul ('emulated on CPU'; tc_twin: elementwise and
 summed over k). As the CUDA kernels, each step (cc) or launch (tc) sums in the accumulator type
-(float64 for fp64, float32 for fp32 and fp16) and rounds its output to storage; tc's operands are
-rounded as the tensor cores see them (precision.tc_operand: tf32 for fp32)."""
+(float64 for fp64, float32 for fp32, fp16 and bf16) and rounds its output to storage (precision.store);
+tc's operands are rounded as the tensor cores see them (precision.tc_operand: tf32 for fp32; bf16's
+bit patterns decoded)."""
 
 from __future__ import annotations
 
@@ -15,18 +16,24 @@ import numpy as np
 import scipy.ndimage
 
 from membound.model.geometry import fuse, fused_support, mma_shape, tc_rows
-from membound.model.precision import fmt, of_dtype, quantize, tc_operand
+from membound.model.precision import decode, fmt, of_dtype, quantize, store, tc_operand
 from membound.run.measure import array_module, to_host
 
 # ------------------------------------------------------------------------------------ reference
 
 
 def reference(x: np.ndarray, w: np.ndarray, steps: int) -> np.ndarray:
-    """`steps` sequential periodic steps with scipy in float64 (the independent reference)."""
-    x = np.asarray(x, dtype=np.float64)
+    """`steps` sequential periodic steps with scipy in float64 (the independent reference) from x (a
+    storage array, or float64)."""
+    x = values(x)
     for _ in range(steps):
         x = scipy.ndimage.correlate(x, w, mode="wrap")
     return x
+
+
+def values(x):
+    """The numbers of a storage array x (or of float64 values) as float64, where x lies (precision.decode)."""
+    return decode(x, of_dtype(x.dtype)).astype(np.float64)
 
 
 def _valid_step(block, w: np.ndarray):
@@ -58,7 +65,7 @@ def neighbourhoods(x, points: np.ndarray, reach: int):
 def sampled_reference(x, w: np.ndarray, steps: int, points: np.ndarray) -> np.ndarray:
     """The value after `steps` steps at each point (rows of `points`), from its periodic
     neighbourhood in x (on the device where x is: the same array code as on the host)."""
-    patches = neighbourhoods(x, points, steps * (w.shape[0] // 2)).astype(np.float64)
+    patches = values(neighbourhoods(x, points, steps * (w.shape[0] // 2)))
     for _ in range(steps):
         patches = _valid_step(patches, w)
     return to_host(patches).reshape(len(points))
@@ -75,7 +82,8 @@ def acc_dtype(x: np.ndarray) -> np.dtype:
 
 def _step(block, w):
     """One valid step of a block in storage dtype: summed in the accumulator type, rounded to storage."""
-    return _valid_step(block.astype(acc_dtype(block)), w).astype(block.dtype)
+    p = of_dtype(block.dtype)
+    return store(_valid_step(decode(block, p).astype(acc_dtype(block)), w), p)
 
 
 def _cpu_naive(x, w, steps, depth):
@@ -140,7 +148,7 @@ def _cpu_tc(x, w, steps, depth, twin=False):
                 else:                             # (.., m, k) @ (k, 8): the MMA's operand tiles
                     acc += blocks @ frags[f]
                 f += 1
-        x3 = acc.transpose(0, 1, 3, 2, 4).reshape(nz, ty * mm, tx * mn)[:, :ny, :nx].astype(x.dtype)
+        x3 = store(acc.transpose(0, 1, 3, 2, 4).reshape(nz, ty * mm, tx * mn)[:, :ny, :nx], precision)
     return x3.reshape(x.shape)
 
 

@@ -167,6 +167,12 @@ TC3_TILE = dict(NT=2, WX=2, WY=4, BZ=64, MINB=2)   # stencil_tc3.cu: BZ output p
 PITCH_MOD = {8: (4, 16), 4: (4, 32), 2: (8, 64)}
 
 
+def format_macros(precision: str) -> dict:
+    """The macro that tells a 16-bit format's kernels which one it is (stencil_real.cuh: ELEM 2 is fp16,
+    with BF16 1 bf16); none for the others (their modules keep the options, and cache keys, they had)."""
+    return {"BF16": 1} if fmt(precision).tc_type == "bf16" else {}
+
+
 def tc_config(st: Stencil, nfrag: int, twin: bool, precision: str = "fp64") -> tuple[str, dict, int, dict]:
     """(kernel name, macros but stencil_tc3's TABLE, shared bytes, tile) of the tensor-core kernel at
     st.depth with `nfrag` B fragments in `precision` (its MMA shape, m rows of a warp's tiles; shared
@@ -179,7 +185,8 @@ def tc_config(st: Stencil, nfrag: int, twin: bool, precision: str = "fp64") -> t
     pitch = 8 * tile["NT"] * tile["WX"] + 2 * rf + mma_k - 1
     rem, mod = PITCH_MOD[elem]
     pitch += (rem - pitch) % mod
-    macros = dict(RF=rf, PITCH=pitch, TWIN=int(twin), ELEM=elem, **tile, **({} if st.dims == 3 else {"DIMS": 2}))
+    macros = dict(RF=rf, PITCH=pitch, TWIN=int(twin), ELEM=elem, **tile, **({} if st.dims == 3 else {"DIMS": 2}),
+                  **format_macros(precision))
     planes = 2 if st.dims == 3 else 1          # stencil_tc3: two plane buffers
     tile_bytes = elem * planes * (mma_m * tile["WY"] + 2 * rf) * pitch
     return ("stencil_tc3" if st.dims == 3 else "stencil_tc"), macros, tile_bytes + 8 * 32 * nfrag, tile

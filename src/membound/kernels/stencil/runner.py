@@ -1,7 +1,7 @@
 """The stencils' CUDA side (membound.kernels.stencil): the compiled kernels, their arguments and a
 runner of `steps` steps per role, in each storage precision. One source per algorithm: the kernels
-are compiled per precision with -DELEM=<element bytes> (stencil_real.cuh: storage type, accumulator,
-conversions; stencil_mma.cuh: the precision's MMA and its twin), under the same kernel names.
+are compiled per precision with -DELEM=<element bytes> (bf16: and -DBF16=1; stencil_real.cuh: storage
+type, accumulator, conversions; stencil_mma.cuh: the precision's MMA and its twin), under the same kernel names.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from functools import cache
 
 import numpy as np
@@ -16,10 +17,10 @@ import numpy as np
 from membound.kernels import load_module
 from membound.kernels.stencil import sp_layout as stencil_sp_layout
 from membound.kernels.stencil.cpu import b_operands
-from membound.kernels.stencil.launch import Stencil, cc_launch, occupancy, tc_config
+from membound.kernels.stencil.launch import Stencil, cc_launch, format_macros, occupancy, tc_config
 from membound.model import sparse24
 from membound.model.geometry import PACK, mma_shape, support
-from membound.model.precision import fmt, of_dtype
+from membound.model.precision import fmt, nan, of_dtype, store
 from membound.run import detect
 
 
@@ -60,7 +61,7 @@ def lane_major(frags: np.ndarray, precision: str) -> np.ndarray:
     holds B[k][g] for k = 4 PACK r + PACK t + h (r the register, h the half of an f16x2), in order."""
     pack = PACK.get(precision, 1)
     k = frags.shape[1]
-    arr = frags.astype(fmt(precision).dtype).reshape(len(frags), k // (4 * pack), 4, pack, 8)
+    arr = store(frags, precision).reshape(len(frags), k // (4 * pack), 4, pack, 8)   # exact: storage values
     return np.ascontiguousarray(arr.transpose(0, 4, 2, 1, 3).reshape(len(frags), -1))
 
 
@@ -94,6 +95,7 @@ def cc_kernel(st: Stencil, depth: int, gpu: str | None, tile: dict | None = None
     """(kernel, shared bytes), launch of the CUDA-core kernel at `depth` (1: the unblocked role) on
     `gpu` in `precision`, with its tile (launch.cc_tile) or `tile` (a sweep's variant)."""
     launch = cc_launch(st, depth, gpu, tile, fmt(precision).bytes)
+    launch = replace(launch, macros={**launch.macros, **format_macros(precision)})
     return compiled(launch.source, launch.name, launch.macros, launch.smem), launch
 
 
@@ -128,7 +130,7 @@ def modules(impl: str, st: Stencil, precision: str, gpu: str | None) -> list[tup
     if impl not in ("cc_naive", "cc_tb"):
         raise ValueError(f"runner.modules does not know impl '{impl}': name the modules its runner compiles")
     launch = cc_launch(st, st.depth if impl == "cc_tb" else 1, gpu, None, fmt(precision).bytes)
-    return [(launch.source, launch.macros)]
+    return [(launch.source, {**launch.macros, **format_macros(precision)})]
 
 
 def compile_ahead(specs, workers: int | None = None) -> int:
@@ -149,7 +151,7 @@ def runner(impl: str, st: Stencil, w: np.ndarray, x0, steps: int, tile: dict | N
     precision = of_dtype(x0.dtype)
     shape3 = (1,) * (3 - x0.ndim) + x0.shape
     nz, ny, nx = shape3
-    bufs = [cp.full_like(x0, np.nan), cp.full_like(x0, np.nan)]
+    bufs = [cp.full_like(x0, nan(precision)), cp.full_like(x0, nan(precision))]
     if impl in ("tc", "tc_twin"):
         rows, frags = b_operands(w, st.depth, precision)
         (kernel, smem), tc_tile, threads, frags, rows = tc_kernel(st, frags, rows, impl == "tc_twin", precision)

@@ -11,10 +11,10 @@ import math
 import numpy as np
 
 from membound.kernels.harness import Case
-from membound.kernels.stencil.cpu import reference, sampled_reference
+from membound.kernels.stencil.cpu import reference, sampled_reference, values as as_float64
 from membound.kernels.stencil.sp_layout import LAYOUT, module, pack_lanes, plane_groups, source, tile_for
 from membound.model import sparse24
-from membound.model.precision import fmt, quantize, tc_operand
+from membound.model.precision import nan, quantize, rounded, store, tc_operand
 from membound.model.sparse24_banks import b_offsets
 from membound.run import measure
 
@@ -35,7 +35,7 @@ def emulate(form: sparse24.SparseForm, x: np.ndarray, launches: int) -> np.ndarr
     values, nibbles = sparse24.compress(operand(form.a, p), p)
     a = sparse24.decompress(values, nibbles, p)
     for _ in range(launches):
-        x = sparse24.apply(form, np.asarray(tc_operand(x, p), dtype=np.float32), a, np.float32).astype(fmt(p).dtype)
+        x = store(sparse24.apply(form, np.asarray(tc_operand(x, p), dtype=np.float32), a, np.float32), p)
     return x
 
 
@@ -77,7 +77,7 @@ def cuda_runner(form: sparse24.SparseForm, dims: int, x0, launches: int, compile
     grid, threads = launch_shape(form, dims, x0.shape)
     nz, ny, nx = (1,) * (3 - x0.ndim) + x0.shape
     args = (cp.asarray(afrag.ravel()), cp.asarray(meta.ravel()), cp.asarray(offs.ravel()))
-    bufs = [cp.full_like(x0, np.nan), cp.full_like(x0, np.nan)]
+    bufs = [cp.full_like(x0, nan(form.precision)), cp.full_like(x0, nan(form.precision))]
     dims_arg = (np.int32(nz), np.int32(ny), np.int32(nx))[3 - dims:]
 
     def run():
@@ -101,7 +101,7 @@ def prepare(st, w: np.ndarray, domain: tuple, steps: int, backend: str, rng: np.
     rounded inputs at `bound(ref, |ref|, x_max)` (stencil.tolerance of the dense tensor cores); above
     `whole_limit` points SAMPLES sampled points, after a whole check of the same kernel on
     `check_domain`. `compiled`: runner.compiled (CUDA)."""
-    w = quantize(w, precision).astype(np.float64)
+    w = rounded(w, precision)
     form = sparse24.transform(st.shape, st.dims, st.radius, st.depth, precision, w, LAYOUT)
     launches, points = steps // st.depth, math.prod(domain)
     what = f"{st.name} tc_sparse {precision} on {'x'.join(map(str, domain))}"
@@ -116,20 +116,20 @@ def prepare(st, w: np.ndarray, domain: tuple, steps: int, backend: str, rng: np.
     else:
         import cupy as cp
 
-        x = cp.random.RandomState(int(rng.integers(2**63))).random_sample(domain).astype(fmt(precision).dtype)
+        x = quantize(cp.random.RandomState(int(rng.integers(2**63))).random_sample(domain), precision)
         run, to_host, xp, note = cuda_runner(form, st.dims, x, launches, compiled), cp.asnumpy, cp, ""
         if points > whole_limit:
             xc = quantize(rng.random(check_domain), precision)
             out = cuda_runner(form, st.dims, cp.asarray(xc), launches, compiled)()
-            ref_c = reference(xc.astype(np.float64), w, steps)
-            measure.check(cp.asnumpy(out), ref_c, tol(ref_c), what + " (check domain)")
+            ref_c = reference(xc, w, steps)
+            measure.check(as_float64(cp.asnumpy(out)), ref_c, tol(ref_c), what + " (check domain)")
     if points <= whole_limit:
-        xh = to_host(x).astype(np.float64)
+        xh = as_float64(to_host(x))
         output, ref, checked = to_host, reference(xh, w, steps), "whole output checked"
     else:
         idx = rng.integers(0, domain, size=(samples, len(domain)))
         output = lambda out: to_host(out[tuple(xp.asarray(i) for i in idx.T)])  # noqa: E731
-        ref = sampled_reference(x.astype(xp.float64), w, steps, idx)
+        ref = sampled_reference(as_float64(x), w, steps, idx)
         checked = (f"whole output checked on {'x'.join(map(str, check_domain))} with the same kernel, "
                    f"{samples} sampled points of the timed domain checked")
     gran, tol_ = "1:2 (TF32: the PTX ISA's granularity)" if precision == "fp32" else "2:4", tol(ref)

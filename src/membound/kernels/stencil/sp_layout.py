@@ -21,7 +21,8 @@ from functools import cache
 import numpy as np
 
 from membound.model import sparse24
-from membound.model.precision import fmt
+from membound.model.precision import fmt, store
+from membound.kernels.stencil.launch import format_macros
 from membound.model.sparse24_banks import b_slots, pitches, wavefronts, x_origin
 
 META_LAYOUT = "split"
@@ -43,7 +44,8 @@ PAIR_F16_RF = 2
 # memory, up to this size (fp32; fp16's half-size tile gained up to 80 KiB, 2026-11-27) and to two blocks
 # an SM (BLOCK_SMEM_2D with the tile), where that is at least half of them, and the rest are read through
 # L1 (2026-11-28; docs/kernels_stencil.md)
-FRAG_SMEM = {(2, "fp32"): 48 * 1024, (2, "fp16"): 80 * 1024, (3, "fp32"): 100 * 1024, (3, "fp16"): 100 * 1024}
+FRAG_SMEM = {(2, "fp32"): 48 * 1024, (2, "fp16"): 80 * 1024, (3, "fp32"): 100 * 1024, (3, "fp16"): 100 * 1024,
+             (2, "bf16"): 80 * 1024, (3, "bf16"): 100 * 1024}   # bf16: fp16's (the same tiles; not swept on its own)
 BLOCK_SMEM_2D = 113 * 1024   # two blocks an SM of 228 KiB (sm_90), 1 KiB of each reserved
 
 
@@ -56,7 +58,7 @@ def pack_lanes(values: np.ndarray, nibbles: np.ndarray, precision: str, layout: 
         bits = np.ascontiguousarray(values.astype(np.float32)).view(np.uint32)
         regs = [bits[:, g, q], bits[:, g + 8, q], bits[:, g, q + 4], bits[:, g + 8, q + 4]]
     else:
-        h = np.ascontiguousarray(values.astype(np.float16)).view(np.uint16).astype(np.uint32)
+        h = np.ascontiguousarray(store(values, precision)).view(np.uint16).astype(np.uint32)   # 16-bit patterns
         pair = lambda rows, c: h[:, rows, 2 * c] | (h[:, rows, 2 * c + 1] << 16)  # noqa: E731
         regs = [pair(g, q), pair(g + 8, q), pair(g, q + 4), pair(g + 8, q + 4)]
     afrag = np.stack(regs, axis=-1).astype(np.uint32)
@@ -76,10 +78,10 @@ def pack_lanes(values: np.ndarray, nibbles: np.ndarray, precision: str, layout: 
 
 def tile_width(form: sparse24.SparseForm, dims: int) -> int:
     """LXT: the shared tile's columns, up to the last the slots load from the block's last 16-wide
-    tile (BX - 16 right of the first); fp16 an even count (whole pairs of elements)."""
+    tile (BX - 16 right of the first); 16-bit formats an even count (whole pairs of elements)."""
     t = tile_for(form, dims)
     lxt = x_origin(form) + 16 * t["NX"] * t["WX"] - 16 + int(form.cols[..., 2].max()) + 1
-    return lxt + lxt % 2 * (form.precision == "fp16")
+    return lxt + lxt % 2 * (fmt(form.precision).bytes == 2)
 
 
 def tile_for(form: sparse24.SparseForm, dims: int) -> dict:
@@ -154,5 +156,5 @@ def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:
         nfs = nfs if 2 * nfs >= nfrag else 0   # under half of them: the copy cost more than it saved
         macros["NFS"], smem_frags = nfs, nfs * per_frag
     macros.update(RF=form.radius, PREC=32 if p == "fp32" else 16, XO=x_origin(form), LXT=tile_width(form, dims),
-                  PITCH=pitch, NOFF=noff, NFRAG=nfrag, RUNS=int(runs), **tile)
+                  PITCH=pitch, NOFF=noff, NFRAG=nfrag, RUNS=int(runs), **tile, **format_macros(p))
     return macros, tile_bytes + smem_frags

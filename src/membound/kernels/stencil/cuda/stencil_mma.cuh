@@ -8,7 +8,7 @@
 //   D(g, 2t + {0,1}), D(g + 8, 2t + {0,1}) in acc[0..3]; accumulate in fp32. The shared tile holds the
 //   inputs already rounded to tf32 (cvt.rna.tf32.f32, `operand`), the B fragments come rounded.
 // - fp16, m16n8k16 f16: the f16x2 words A(g, 2t..2t+1), A(g + 8, 2t..), A(g, 2t+8..), A(g + 8, 2t+8..);
-//   B(2t..2t+1, g), B(2t+8..2t+9, g); D as fp32; accumulate in fp32.
+//   B(2t..2t+1, g), B(2t+8..2t+9, g); D as fp32; accumulate in fp32. bf16 (BF16 1): the same, m16n8k16 bf16.
 // A lane's B fragment is 8 bytes in every precision (bfrag_t: a double, or two 32-bit words).
 // TWIN=1 builds the CUDA-core twin (issue 15): the same MMA on the same register fragments, done with
 // shuffles and FMAs in the accumulator's type (fp64: 12 shuffles, 8 FMAs a lane; tf32: 32, 32; f16:
@@ -100,6 +100,11 @@ __device__ __forceinline__ void mma(acc_t (&c)[NACC], const afrag_t& a, bfrag_t 
                : "+d"(c[0]), "+d"(c[1]) : "d"(a.v), "d"(b));
 #elif ELEM == 4
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+               "{%0,%1,%2,%3};"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "r"(b.x), "r"(b.y));
+#elif BF16
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
                "{%0,%1,%2,%3};"
                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                : "r"(a.v[0]), "r"(a.v[1]), "r"(a.v[2]), "r"(a.v[3]), "r"(b.x), "r"(b.y));

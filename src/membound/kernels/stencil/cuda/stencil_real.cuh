@@ -4,14 +4,17 @@
 // global and shared memory, `acc_t` the CUDA cores' arithmetic type (the weights' type and every
 // sum), to_acc widens a stored value (exact) and to_real rounds a sum to storage (to nearest).
 //   ELEM 8: fp64, double and double;  ELEM 4: fp32, float and float;
-//   ELEM 2: fp16 stored as raw 16-bit words (PTX cvt, so NVRTC needs no cuda_fp16.h), summed in
-//           float: fp16 stores fp16 and accumulates in fp32 (docs/precision.md).
+//   ELEM 2: fp16 (BF16 1: bf16) stored as raw 16-bit words (PTX cvt, so NVRTC needs no cuda_fp16.h or
+//           cuda_bf16.h), summed in float: both store 16 bits and accumulate in fp32 (docs/precision.md).
 #pragma once
 #ifndef STENCIL_REAL_CUH   // also when inlined twice (kernels.source_text)
 #define STENCIL_REAL_CUH
 
 #ifndef ELEM
 #define ELEM 8
+#endif
+#ifndef BF16   // with ELEM 2: 1 bf16, 0 fp16 (runner.options adds it for bf16)
+#define BF16 0
 #endif
 
 #if ELEM == 8
@@ -24,6 +27,24 @@ typedef float real;
 typedef float acc_t;
 __device__ __forceinline__ acc_t to_acc(real v) { return v; }
 __device__ __forceinline__ real to_real(acc_t v) { return v; }
+#elif ELEM == 2 && BF16
+typedef unsigned short real;
+typedef float acc_t;
+#ifdef MEMBOUND_EMULATE   // tests/emulated_cuda.h: bf16 is the high half of a float; round to nearest even
+__device__ __forceinline__ acc_t to_acc(real v) { const unsigned u = static_cast<unsigned>(v) << 16; float f; memcpy(&f, &u, 4); return f; }
+__device__ __forceinline__ real to_real(acc_t v) {
+  unsigned u;
+  memcpy(&u, &v, 4);
+  return static_cast<real>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);   // finite values (the checks' range)
+}
+#else
+__device__ __forceinline__ acc_t to_acc(real v) { return __uint_as_float(static_cast<unsigned>(v) << 16); }
+__device__ __forceinline__ real to_real(acc_t v) {
+  real h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(v));
+  return h;
+}
+#endif
 #elif ELEM == 2
 typedef unsigned short real;
 typedef float acc_t;
@@ -43,7 +64,7 @@ __device__ __forceinline__ real to_real(acc_t v) {
 }
 #endif
 #else
-#error "ELEM must be 8, 4 or 2 (the bytes of an fp64, fp32 or fp16 element)"
+#error "ELEM must be 8, 4 or 2 (the bytes of an fp64, fp32 or fp16 / bf16 element)"
 #endif
 
 #define VW (16 / ELEM)                // elements per 16-byte vector

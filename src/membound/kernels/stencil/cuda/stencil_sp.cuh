@@ -11,7 +11,7 @@
 #endif
 #define NW (WX * WY)
 
-// real (fp16: raw bits, conversions in PTX), to_real, wrap and the tf32 operand:
+// real (fp16, bf16 with BF16 1: raw bits, conversions in PTX), to_real, wrap and the tf32 operand:
 #define ELEM (PREC / 8)
 #include "stencil_real.cuh"
 
@@ -40,6 +40,11 @@ __device__ __forceinline__ void b_regs(unsigned* b, const real* p, const int* of
 __device__ __forceinline__ void mma_sp(float* d, const uint4& a, const unsigned* b, unsigned e) {
 #if PREC == 32
   asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+               "{%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
+#elif BF16
+  asm volatile("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
                "{%8,%9,%10,%11}, {%0,%1,%2,%3}, %12, 0x0;"
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]), "r"(e));
