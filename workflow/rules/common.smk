@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 from snakemake.utils import min_version
-from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 from membound import families
 from membound.kernels import stencil as stencil_kernels
@@ -40,8 +39,8 @@ try:  # the layers in their documented order (config/README.md, "Precedence"), e
 except mbconfig.ConfigError as err:
     raise WorkflowError(str(err))
 
-if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method:  # the rules' conda env finds membound
-    _why = environment.conda_prefix_problem(workflow.deployment_settings.conda_prefix, workflow.basedir)
+if conda_prefix() is not None:  # --sdm conda: the rules' conda env finds membound
+    _why = environment.conda_prefix_problem(conda_prefix() or None, workflow.basedir)
     if _why:
         raise WorkflowError(_why)
 
@@ -97,8 +96,8 @@ onstart:
 
 # A dry run (-n) runs no onstart: where the real run would stop there, one line says so and why (at
 # exit, below the plan: Snakemake knows that a run is dry only once the Snakefile is read).
-if not REFERENCE and workflow.is_main_process and workflow.modifier.is_main_snakefile():
-    atexit.register(lambda: workflow.dryrun and workflow.local_exec and detect.dry_run_note(GPU_NAME, GPU))
+if not REFERENCE and plans_local_jobs() and is_main_snakefile():
+    atexit.register(lambda: is_dry_run() and detect.dry_run_note(GPU_NAME, GPU))
 
 # Every job's command ends with this Snakemake should it be killed (membound.run.supervise, gpu_slot).
 os.environ[supervise.ENV] = str(os.getpid())

@@ -2,6 +2,7 @@
 # Tested with Snakemake 9.27.1 (pyproject pins snakemake>=9.27.1,<9.28: a newer minor version is tested
 # here first); tests/test_workflow.py::test_snakemake_internals_are_called_only_here holds the rest of
 # the workflow to the public API (`rules`, `config`, `workflow.basedir`, the directives).
+from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 
 def is_main_snakefile():
@@ -18,6 +19,19 @@ def config_layers():
 def plans_local_jobs():
     """True in the main process of a run whose jobs run on this node (not a cluster executor)."""
     return workflow.local_exec and workflow.is_main_process
+
+
+def conda_prefix():
+    """None without --sdm conda; else --conda-prefix ('' where unset)."""
+    settings = workflow.deployment_settings
+    if DeploymentMethod.CONDA not in settings.deployment_method:
+        return None
+    return settings.conda_prefix or ""
+
+
+def is_dry_run():
+    """True in a dry run (-n) of jobs that run on this node."""
+    return workflow.dryrun and workflow.local_exec
 
 
 def runs_here():
