@@ -1,5 +1,6 @@
 """The workflow as a user drives it: dry runs for every profile, lint, start-up errors."""
 
+import json
 import os
 import re
 import shlex

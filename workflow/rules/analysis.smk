@@ -24,7 +24,7 @@ rule raw_check:
         counted=[] if WHY_NOT else [*COUNTER_INPUTS["counted"], f"{RESULTS}/raw/counters/dgemm.rows.csv"],
         code=code("scripts/raw_check.py"),
     output:
-        RAW_CHECKED,
+        report(RAW_CHECKED, caption="../report/raw_check.rst", **IN_TABLES),
     log:
         f"{RESULTS}/logs/raw_check.log",
     conda:
