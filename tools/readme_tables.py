@@ -66,8 +66,7 @@ def claims_block(gpu: str) -> str:
     path = REFERENCE / gpu / "claims.json"
     if not path.exists():
         raise SystemExit(f"{path} is missing: run `snakemake --profile profiles/reference all` first")
-    result = json.loads(path.read_text())
-    return claims_report.claims_table({**result, "precisions": precisions(gpu)})
+    return claims_report.claims_table(json.loads(path.read_text()))
 
 
 def ratio(med, num: str, den: str) -> float:

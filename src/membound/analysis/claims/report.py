@@ -91,10 +91,11 @@ def brief(c: dict, effects: bool = True) -> str:
 
 def claims_table(result: dict) -> str:
     """One GPU's claims (check's result, or its claims.json read back) as a Markdown table, a row per
-    claim (C3's decomposition in two rows under it) and a column per precision: verdict and `brief`.
+    claim (C3's decomposition in two rows under it) and a column per precision with rows: verdict and `brief`.
     The README's claims tables per GPU are this table (docs/claims.md, "Measured")."""
     by = {(c["id"], c.get("precision", "fp64")): c for c in result["claims"]}
-    precisions = result.get("precisions", ["fp64"])
+    precisions = [p for p in result.get("precisions", ["fp64"])    # a precision without rows (every claim NO DATA): none
+                  if any(c["verdict"] != NO_DATA for (_, q), c in by.items() if q == p)]
     rows = []
     for cid in dict.fromkeys(c["id"] for c in result["claims"]):
         label = LABEL.get(cid, cid) + ("; surrogate matrices" if cid.startswith("C3") and result["surrogate"] else "")
