@@ -49,3 +49,29 @@ def test_spmv_lines_set_ours_against_dasp_beyond_the_l2(tmp_path, monkeypatch):
     assert beyond.endswith("big 0.800")
     assert dasp.endswith("big 1.500, small 0.500 (in the L2); geomean beyond the L2 1.500 over 1")
     assert twin.startswith("twin speedup t_twin/t_TC: 1.000 (small) - 1.050 (big)")
+
+
+def test_pair_lines_set_one_precision_against_another(tmp_path, monkeypatch):
+    scale = pd.Series({(q, p, impl): v * (2.0 if p == "a" else 1.0) * (1.01 if impl == "tensor_core" else 1.0)
+                       for q, v in (("n=2^20", 5.0), ("n=2^26", 100.0), ("n=2^28", 120.0), ("n=2^27 x12", 1.0))
+                       for p in ("a", "b") for impl in ("cuda_core", "tensor_core")})
+    scale.index.names = ["problem", "precision", "impl"]
+    monkeypatch.setattr(tool, "medians", lambda raw, family: scale)
+    monkeypatch.setattr(tool, "KERNELS", {"s1": {}, "s2": {}})
+    (tmp_path / "figures").mkdir()
+    pd.DataFrame([{"problem": m, "unit": "tensor_core", "impl": "dasp_tc", "larger_than_L2": big, "precision": p,
+                   "value": v} for m, big, p, v in (("m1", True, "a", 1.1), ("m1", True, "b", 1.0),
+                                                     ("m2", True, "a", 0.9), ("m2", True, "b", 1.0),
+                                                     ("m3", False, "a", 9.0), ("m3", False, "b", 1.0),
+                                                     ("m4", True, "a", 2.0))]).to_csv(tmp_path / "figures" / "fig7_spmv.csv")
+    med = pd.Series({("s1", "a", "cc_naive", 1): 90.0, ("s1", "a", "cc_tb", 4): 95.0, ("s1", "b", "cc_naive", 1): 100.0,
+                     ("s2", "a", "cc_tb", 2): 50.0, ("s2", "b", "cc_tb", 3): 50.0,
+                     ("s1", "a", "tc", 2): 10.0, ("s1", "b", "tc_sparse", 2): 20.0,
+                     ("s2", "a", "tc", 1): 30.0, ("s2", "b", "tc", 1): 30.0})
+    med.index.names = ["problem", "precision", "impl", "depth"]
+    lines = tool.pair_lines(tmp_path, tmp_path, med, "a", "b")
+    assert "SCALE CUDA cores at n >= 2^26: 2.000-2.000 (n=2^26, n=2^28)" in lines[1]
+    assert lines[2].endswith("in a: 1.010-1.010") and lines[3].endswith("in b: 1.010-1.010")
+    assert lines[4].endswith(f"geomean {(1.1 * 0.9) ** 0.5:.3f} over 2 matrices")   # m3 fits, m4 has no b row
+    assert lines[5].endswith(f"geomean {0.95 ** 0.5:.3f}, 0.950-1.000")   # the best of each unit's kernels
+    assert lines[6].endswith(f"geomean {0.5 ** 0.5:.3f}, 0.500-1.000")

@@ -57,7 +57,7 @@ def run_line(gpu: str) -> str:
 
 def precisions(*gs: str) -> list[str]:
     """The precisions the reference runs of GPUs `gs` measured (their SCALE rows; PRECISIONS order): a
-    precision without rows there, such as bf16 before its reference run, gets no column."""
+    precision without rows there, such as bf16 in the H100 run, gets no column."""
     found = {p for g in gs for p in numbers.measured(numbers.medians(REFERENCE / g / "raw", "scale"))}
     return [p for p in PRECISIONS if p in found]
 

@@ -170,10 +170,41 @@ def spmv_lines(run: Path, raw: Path, gpu: str) -> list[str]:
             f"twin speedup t_twin/t_TC: {twin.min():.3f} ({twin.idxmin()}) - {twin.max():.3f} ({twin.idxmax()})"]
 
 
+def geomean(r) -> float:
+    return float(np.exp(np.log(np.asarray(r, dtype=float)).mean()))
+
+
+def pair_lines(run: Path, raw: Path, med: pd.Series, a: str, b: str) -> list[str]:
+    """Precision `a` against `b` (speed ratios, > 1: `a` faster): SCALE on CUDA cores at n >= 2^26 (not the
+    stencils' copies), each
+    tensor-core SCALE against its CUDA-core sibling, the tensor-core SpMV over the matrices beyond the L2
+    in both, and the best kernel per stencil on CUDA cores (cc_naive, cc_tb at any depth) and on tensor
+    cores (tc, tc_sparse at any depth), as geometric means."""
+    sc = medians(raw, "scale")
+    sc = sc.droplevel("depth") if "depth" in sc.index.names else sc
+    big = sorted({q for q in sc.index.get_level_values("problem") if " x" not in q and size(q) >= 2**26}, key=size)
+    cc = [sc[(q, a, "cuda_core")] / sc[(q, b, "cuda_core")] for q in big]
+    tc = {p: [sc[(q, p, "tensor_core")] / sc[(q, p, "cuda_core")] for q in big] for p in (a, b)}
+    f7 = pd.read_csv(run / "figures" / "fig7_spmv.csv")
+    f7 = f7[(f7["unit"] == "tensor_core") & (f7["impl"] == "dasp_tc") & f7["larger_than_L2"]]
+    spmv = f7.pivot_table(index="problem", columns="precision", values="value")[[a, b]].dropna()
+    best = {}
+    for unit, impls in (("CUDA cores", ["cc_naive", "cc_tb"]), ("tensor cores", ["tc", "tc_sparse"])):
+        m = med[med.index.get_level_values("impl").isin(impls)].groupby(level=("problem", "precision")).max()
+        best[unit] = [m[(n, a)] / m[(n, b)] for n in KERNELS]
+    return [f"\n{a} / {b}:",
+            f"  SCALE CUDA cores at n >= 2^26: {min(cc):.3f}-{max(cc):.3f} ({', '.join(big)})",
+            *(f"  SCALE tensor cores / CUDA cores in {p}: {min(r):.3f}-{max(r):.3f}" for p, r in tc.items()),
+            f"  SpMV tensor cores beyond the L2: geomean {geomean(spmv[a] / spmv[b]):.3f} over {len(spmv)} matrices",
+            *(f"  best stencil kernel on {u}: geomean {geomean(r):.3f}, {min(r):.3f}-{max(r):.3f}"
+              for u, r in best.items())]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("gpu")
     parser.add_argument("--against", type=Path, help="the raw/ folder of an earlier run")
+    parser.add_argument("--pair", nargs=2, metavar=("A", "B"), help="precision A against precision B (speed ratios)")
     args = parser.parse_args(argv)
     run = REPO / "results" / "reference" / args.gpu
     raw = run / "raw"
@@ -206,6 +237,8 @@ def main(argv=None) -> int:
                   f"({r.copy_launches:.0f} launches a call), {r.share_of_copy:.2f}")
     for line in spmv_lines(run, raw, args.gpu):
         print(line)
+    if args.pair:
+        print("\n".join(pair_lines(run, raw, med, *args.pair)))
     for c in claims(run):
         print(f"{c['id']} {c['precision']}: {c['verdict']}, {c['summary']}")
     return 0
