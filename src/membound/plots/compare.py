@@ -52,14 +52,17 @@ def _rows(panels: list[tuple[str, pd.DataFrame]], faceted: bool) -> list[tuple[s
 
 
 def figure(module, panels: list[tuple[str, pd.DataFrame]], faceted: bool = True, precision: str | None = None):
-    """`module`'s figure (fig6, fig7 or fig8: its TITLE, WIDTHS, HEIGHT and draw) with one row per
+    """`module`'s figure (fig6, fig7 or fig8: its title(data), WIDTHS, HEIGHT and draw) with one row per
     (label, data), and per precision where `faceted`; `precision`: that precision's rows alone, a row
-    per (label, data)."""
+    per (label, data) that has them (the others named at the foot)."""
     if not panels:
-        raise ValueError(f"no plotted-data CSVs for '{module.TITLE}': render it for a profile first")
+        raise ValueError(f"no plotted-data CSVs for '{module.title(pd.DataFrame())}': render it for a profile first")
+    missing = []
     if precision:
         panels = [(name, data[data["precision"] == precision]) for name, data in
                   ((name, _with_precision(data)) for name, data in panels)]
+        missing = [name for name, data in panels if data.empty]
+        panels = [(name, data) for name, data in panels if not data.empty] or panels[:1]
     rows = _rows(panels, faceted and not precision)
     fig, axes = style.panels(len(rows), module.WIDTHS, module.HEIGHT)
     for row, (name, data) in zip(axes, rows):
@@ -70,8 +73,10 @@ def figure(module, panels: list[tuple[str, pd.DataFrame]], faceted: bool = True,
         module.draw(row, data)
         # the row's GPU under its first panel, as the paper's subcaptions (the legends are above)
         row[0].set_xlabel(f"{row[0].get_xlabel()}\n{name}: {data['gpu'].iloc[0]}")
-    fig.suptitle(f"{module.TITLE}, {precision}" if precision else module.TITLE)
-    style.footer(fig, "\n".join(f"{name}: {_caption(data)}" for name, data in panels if not data.empty))
+    title = module.title(pd.concat([data for _, data in panels]))
+    fig.suptitle(f"{title}, {precision}" if precision else title)
+    style.footer(fig, "\n".join([*(f"{name}: {_caption(data)}" for name, data in panels if not data.empty),
+                                 *(f"{name}: no {precision} rows" for name in missing)]))
     return fig
 
 

@@ -16,6 +16,11 @@ from membound.plots import common, paired, style
 from membound.run import measure
 
 TITLE = "Figure 6: SCALE (a = q b)"
+
+
+def title(data: pd.DataFrame) -> str:
+    """The figure's title (the same for any data)."""
+    return TITLE
 WIDTHS, HEIGHT = (7.5,), 4.2
 COLUMNS = ["n", "input_MB", "unit", "role", "impl", "metric", "value", "t_median_s", "half_L2_MB",
            "larger_than_half_L2", "speedup", "geomean_speedup", "ci_low", "ci_high", *common.KEEP]

@@ -25,6 +25,11 @@ from membound.originals.rows import is_original, split
 from membound.plots import common, paired, style
 
 TITLE = "Figure 7: SpMV (CSR)"
+
+
+def title(data: pd.DataFrame) -> str:
+    """The figure's title (the same for any data)."""
+    return TITLE
 WIDTHS, HEIGHT = (8.5, 4.0), 4.2
 EFFECTS = {name: label.replace("t_", "") for name, (label, _, _) in c3_spmv.EFFECTS.items()}   # TC/twin, twin/CC
 COLUMNS = ["code", "problem", "rows", "cols", "nnz", "size_MB", "L2_MB", "larger_than_L2", "unit", "role",

@@ -21,6 +21,11 @@ from membound.plots import common, style
 
 TITLE = {True: "Figure 8: stencils at C4's equal depth t (\u2014 best depth)",
          False: "Figure 8: stencils (t: the best temporal depth of those measured)"}
+
+
+def title(data: pd.DataFrame) -> str:
+    """The title of `data`'s bars: at C4's equal depth where any row is at a role depth, else the best depth."""
+    return TITLE["at" in data and bool((data["at"] == "role depth").any())]
 WIDTHS, HEIGHT = (8.0,), 4.2
 COLUMNS = ["problem", "unit", "role", "impl", "depth", "at", "depths", "best_depth", "best_value", "label", "domain", "steps",
            "metric", "value", "t_median_s", *common.KEEP]
@@ -68,12 +73,11 @@ def draw(axes, data: pd.DataFrame) -> None:
     ax.set(ylabel=data["metric"].iloc[0],
            xlabel=f"stencil (domain); depths measured: {', '.join(sorted(set(data['depths'].astype(str))))}")
     style.bar_yscale(ax, pd.concat([data["value"], data["best_value"]]))
-    ax.margins(y=0.3)   # room for the labels "t=<depth>, best <t>"
+    ax.margins(y=0.5)   # room for the labels "t=<depth>, best <t>" below the legend
     style.legend_above(ax, 2 if is_original(data).any() else 3, [BEST] if marked else [])
 
 
 def figure(data: pd.DataFrame, gpu: dict, caption: str, precisions=PRECISIONS):
     """Figure 8 of `data` (see `data`), a row per precision, with `caption` at its foot."""
-    equal = bool((data["at"] == "role depth").any())
-    return style.facets(draw, WIDTHS, HEIGHT, data, f"{TITLE[equal]} on {gpu['name']}", caption, precisions,
+    return style.facets(draw, WIDTHS, HEIGHT, data, f"{title(data)} on {gpu['name']}", caption, precisions,
                         lambda p: peaks.no_rows(gpu, p, "stencil"))
