@@ -137,3 +137,11 @@ def test_the_kernels_build_options_per_precision_are_the_committed_ones():
         bf16, _ = sp_layout.structure_module(shape, dims, 1, 2, "bf16")
         assert bf16 == {**fp16, "BF16": 1} and fp16["PREC"] == 16
     assert sp_layout.structure_module("box", 2, 1, 2, "fp32")[0]["PREC"] == 32
+
+
+def test_every_record_names_its_counter_and_a_run_tuning():
+    """Each Format names ncu's tensor-path counter of its type, and borrows tuning (tuned_as) only from a
+    precision the kernels run that is tuned itself."""
+    for f in precision.FORMATS.values():
+        assert "_src_" in f.ncu_tensor and f.tensor_column.startswith("tensor_"), f.name
+        assert f.tuned in precision.PRECISIONS and precision.FORMATS[f.tuned].tuned == f.tuned, f.name
