@@ -12,7 +12,7 @@ from membound.kernels import harness, scale, source_path
 from membound.model import precision
 from membound.run import measure
 
-PRECISIONS = scale.PRECISIONS
+PRECISIONS = precision.PRECISIONS
 RAGGED = [1, 31, 1000, 4097, 3 * scale.chunk("fp16") + 77]
 CPU = [i for i in scale.IMPLS if i.backend == "cpu"]
 CUDA = [i for i in scale.IMPLS if i.backend == "cuda"]

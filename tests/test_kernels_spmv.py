@@ -14,7 +14,7 @@ from membound.kernels.spmv import emulate as spmv_emulate
 from membound.kernels.spmv import plans as spmv_plans
 from membound.kernels.spmv import tc_plan as spmv_plan
 from membound.matrices import csr
-from membound.model.precision import decode, dot_tolerance, fmt, nan, quantize, store
+from membound.model.precision import PRECISIONS, decode, dot_tolerance, fmt, nan, quantize, store, tc_operand
 from membound.run import measure
 
 S = {"fp64": 1, "fp32": 2, "fp16": 4, "bf16": 4}
@@ -158,7 +158,7 @@ def test_placement_puts_every_nonzero_once_in_its_rows_lane_in_column_order(s, l
     assert all((read < 0).all() for read in got.values())   # what is left: empty rows, padding only
 
 
-@pytest.mark.parametrize("precision", spmv.PRECISIONS)
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("impl", ["scipy_csr", "numpy_mma", "numpy_mma_twin"])
 def test_cpu_impls_match_the_reference(impl, precision, pieces):
     matrix = spmv.rounded(ragged(1), "ragged", precision)
@@ -175,8 +175,8 @@ def test_cpu_impls_match_the_reference(impl, precision, pieces):
 
 def test_l2_prefetch_is_off_in_fp64_beyond_the_l2_only():
     l2 = 50 * 2**20
-    assert [spmv.tc_knobs(p, False, l2, l2)["TC_PREF"] for p in spmv.PRECISIONS] == [4, 4, 16, 16]
-    assert [spmv.tc_knobs(p, True, l2 + 1, l2)["TC_PREF"] for p in spmv.PRECISIONS] == [0, 4, 16, 16]
+    assert [spmv.tc_knobs(p, False, l2, l2)["TC_PREF"] for p in PRECISIONS] == [4, 4, 16, 16]
+    assert [spmv.tc_knobs(p, True, l2 + 1, l2)["TC_PREF"] for p in PRECISIONS] == [0, 4, 16, 16]
 
 
 @pytest.mark.parametrize("s", [1, 4])
@@ -198,7 +198,7 @@ def test_tf32_rounds_to_nearest_ties_away():
     one = np.float32(1.0)
     ulp = np.float32(2.0**-10)
     values = np.array([one + ulp / 4, one + ulp / 2, one + 3 * ulp / 4, -(one + ulp / 2)], np.float32)
-    assert list(spmv_emulate.tf32(values)) == [one, one + ulp, one + ulp, -(one + ulp)]
+    assert list(tc_operand(values, "fp32")) == [one, one + ulp, one + ulp, -(one + ulp)]
 
 
 @pytest.mark.parametrize("lengths", [[0] * 5, [3000], [1] * 9, [0, 300, 0]])
@@ -224,7 +224,7 @@ def test_cli_cpu_writes_checked_rows_per_precision(tmp_path):
     matrix = ragged(3)
     out = tmp_path / "raw" / "spmv" / "ragged.csv"
     spmv.main(["--backend", "cpu", "--matrix", str(write_matrix(tmp_path / "m.npz", matrix)), "--warmup", "1",
-               "--reps", "3", "--out", str(out), "--precisions", *spmv.PRECISIONS])
+               "--reps", "3", "--out", str(out), "--precisions", *PRECISIONS])
     frame = pd.read_csv(out)
     assert list(frame.columns) == measure.ROW_COLUMNS
     assert list(frame.impl) == ["scipy_csr", "numpy_mma", "numpy_mma_twin"] * 4
@@ -235,7 +235,7 @@ def test_cli_cpu_writes_checked_rows_per_precision(tmp_path):
     assert (frame.source == "synthetic").all() and (frame.nnz == matrix.nnz).all()
     assert (frame.work_items == matrix.nnz).all() and (frame.metric == "GFLOP/s").all() and (frame.reps == 3).all()
     tc = frame[frame.impl == "numpy_mma"].set_index("precision")
-    for p in spmv.PRECISIONS:
+    for p in PRECISIONS:
         assert spmv.mma_shape(p)[0] in tc.note[p] and tc.mma[p] == spmv_plan.plan(matrix.indptr, S[p]).mma
         assert tc.value[p] == pytest.approx(2 * matrix.nnz / tc.t_median_s[p] / 1e9)
     assert "m16n8k8.row.col.f32.tf32.tf32.f32" in tc.note["fp32"] and "m16n8k16.row.col.f32.f16.f16.f32" in tc.note["fp16"]
@@ -243,7 +243,7 @@ def test_cli_cpu_writes_checked_rows_per_precision(tmp_path):
     assert "m16n8k16.row.col.f32.bf16.bf16.f32" in tc.note["bf16"] and tc.rel_err["bf16"] > tc.rel_err["fp16"]  # 8 bits
 
 
-@pytest.mark.parametrize("precision", spmv.PRECISIONS)
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("impl", ["scipy_csr", "numpy_mma", "numpy_mma_twin"])
 @pytest.mark.parametrize("wrong", ["unwritten_row", "off_by_5_percent"])
 def test_wrong_output_fails_and_writes_nothing(monkeypatch, tmp_path, wrong, impl, precision):
@@ -318,14 +318,14 @@ def test_gpu_impls_match_the_reference_in_every_precision(seed, extra_rows):
     matrix = ragged(seed, extra_rows)
     rows = [harness.measure(impl, prepare, "cuda", 2, 3) for impl, prepare in
             spmv.jobs("cuda", matrix, {"name": f"ragged{seed}", "source": "synthetic"}, np.random.default_rng(seed),
-                      spmv.PRECISIONS)]
+                      PRECISIONS)]
     assert [(r["impl"], r["precision"]) for r in rows] == [
-        (i, p) for p in spmv.PRECISIONS for i in ("cusparse_csr", "dasp_tc", "dasp_tc_twin")]
+        (i, p) for p in PRECISIONS for i in ("cusparse_csr", "dasp_tc", "dasp_tc_twin")]
     assert all(r["value"] > 0 for r in rows)
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("precision", spmv.PRECISIONS)
+@pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("impl", ["cusparse_csr", "dasp_tc", "dasp_tc_twin"])
 def test_gpu_short_and_huge_rows_and_poison_is_overwritten(impl, precision, pieces):
     """Short rows of every packing, one row of 5000 nnz (many pieces), run three times: the long rows'

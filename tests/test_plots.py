@@ -357,11 +357,11 @@ def test_roofline_note_without_counters_stays_off_the_roof():
 
 
 def test_achieved_roofline_names_the_fp16_rows_it_leaves_out_and_its_legend_covers_no_panel():
-    from membound.analysis.wqi import FP16_INSTRUCTIONS
+    from membound.analysis.wqi import PACKED_INSTRUCTIONS
     from membound.plots import roofline_achieved
     row = {"part": "main", "kernel": "scale", "unit": "cuda_core", "I_ach": 0.06, "I_l2_ach": 0.05, "GFLOPs_ach": 200.0}
     wqi = pd.DataFrame([{**row, "status": "measured", "precision": "fp64"},
-                        *[{**row, "status": FP16_INSTRUCTIONS, "precision": "fp16"}] * 2])
+                        *[{**row, "status": PACKED_INSTRUCTIONS, "precision": "fp16"}] * 2])
     fig = roofline_achieved.figure(wqi, config.load_gpu("h100"))
     renderer = fig.canvas.get_renderer()
     notes = [" ".join(t.get_text() for t in ax.texts) for ax in fig.axes]

@@ -108,7 +108,8 @@ def test_float32_sums_stay_inside_the_bound_and_a_wrong_sum_does_not(p):
 
 def test_select_pairs_impls_with_the_precisions_they_have(capsys):
     impls = (harness.Impl("f", "a", "cuda_core", "R", "cpu", precisions=("fp64", "fp32")),
-             harness.Impl("f", "b", "tensor_core", "R", "cpu"))
+             harness.Impl("f", "b", "tensor_core", "R", "cpu", precisions=("fp64",)))
+    assert harness.Impl("f", "d", "cuda_core", "R").precisions == precision.PRECISIONS   # the default: all
     chosen = harness.select(impls, "cpu", ["fp64", "fp32"])
     assert [(i.name, p) for i, p in chosen] == [("a", "fp64"), ("b", "fp64"), ("a", "fp32")]
     assert "fp32: not implemented by b" in capsys.readouterr().err

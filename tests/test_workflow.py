@@ -451,7 +451,7 @@ import numpy as np
 from membound.kernels import arg_parser
 from membound.kernels.harness import Case, Impl, run_cli, select
 
-IMPLS = (Impl("toy", "numpy_copy", "cuda_core", "copy", "cpu"),)
+IMPLS = (Impl("toy", "numpy_copy", "cuda_core", "copy", "cpu", precisions=("fp64",)),)
 
 
 def prepare(impl, n, rng, precision):
@@ -512,7 +512,8 @@ def test_a_new_family_needs_no_rule_its_files_alone_run_it(tmp_path):
     rows = (copy / "results" / "cpu" / "raw" / "toy.csv").read_text()
     assert "toy,numpy_copy,cuda_core,copy" in rows.replace('"', "")
     module = src / "kernels" / "toy" / "__init__.py"         # an implementation: its Impl line and its source
-    module.write_text(module.read_text().replace('"cpu"),)', '"cpu"),\n         Impl("toy", "numpy_copy_x", "cuda_core", "copy", "cpu"))'))
+    module.write_text(module.read_text().replace('("fp64",)),)', '("fp64",)),\n         Impl("toy", "numpy_copy_x", '
+                                                 '"cuda_core", "copy", "cpu", precisions=("fp64",)))'))
     (src / "kernels" / "toy" / "toy_x.cu").write_text("// the new implementation's source\n")
     bench = snakemake("--profile", "profiles/cpu", "bench_toy", "-p", cwd=copy, env=env)
     assert bench.returncode == 0 and "src/membound/kernels/toy/toy_x.cu" in bench.stdout + bench.stderr, \

@@ -146,5 +146,5 @@ def test_fp16_cuda_core_counts_are_not_flops_and_leave_the_achieved_roofline(par
     counters = counters.assign(tag=counters["tag"] + ":fp16", precision="fp16")
     counters.loc[counters["impl"] == "cuda_core", ["dmul", "hmul"]] = [0.0, 2.0**27]
     t = wqi.table(bench, counters, gpu, stencils=None).set_index("impl")
-    assert t.loc["cuda_core", "status"] == wqi.FP16_INSTRUCTIONS
+    assert t.loc["cuda_core", "status"] == wqi.PACKED_INSTRUCTIONS
     assert t.loc["tensor_core", "status"] == "measured"

@@ -28,7 +28,7 @@ from membound.kernels import harness, spmv
 from membound.kernels.spmv import tc_plan as spmv_plan
 from membound.matrices import csr, surrogate
 from membound.model import equations as model
-from membound.model.precision import fmt
+from membound.model.precision import PRECISIONS, fmt
 from membound.run import config, detect
 
 # The yardstick: GFLOP/s of the original DASP (commit 8ce8363, its own harness, FP64) on membound's
@@ -46,7 +46,7 @@ IMPLS = ("cusparse_csr", "dasp_tc", "dasp_tc_twin")
 
 def every(value) -> dict:
     """A per-precision knob of spmv.py set to `value` in every precision."""
-    return dict.fromkeys(spmv.PRECISIONS, value)
+    return dict.fromkeys(PRECISIONS, value)
 
 
 def every_s(value) -> dict:
@@ -169,7 +169,7 @@ def report(frame: pd.DataFrame, gpu: str, l2_mb: float) -> None:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--precisions", nargs="+", default=list(spmv.PRECISIONS), choices=spmv.PRECISIONS)
+    parser.add_argument("--precisions", nargs="+", default=list(PRECISIONS), choices=PRECISIONS)
     parser.add_argument("--matrices", nargs="+", help="names from config/matrices.yaml (default: all 21)")
     parser.add_argument("--impls", nargs="+", default=list(IMPLS), choices=IMPLS)
     parser.add_argument("--variants", nargs="*", choices=list(VARIANTS), default=None,

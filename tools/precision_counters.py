@@ -1,6 +1,6 @@
 """Developer check (not a workflow rule) of the per-precision counters (issue 21): SCALE and GEMV
-in every precision under ncu with membound's metric list, then the achieved FLOPs and DRAM bytes
-per element against the model (wqi.table): W_exec (tensor cores: 2 m n k of the precision's MMA
+in every precision whose CUDA-core ops ncu counts (ncu_csv.CUDA_CORE_OPS) under ncu with membound's
+metric list, then the achieved FLOPs and DRAM bytes per element against the model (wqi.table): W_exec (tensor cores: 2 m n k of the precision's MMA
 shape per instruction) and Q with the precision's element size. A dW of 0 checks how ncu counts
 FP32, packed FP16 (HADD2/HMUL2/HFMA2) and HMMA work; -50% on the fp16 CUDA-core row would mean a
 packed instruction counts once (docs/counters.md).
@@ -18,6 +18,7 @@ import pandas as pd
 
 from membound.analysis import wqi
 from membound.counters import ncu
+from membound.counters.ncu_csv import CUDA_CORE_OPS
 from membound.counters.workflow import mma_shapes
 from membound.run import config
 
@@ -40,7 +41,7 @@ def main(argv=None) -> None:
     for family, problem in runs.items():
         rows = out / f"{family}_rows.csv"
         command = [sys.executable, "-m", f"membound.kernels.{family}", "--backend", "cuda", *problem,
-                   "--precisions", "fp64", "fp32", "fp16", "--warmup", "0", "--reps", "1", "--counters", "--out", str(rows)]
+                   "--precisions", *CUDA_CORE_OPS, "--warmup", "0", "--reps", "1", "--counters", "--out", str(rows)]
         counters.append(ncu.profile(command, shapes))
         bench.append(rows)
     counters = pd.concat(counters, ignore_index=True)

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from membound.kernels import gemv
 from membound.model.precision import PRECISIONS, fmt
 from membound.run import config
 
@@ -69,7 +70,8 @@ def scale_cells(raw: Path, gpu: str) -> dict:
             for p, (cc, tc) in gbs.items()}
 
 
-GEMV_CC = {"fp64": "cublas_dgemv", "fp32": "cublas_sgemv", "fp16": "gemv_half2", "bf16": "gemv_half2"}
+GEMV_CC = {p: i.name for p in PRECISIONS for i in gemv.IMPLS     # precision -> the CUDA-core GEMV it runs
+           if i.unit == "cuda_core" and i.backend == "cuda" and p in i.precisions}
 
 
 def gemv_cells(raw: Path) -> dict:
@@ -104,7 +106,7 @@ def stencil_cells(med: pd.Series, gpu: str) -> dict:
 def sparse_ratios(med: pd.Series) -> dict:
     """{(precision, '2d'/'3d'): (min, max) of tc_sparse / tc at Table 3's depth}, from the stencil medians."""
     out = {}
-    for p in ("fp32", "fp16"):
+    for p in [p for p in measured(med) if fmt(p).mma_sp]:     # tc_sparse's precisions
         for d in (2, 3):
             r = [med[(n, p, "tc_sparse", k["depth"])] / med[(n, p, "tc", k["depth"])]
                  for n, k in KERNELS.items() if k["dims"] == d]

@@ -51,7 +51,7 @@ from membound.kernels.stencil import tiles
 from membound.kernels.stencil.cpu import b_operands
 from membound.kernels.stencil.tiles import CC2, CC3, ST, TB2, TB3
 from membound.model import equations, peaks
-from membound.model.precision import PRECISIONS, fmt
+from membound.model.precision import PRECISIONS, fmt, of_dtype
 from membound.run import config, measure, runinfo
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
@@ -339,7 +339,7 @@ def bandwidth_shares(rows: pd.DataFrame, gpu: dict) -> pd.DataFrame:
         d = fmt(r.precision).bytes
         bound = gpu["memory_bandwidth_TBs"] * 1e12 / (2 * d) / 1e9
         k = equations.stencil_points(*next((s.shape, s.dims, s.radius) for s in stencils() if s.name == r.problem))
-        sums = "fp64" if r.precision == "fp64" else "fp32"
+        sums = of_dtype(fmt(r.precision).acc)      # the CUDA cores' accumulator: fp64, else fp32
         balance = peaks.at(gpu, sums).balance("cuda_core")
         share = r.value / bound
         out.append(dict(problem=r.problem, precision=r.precision, impl=r.impl, GStencil_s=round(r.value, 1),

@@ -15,10 +15,11 @@ import numpy as np
 import pandas as pd
 
 from membound.families import analytical_row
+from membound.model.precision import fmt
 from membound.run import measure, outputs, raw
 
 NOT_MEASURED = "not measured"
-FP16_INSTRUCTIONS = "measured; W counts fp16 instructions, not FLOPs (docs/counters.md)"
+PACKED_INSTRUCTIONS = "measured; W counts fp16 instructions, not FLOPs (docs/counters.md)"
 COLUMNS = ["kernel", "impl", "unit", "problem", "precision", "depth", "part", "kernel_name", "launches", "work_items",
            "W", "W_exec", "Q", "I", "I_exec", "W_ach", "Q_ach", "I_ach", "dW_pct", "dQ_pct", "dI_pct",
            "W_exec_per_item", "Q_per_item", "W_ach_per_item", "Q_ach_per_item",
@@ -51,8 +52,9 @@ def _achieved(c: pd.Series, items: float, a: dict) -> dict:
            "flops_tensor": c["flops_tensor"], "dmma_inst": c["dmma_inst"], "hmma_inst": c.get("hmma_inst"),
            "tensor_flops_from": c["tensor_flops_from"], "clock_control": c["clock_control"],
            "cache_control": c["cache_control"], "status": "measured"}
-    if c.get("precision") == "fp16" and np.nansum([c.get(op, np.nan) for op in ("hadd", "hmul", "hfma")]) > 0:
-        out["status"] = FP16_INSTRUCTIONS   # a packed op counts once, a conversion as an add
+    f = fmt(c.get("precision") or "fp64")
+    if f.bytes == 2 and np.nansum([c.get(op, np.nan) for op in f.cc_ops]) > 0:
+        out["status"] = PACKED_INSTRUCTIONS   # 16-bit ops: a packed op counts once, a conversion as an add
     if c["part"] == "main" and a:
         out.update(dW_pct=_pct(w, a["W_exec"]), dQ_pct=_pct(q, a["Q"]), dI_pct=_pct(out["I_ach"], a["I_exec"]))
     return out

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from membound.model.precision import fmt
+from membound.model.precision import FORMATS, fmt
 
 KERNELS = Path(__file__).parents[1] / "kernels"   # membound's own CUDA sources (read, not imported)
 KERNEL = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+)\s*\(")
@@ -24,7 +24,7 @@ KERNEL = re.compile(r"__global__\s+void\s+(?:__launch_bounds__\([^)]*\)\s+)?(\w+
 # that its FLOPs are paper 002's C_TC with S of the logical operand, eq. 3 and 20): shape, optional
 # layout, D type, then the A operand type (what the MMA computes in)
 MMA = re.compile(r"mma(?:\.sp(?:::ordered_metadata)?)?\.sync\.aligned\.m(\d+)n(\d+)k(\d+)(?:\.row\.col)?\.\w+\."
-                 r"(f64|tf32|f16|bf16)\b")
+                 rf"({'|'.join(f.tc_type for f in FORMATS.values())})\b")
 LIBRARY_SHAPE = re.compile(r"tensor(\d+)x(\d+)x(\d+)")        # cuBLAS/CUTLASS names: ..._tensor16x8x8_...
 INCLUDE = re.compile(r'^#include "([\w.]+\.cuh)"$', re.MULTILINE)  # a source's local headers
 Shape = tuple[int, int, int]
@@ -101,10 +101,8 @@ def _part(count: float, name: str, kernel_name: str, kind: str, fallback) -> tup
 
 # ncu's tensor-path op counters per tensor-core type (1 FLOP per unit, checked on the H100 against
 # cuBLAS HGEMM/TF32 GEMM and membound's SCALE, docs/counters.md) and their columns in the launches
-OPS = {"f64": ("tensor_fp64_ops", "sm__ops_path_tensor_src_fp64"),
-       "tf32": ("tensor_tf32_ops", "sm__ops_path_tensor_src_tf32_dst_fp32"),
-       "f16": ("tensor_fp16_ops", "sm__ops_path_tensor_src_fp16"),
-       "bf16": ("tensor_bf16_ops", "sm__ops_path_tensor_src_bf16_dst_fp32")}   # bf16: fp16's unit, assumed
+# (bf16: fp16's unit, assumed); from the records (precision.Format.ncu_tensor)
+OPS = {f.tc_type: (f.tensor_column, f.ncu_tensor) for f in FORMATS.values()}
 
 
 def _ops(l, kind: str) -> tuple[float, str] | None:

@@ -36,14 +36,12 @@ import pandas as pd
 from membound.counters import mma
 from membound.counters.ncu_csv import CUDA_CORE_OPS, METRICS, NVTX_FILTER, CounterError, parse_launches
 from membound.counters.rows import COLUMNS, SCHEMA
-from membound.model.precision import PRECISIONS
+from membound.model.precision import FORMATS, PRECISIONS
 from membound.run import raw
 from membound.run.outputs import write_csv
 
 # Not on every GPU: where missing, tensor FLOPs come from instruction counts (membound.counters.mma)
-OPTIONAL = {"sm__ops_path_tensor_src_fp64.sum", "sm__ops_path_tensor_src_tf32_dst_fp32.sum",
-            "sm__ops_path_tensor_src_fp16.sum", "sm__ops_path_tensor_src_bf16_dst_fp32.sum",
-            "sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum"}
+OPTIONAL = {*(f"{f.ncu_tensor}.sum" for f in FORMATS.values()), "sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum"}
 PERMISSION_FIX = ("GPU performance counters are not permitted for this user (ERR_NVGPUCTRPERM): run the "
                   "counter jobs as root, or let all users profile (driver option "
                   "NVreg_RestrictProfilingToAdminUsers=0, https://developer.nvidia.com/ERR_NVGPUCTRPERM), "

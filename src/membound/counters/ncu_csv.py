@@ -18,17 +18,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from membound.model.precision import PRECISIONS
+from membound.model.precision import FORMATS, PRECISIONS
 from membound.run.measure import launch_tag
 
-CUDA_CORE_OPS = {"fp64": ("dadd", "dmul", "dfma"), "fp32": ("fadd", "fmul", "ffma"), "fp16": ("hadd", "hmul", "hfma")}
+CUDA_CORE_OPS = {name: f.cc_ops for name, f in FORMATS.items() if f.cc_ops}   # precision -> ncu's SASS ops
 METRICS = {  # ncu metric -> column of the parsed launches
     "gpu__time_duration.sum": "time_ns",
     **{f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum": op for ops in CUDA_CORE_OPS.values() for op in ops},
-    "sm__ops_path_tensor_src_fp64.sum": "tensor_fp64_ops",
-    "sm__ops_path_tensor_src_tf32_dst_fp32.sum": "tensor_tf32_ops",
-    "sm__ops_path_tensor_src_fp16.sum": "tensor_fp16_ops",
-    "sm__ops_path_tensor_src_bf16_dst_fp32.sum": "tensor_bf16_ops",
+    **{f"{f.ncu_tensor}.sum": f.tensor_column for f in FORMATS.values()},
     "sm__inst_executed_pipe_tensor_op_dmma.sum": "dmma_inst",
     "sm__inst_executed_pipe_tensor_op_hmma.sum": "hmma_inst",
     "sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum": "hfma2_mma_inst",

@@ -21,10 +21,12 @@ from pathlib import Path
 import pandas as pd
 
 from membound.counters.ncu import COLUMNS, CounterError
+from membound.model.precision import FORMATS
 
-TYPES = {"fp64": "F64", "fp32": "F32", "fp16": "F16"}        # precision -> rocprof's datatype suffix
-VALU = {p: [f"SQ_INSTS_VALU_{op}_{s}" for op in ("ADD", "MUL", "FMA", "TRANS")] for p, s in TYPES.items()}
-MFMA = [f"SQ_INSTS_VALU_MFMA_MOPS_{s}" for s in ("F64", "F32", "F16", "BF16")]
+# rocprof's datatype suffix of a precision: its MFMA's type (F64, F32, F16, BF16; precision.Format.mfma)
+VALU = {p: [f"SQ_INSTS_VALU_{op}_{f.mfma.type.upper()}" for op in ("ADD", "MUL", "FMA", "TRANS")]
+        for p, f in FORMATS.items() if f.cc_ops and f.mfma}
+MFMA = [f"SQ_INSTS_VALU_MFMA_MOPS_{f.mfma.type.upper()}" for f in FORMATS.values() if f.mfma]
 EA = ["RDREQ_sum", "RDREQ_32B_sum", "WRREQ_sum", "WRREQ_64B_sum"]
 
 

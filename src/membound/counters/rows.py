@@ -7,11 +7,12 @@ from __future__ import annotations
 import pandas as pd
 
 from membound.counters.ncu_csv import CUDA_CORE_OPS
+from membound.model.precision import FORMATS
 from membound.run import raw
 
 COLUMNS = ["tag", "kernel", "impl", "problem", "precision", "kernel_name", "part", "launches", "time_s",
-           *[op for ops in CUDA_CORE_OPS.values() for op in ops], "tensor_fp64_ops", "tensor_tf32_ops",
-           "tensor_fp16_ops", "tensor_bf16_ops", "dmma_inst", "hmma_inst", "hfma2_mma_inst",
+           *[op for ops in CUDA_CORE_OPS.values() for op in ops], *[f.tensor_column for f in FORMATS.values()],
+           "dmma_inst", "hmma_inst", "hfma2_mma_inst",
            "flops_cuda_core", "flops_tensor", "flops", "tensor_flops_from", "dram_read", "dram_write", "dram_bytes",
            "l2_bytes", "l1_bytes", "profiler", "clock_control", "cache_control"]
 

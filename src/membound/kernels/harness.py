@@ -36,14 +36,14 @@ class Impl:
     """One implementation: its family, name (the rows' `impl`), unit, the paper role it plays, the
     backend it runs on (None: both, the same algorithm on CUDA and the CPU), whether it is built
     from a source that needs mma.sync although it runs on CUDA cores (a twin), the precisions it
-    runs in (membound.model.precision) and its sparsity (dense, or 2:4 for sparse tensor cores)."""
+    runs in (membound.model.precision; all of them unless it names a subset) and its sparsity (dense, or 2:4 for sparse tensor cores)."""
     family: str
     name: str
     unit: str
     role: str
     backend: str | None = None
     needs_mma: bool = False
-    precisions: tuple[str, ...] = ("fp64",)
+    precisions: tuple[str, ...] = PRECISIONS
     sparsity: str = "dense"
 
     def __post_init__(self):

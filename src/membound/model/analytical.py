@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from functools import cache
 
 from membound.model import equations, geometry, peaks, sparse24
+from membound.model.precision import PRECISIONS, fmt
 
 
 def _precision(row: Mapping, gpu: dict) -> peaks.Peaks:
@@ -88,7 +89,7 @@ def stencil_model(shape: str, dims: int, radius: int, t: int, unit: str, d: int 
     shape of `precision`, by default the precision of element size d), and C, M, I per output point of
     one launch of depth t: on CUDA cores C = 2tK (eq. 8), on tensor cores alpha/S times that (eq. 3,
     11-12; alpha and S NaN on CUDA cores); M = 2D."""
-    precision = precision or {8: "fp64", 4: "fp32", 2: "fp16"}[d]
+    precision = precision or next(p for p in PRECISIONS if fmt(p).bytes == d)
     k = equations.stencil_points(shape, dims, radius)
     if unit != "tensor_core":
         c, m, i = equations.stencil_cc(k, t, d)

@@ -69,6 +69,10 @@ class Format:
     mma_sp: Mma | None = None   # the 2:4-sparse mma.sp (the stencils' tc_sparse); None: none in this format
     runs: bool = True  # a precision the kernels run (PRECISIONS); else the specs' Table 1 alone
     peaks_as: str = ""  # a spec that lists no peaks of this format has this one's (bf16: fp16's, equal on Hopper)
+    ncu_tensor: str = ""  # ncu's op counter of the tensor path of its MMA type (less ".sum"; docs/counters.md)
+    cc_ops: tuple[str, ...] = ()  # ncu's SASS add, mul, fma of its CUDA cores (and rocprof's VALU's); (): none
+    tuned_as: str = ""  # the precision whose tuned knobs (SpMV's TC_*, the 2:4 stencils' FRAG_SMEM) it borrows
+    cuda_macros: tuple[tuple[str, int], ...] = ()  # -D macros its CUDA kernels need beside ELEM (stencil_real.cuh)
 
     @property
     def dtype(self) -> np.dtype:
@@ -78,6 +82,16 @@ class Format:
     def tc_type(self) -> str:
         """The tensor-core operand type (PTX): f64 | tf32 | f16 | bf16."""
         return self.mma.type
+
+    @property
+    def tensor_column(self) -> str:
+        """The counter rows' column of `ncu_tensor` (tensor_fp64_ops, tensor_tf32_ops, ...: its source type)."""
+        return f"tensor_{self.ncu_tensor.split('_src_')[1].split('_dst_')[0]}_ops"
+
+    @property
+    def tuned(self) -> str:
+        """The precision whose tuned knobs the kernels use in this one (`tuned_as`, else itself)."""
+        return self.tuned_as or self.name
 
     def matrix(self, vendor: str) -> Mma:
         """The dense matrix instruction of a device of `vendor` (a spec's: nvidia, amd or cpu, which
@@ -96,16 +110,20 @@ def _mma(m: int, n: int, k: int, acc: str, op: str, sparsity=None) -> Mma:
 
 FORMATS = {f.name: f for f in (
     Format("fp64", 8, "float64", "double", 1, "float64", "float64", U64, U64, 0.0, U64, 2.0**-1075,
-           _mma(8, 8, 4, "f64", "f64"), Mma((16, 16, 4), "f64", "v_mfma_f64_16x16x4f64")),
+           _mma(8, 8, 4, "f64", "f64"), Mma((16, 16, 4), "f64", "v_mfma_f64_16x16x4f64"),
+           ncu_tensor="sm__ops_path_tensor_src_fp64", cc_ops=("dadd", "dmul", "dfma")),
     Format("fp32", 4, "float32", "float", 0, "float32", "float32", 2.0**-24, 2.0**-24, 2.0**-11, 2.0**-23, 2.0**-150,
            _mma(16, 8, 8, "f32", "tf32"), Mma((16, 16, 4), "f32", "v_mfma_f32_16x16x4f32"),
-           _mma(16, 8, 16, "f32", "tf32", (1, 2))),
+           _mma(16, 8, 16, "f32", "tf32", (1, 2)), ncu_tensor="sm__ops_path_tensor_src_tf32_dst_fp32",
+           cc_ops=("fadd", "fmul", "ffma")),
     Format("fp16", 2, "float16", "__half", 2, "float32", "float32", 2.0**-11, 2.0**-24, 0.0, 2.0**-23, 2.0**-25,
            _mma(16, 8, 16, "f32", "f16"), Mma((16, 16, 16), "f16", "v_mfma_f32_16x16x16f16"),
-           _mma(16, 8, 32, "f32", "f16", (2, 4))),
+           _mma(16, 8, 32, "f32", "f16", (2, 4)), ncu_tensor="sm__ops_path_tensor_src_fp16",
+           cc_ops=("hadd", "hmul", "hfma")),
     Format("bf16", 2, "uint16", "__nv_bfloat16", 14, "float32", "float32", 2.0**-8, 2.0**-24, 0.0, 2.0**-23, 2.0**-134,
            _mma(16, 8, 16, "f32", "bf16"), Mma((16, 16, 16), "bf16", "v_mfma_f32_16x16x16bf16_1k"),
-           _mma(16, 8, 32, "f32", "bf16", (2, 4)), peaks_as="fp16"),
+           _mma(16, 8, 32, "f32", "bf16", (2, 4)), peaks_as="fp16",
+           ncu_tensor="sm__ops_path_tensor_src_bf16_dst_fp32", tuned_as="fp16", cuda_macros=(("BF16", 1),)),
 )}
 PRECISIONS = tuple(name for name, f in FORMATS.items() if f.runs)
 SPARSITIES = ("dense", "2:4")   # the rows' `sparsity`: dense MMA, or 2:4-structured sparse MMA (mma.sp)

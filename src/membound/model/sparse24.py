@@ -55,7 +55,7 @@ from membound.model.geometry import fuse, fused_support, support
 
 from membound.model.sparse24_pack import (GRANULARITY, LAYOUT, M_TILE, N_TILE, RUN, SP_SHAPE,  # noqa: F401
                                           SP_TYPE, chunks, columns, runs)
-TF32_NIBBLE = (0b0100, 0b1110)                          # keep the first / the second of a pair
+PAIR_NIBBLE = (0b0100, 0b1110)      # 1:2 (TF32) metadata: keep the first / the second of a pair
 
 
 @dataclass(frozen=True)
@@ -183,8 +183,8 @@ def compress(a: np.ndarray, precision: str) -> tuple[np.ndarray, np.ndarray]:
     order = np.argsort(~nz, axis=-1, kind="stable")[..., :kept]
     pos = np.sort(order, axis=-1)
     values = np.take_along_axis(g, pos, axis=-1).reshape(*a.shape[:-1], -1)
-    if precision == "fp32":
-        nibbles = np.where(pos[..., 0] == 0, TF32_NIBBLE[0], TF32_NIBBLE[1])
+    if chunk == 2:
+        nibbles = np.where(pos[..., 0] == 0, PAIR_NIBBLE[0], PAIR_NIBBLE[1])
     else:
         nibbles = pos[..., 0] | (pos[..., 1] << 2)
     return values, nibbles.astype(np.uint32)
@@ -194,8 +194,8 @@ def decompress(values: np.ndarray, nibbles: np.ndarray, precision: str) -> np.nd
     """The logical A from compress's (values, nibbles): what mma.sp multiplies."""
     kept, chunk = GRANULARITY[precision]
     v = values.reshape(*values.shape[:-1], -1, kept)
-    if precision == "fp32":
-        pos = np.where(nibbles == TF32_NIBBLE[0], 0, 1)[..., None]
+    if chunk == 2:
+        pos = np.where(nibbles == PAIR_NIBBLE[0], 0, 1)[..., None]
     else:
         pos = np.stack([nibbles & 3, (nibbles >> 2) & 3], axis=-1)
     out = np.zeros(v.shape[:-1] + (chunk,), dtype=values.dtype)

@@ -19,7 +19,7 @@ def b_slots(precision: str) -> np.ndarray:
     """(32, NOFF): the K slot of each of a lane's B elements (g = lane / 4, q = lane % 4; TF32 b_r =
     B(q + 4r, g); f16 register r = B(8r + 2q, g), B(8r + 2q + 1, g))."""
     q = np.arange(32) % 4
-    if precision == "fp32":
+    if fmt(precision).bytes == 4:            # one element a 32-bit register
         return np.stack([q + 4 * r for r in range(4)], axis=1)
     return np.stack([8 * r + 2 * q + h for r in range(4) for h in (0, 1)], axis=1)
 

@@ -113,7 +113,7 @@ def runs(wf3: np.ndarray, mask3: np.ndarray, dz: int, precision: str, phase: int
                  for q, lane in enumerate(lanes)]
         slots = []
         for kk in range(SP_SHAPE[precision][2]):
-            q, e = (kk % 4, kk // 4) if precision == "fp32" else ((kk % 8) // 2, 2 * (kk // 8) + kk % 2)
+            q, e = (kk % 4, kk // 4) if FORMATS[precision].bytes == 4 else ((kk % 8) // 2, 2 * (kk // 8) + kk % 2)
             dy, u0, cnt = lanes[q]
             slots.append((dz, dy, u0 + e, int(cnt is None or not cnt[e].any())))
         mmas.append(slots)

@@ -13,7 +13,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
-from membound.analysis.wqi import FP16_INSTRUCTIONS  # noqa: E402
+from membound.analysis.wqi import PACKED_INSTRUCTIONS  # noqa: E402
 from membound.model import peaks  # noqa: E402
 from membound.model.precision import PRECISIONS  # noqa: E402
 
@@ -68,7 +68,7 @@ def figure(wqi: pd.DataFrame, gpu: dict, precisions=PRECISIONS):
     for ax, name in zip(axes[0], precisions):
         here, p = precision == name, peaks.at(gpu, name)
         roofs |= {unit for unit in ("cuda_core", "tensor_core") if p.peak(unit)}
-        _panel(ax, main[measured & here], p, int((here & (main["status"] == FP16_INSTRUCTIONS)).sum()))
+        _panel(ax, main[measured & here], p, int((here & (main["status"] == PACKED_INSTRUCTIONS)).sum()))
     fig.suptitle(f"Achieved roofline, {gpu['name']} (DRAM roof {gpu['memory_bandwidth_TBs']:g} TB/s)")
     fig.legend(handles=legend_handles(main[measured], roofs), loc="center right", fontsize=7, frameon=False)
     fig.tight_layout(rect=(0, 0, 1 - 2.2 / fig.get_figwidth(), 1))

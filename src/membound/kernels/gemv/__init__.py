@@ -30,14 +30,21 @@ import numpy as np
 
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_cli, select
-from membound.model.precision import PRECISIONS, decode, dot_tolerance, fmt, nan, quantize, store, tc_operand
+from membound.model.precision import (PRECISIONS, compute_dtype, decode, dot_tolerance, fmt, nan, quantize, store,
+                                      tc_operand)
 
-IMPLS = (Impl("gemv", "cublas_dgemv", "cuda_core", "cuBLAS", "cuda"),
-         Impl("gemv", "cublas_sgemv", "cuda_core", "cuBLAS", "cuda", precisions=("fp32",)),
-         Impl("gemv", "gemv_half2", "cuda_core", "cuBLAS", "cuda", precisions=("fp16", "bf16")),
-         Impl("gemv", "gemv_tc", "tensor_core", "DMMA", "cuda", precisions=PRECISIONS),
-         Impl("gemv", "numpy", "cuda_core", "cuBLAS", "cpu", precisions=PRECISIONS),
-         Impl("gemv", "numpy_mma", "tensor_core", "DMMA", "cpu", precisions=PRECISIONS))
+
+def _stored_in(numpy: str = "", size: int = 0) -> tuple[str, ...]:
+    """The precisions whose storage is numpy dtype `numpy` (cuBLAS's D and S GEMV), or `size` bytes (gemv_half2)."""
+    return tuple(p for p in PRECISIONS if fmt(p).numpy == numpy or fmt(p).bytes == size)
+
+
+IMPLS = (Impl("gemv", "cublas_dgemv", "cuda_core", "cuBLAS", "cuda", precisions=_stored_in("float64")),
+         Impl("gemv", "cublas_sgemv", "cuda_core", "cuBLAS", "cuda", precisions=_stored_in("float32")),
+         Impl("gemv", "gemv_half2", "cuda_core", "cuBLAS", "cuda", precisions=_stored_in(size=2)),
+         Impl("gemv", "gemv_tc", "tensor_core", "DMMA", "cuda"),
+         Impl("gemv", "numpy", "cuda_core", "cuBLAS", "cpu"),
+         Impl("gemv", "numpy_mma", "tensor_core", "DMMA", "cpu"))
 WARPS = 8             # gemv_tc.cu: warps per block of MMA rows (fp64 H100 sweep: docs/kernels_gemv.md)
 HALF2_WARPS, HALF2_UNROLL = 8, 4   # gemv_half2.cu: rows (warps) per block, 16-byte loads in flight per lane
 
@@ -91,10 +98,10 @@ def emulation(a: np.ndarray, x: np.ndarray, y: np.ndarray, precision: str):
 
 
 def cpu_runner(impl: str, a: np.ndarray, x: np.ndarray, y: np.ndarray, precision: str = "fp64"):
-    """A no-argument callable writing A x into y with numpy in their dtype (bf16: float32, rounded to
-    bf16; impl numpy | numpy_mma)."""
+    """A no-argument callable writing A x into y with numpy in their dtype (one numpy has not, bf16:
+    decoded, in float32, rounded to storage; impl numpy | numpy_mma)."""
     if impl == "numpy":
-        if precision == "bf16":
+        if compute_dtype(precision) != fmt(precision).dtype:
             return lambda: np.copyto(y, store(decode(a, precision) @ decode(x, precision), precision))
         return lambda: np.matmul(a, x, out=y)
     if impl != "numpy_mma":
@@ -135,8 +142,8 @@ def tc_runner(a, x, y, precision: str = "fp64"):
     return lambda: kernel(grid, (32 * WARPS,), args)
 
 
-def half2_runner(a, x, y, precision: str = "fp16"):
-    """A no-argument callable launching gemv_half2.cu's kernel of `precision` (fp16 | bf16) on the
+def half2_runner(a, x, y, precision: str):
+    """A no-argument callable launching gemv_half2.cu's kernel of `precision` (a 16-bit one) on the
     row-major device matrix a, x, y."""
     import cupy as cp
 
@@ -170,7 +177,7 @@ def note(impl: Impl, precision: str, n: int) -> list[str]:
                                f"single-matrix {precision} GEMV)"]}.get(impl.name, [])
     f = fmt(precision)
     instr, (tm, tn, tk) = f.mma.instruction, f.mma.shape
-    rounding = " rounded by cvt.rna.tf32.f32" if f.tc_type == "tf32" else ""
+    rounding = " rounded by cvt.rna.tf32.f32" if f.tc_operand_u else ""
     what = (f"emulated on CPU: numpy matmul of the operand tiles of {instr}" if impl.name == "numpy_mma" else
             f"timed: one launch of gemv_tc.cu, {instr} x {-(-n // tm) * -(-n // tk)}")
     return [f"{what} ({f.tc_type} operands{rounding}, {instr.split('.')[6]} accumulate), x in 1 of {tn} "

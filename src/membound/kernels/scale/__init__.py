@@ -38,16 +38,16 @@ import numpy as np
 
 from membound.kernels import arg_parser, load_module
 from membound.kernels.harness import Case, Impl, run_cli, select
-from membound.model.precision import (PRECISIONS, compute_dtype, decode, dot_tolerance, fmt, nan, quantize, rounded,
+from membound.model.precision import (compute_dtype, decode, dot_tolerance, fmt, nan, quantize, rounded,
                                       store, tc_operand)
 from membound.run import runinfo
 
-IMPLS = (Impl("scale", "cuda_core", "cuda_core", "STREAM", "cuda", precisions=PRECISIONS),
-         Impl("scale", "tensor_core", "tensor_core", "STREAM", "cuda", precisions=PRECISIONS),
-         Impl("scale", "tensor_core_twin", "cuda_core", "STREAM twin", "cuda", needs_mma=True, precisions=PRECISIONS),
-         Impl("scale", "numpy", "cuda_core", "STREAM", "cpu", precisions=PRECISIONS),
-         Impl("scale", "numpy_mma", "tensor_core", "STREAM", "cpu", precisions=PRECISIONS),
-         Impl("scale", "numpy_mma_twin", "cuda_core", "STREAM twin", "cpu", precisions=PRECISIONS))
+IMPLS = (Impl("scale", "cuda_core", "cuda_core", "STREAM", "cuda"),
+         Impl("scale", "tensor_core", "tensor_core", "STREAM", "cuda"),
+         Impl("scale", "tensor_core_twin", "cuda_core", "STREAM twin", "cuda", needs_mma=True),
+         Impl("scale", "numpy", "cuda_core", "STREAM", "cpu"),
+         Impl("scale", "numpy_mma", "tensor_core", "STREAM", "cpu"),
+         Impl("scale", "numpy_mma_twin", "cuda_core", "STREAM twin", "cpu"))
 UNROLL = 2                    # scale.cu: 16-byte loads in flight per lane (fp64: 2, 4 measured alike)
 THREADS = 256
 
@@ -182,7 +182,7 @@ def note(impl: Impl, precision: str) -> list[str]:
     instr, (m, n, k) = f.mma.instruction, f.mma.shape
     mma = layout(precision)[0]
     per_mma = mma.size // (mma.max() + 1)     # elements one MMA scales
-    rounding = " rounded by cvt.rna.tf32.f32" if f.tc_type == "tf32" else ""
+    rounding = " rounded by cvt.rna.tf32.f32" if f.tc_operand_u else ""
     where = "emulated on CPU: numpy matmul of the operand tiles of " if impl.name == "numpy_mma" else ""
     return [f"{where}{instr} ({f.tc_type} operands{rounding}, {instr.split('.')[6]} accumulate): {per_mma} "
             f"elements per {m * n * k} multiply-adds, 1/{m * n * k // per_mma} useful"]

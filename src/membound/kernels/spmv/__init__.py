@@ -37,19 +37,19 @@ from membound.kernels.harness import Case, Impl, run_cli, select
 from membound.kernels.spmv.emulate import accumulator, emulator
 from membound.kernels.spmv.tc_plan import SEGS, Plan, plan, slots_per_lane
 from membound.matrices import csr
-from membound.model.precision import PRECISIONS, decode, dot_tolerance, fmt, nan, of_dtype, quantize, store
+from membound.model.precision import decode, dot_tolerance, fmt, nan, of_dtype, quantize, store
 
-IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda", precisions=PRECISIONS),
-         Impl("spmv", "dasp_tc", "tensor_core", "DASP", "cuda", precisions=PRECISIONS),
-         Impl("spmv", "dasp_tc_twin", "cuda_core", "DASP twin", "cuda", needs_mma=True, precisions=PRECISIONS),
-         Impl("spmv", "scipy_csr", "cuda_core", "cuSPARSE", "cpu", precisions=PRECISIONS),
-         Impl("spmv", "numpy_mma", "tensor_core", "DASP", "cpu", precisions=PRECISIONS),
-         Impl("spmv", "numpy_mma_twin", "cuda_core", "DASP twin", "cpu", precisions=PRECISIONS))
-# spmv_tc.cu's knobs (#ifndef there; docs/kernels_spmv.md), per precision but TC_MINB, TC_AHEAD (bf16: fp16's, unswept)
-TC_UNROLL, TC_MINB, TC_AHEAD = {"fp64": 4, "fp32": 4, "fp16": 2, "bf16": 2}, 4, 2048
-TC_SEGFREE = {"fp64": 1, "fp32": 0, "fp16": 1, "bf16": 1}
-TC_PIPE = {"fp64": 1, "fp32": 0, "fp16": 1, "bf16": 1}
-TC_PREF = {"fp64": (4, 0), "fp32": (4, 4), "fp16": (16, 16), "bf16": (16, 16)}  # tiles, matrix in the L2 / beyond it
+IMPLS = (Impl("spmv", "cusparse_csr", "cuda_core", "cuSPARSE", "cuda"),
+         Impl("spmv", "dasp_tc", "tensor_core", "DASP", "cuda"),
+         Impl("spmv", "dasp_tc_twin", "cuda_core", "DASP twin", "cuda", needs_mma=True),
+         Impl("spmv", "scipy_csr", "cuda_core", "cuSPARSE", "cpu"),
+         Impl("spmv", "numpy_mma", "tensor_core", "DASP", "cpu"),
+         Impl("spmv", "numpy_mma_twin", "cuda_core", "DASP twin", "cpu"))
+# spmv_tc.cu's knobs (#ifndef there; docs/kernels_spmv.md) per tuned precision (Format.tuned) but TC_MINB, TC_AHEAD
+TC_UNROLL, TC_MINB, TC_AHEAD = {"fp64": 4, "fp32": 4, "fp16": 2}, 4, 2048
+TC_SEGFREE = {"fp64": 1, "fp32": 0, "fp16": 1}
+TC_PIPE = {"fp64": 1, "fp32": 0, "fp16": 1}
+TC_PREF = {"fp64": (4, 0), "fp32": (4, 4), "fp16": (16, 16)}  # tiles, matrix in the L2 / beyond it
 THREADS = 128  # a block: its SM slots wait for its slowest warp (docs/kernels_spmv.md, "Threads a block")
 
 
@@ -124,9 +124,9 @@ def cusparse_runner(matrix, x, y, precision: str = "fp64"):
 
 def tc_knobs(precision: str, twin: bool, packed_bytes: int, l2_bytes: int) -> dict:
     """spmv_tc.cu's -D knobs; TC_PREF by the packed matrix's bytes against the L2 (docs/kernels_spmv.md)."""
-    return dict(PREC=precision, TC_UNROLL=TC_UNROLL[precision], TC_MINB=TC_MINB, TC_SEGFREE=TC_SEGFREE[precision],
-                TC_PIPE=TC_PIPE[precision], TC_AHEAD=TC_AHEAD, TC_PREF=TC_PREF[precision][packed_bytes > l2_bytes],
-                TC_THREADS=THREADS, TWIN=int(twin))
+    p = fmt(precision).tuned
+    return dict(PREC=precision, TC_UNROLL=TC_UNROLL[p], TC_MINB=TC_MINB, TC_SEGFREE=TC_SEGFREE[p], TC_PIPE=TC_PIPE[p],
+                TC_AHEAD=TC_AHEAD, TC_PREF=TC_PREF[p][packed_bytes > l2_bytes], TC_THREADS=THREADS, TWIN=int(twin))
 
 
 def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False):

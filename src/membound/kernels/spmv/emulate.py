@@ -13,19 +13,13 @@ import numpy as np
 import scipy.sparse as sp
 
 from membound.kernels.spmv.tc_plan import GROUPS, MAX_SEG, PIECE, ZEROS, Plan
-from membound.model.precision import decode, fmt
+from membound.model.precision import decode, fmt, tc_operand
 
 
 def accumulator(precision: str) -> np.dtype:
     """The accumulator's dtype (the precision's record: float64 for fp64, float32 for fp32 (TF32 MMA), fp16
     and bf16), the MMA's and the CUDA cores' alike."""
     return np.dtype(fmt(precision).tc_acc)
-
-
-def tf32(values: np.ndarray) -> np.ndarray:
-    """float32 values rounded to TF32 (10 mantissa bits) to nearest, ties away from zero (cvt.rna)."""
-    bits = np.asarray(values, np.float32).view(np.uint32)
-    return ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
 
 
 def _span_sums(values: np.ndarray, begin: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -60,7 +54,7 @@ def emulator(p: Plan, matrix: sp.csr_matrix, precision: str, twin: bool):
         if twin:
             prod = a.astype(acc) * b.astype(acc)
         else:
-            ops = (tf32(a), tf32(b)) if precision == "fp32" else (a, b)
+            ops = (tc_operand(a, precision), tc_operand(b, precision)) if fmt(precision).tc_operand_u else (a, b)
             prod = ops[0].astype(np.float64) * ops[1].astype(np.float64)
         # the MMA (or the twin's FMAs) of every tile and segment: (tiles, 8 tile rows, segment)
         part = np.stack([np.where(m, prod, 0).reshape(-1, 8, k).sum(axis=2, dtype=prod.dtype) for m in masks],

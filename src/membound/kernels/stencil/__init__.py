@@ -65,14 +65,14 @@ from membound.kernels.stencil.runner import runner as _cuda_runner
 from membound.kernels.stencil.runner import shared_limit as _shared_limit
 from membound.kernels.stencil.runner import tc_kernel as _tc_kernel  # noqa: F401
 from membound.model.geometry import fuse, fused_support, support, tc_rows, tc_sparsity  # noqa: F401
-from membound.model.precision import PRECISIONS, decode, fmt, quantize, rounded, stencil_tolerance
+from membound.model.precision import decode, fmt, quantize, rounded, stencil_tolerance
 from membound.model.sparse24 import SP_SHAPE
 from membound.run import measure
 
-IMPLS = (Impl("stencil", "cc_naive", "cuda_core", "Brick", precisions=PRECISIONS),
-         Impl("stencil", "cc_tb", "cuda_core", "EBISU", precisions=PRECISIONS),
-         Impl("stencil", "tc", "tensor_core", "ConvStencil", precisions=PRECISIONS),
-         Impl("stencil", "tc_twin", "cuda_core", "ConvStencil twin", needs_mma=True, precisions=PRECISIONS),
+IMPLS = (Impl("stencil", "cc_naive", "cuda_core", "Brick"),
+         Impl("stencil", "cc_tb", "cuda_core", "EBISU"),
+         Impl("stencil", "tc", "tensor_core", "ConvStencil"),
+         Impl("stencil", "tc_twin", "cuda_core", "ConvStencil twin", needs_mma=True),
          Impl("stencil", "tc_sparse", "tensor_core", "SPIDER/SparStencil", precisions=tuple(SP_SHAPE),
               sparsity="2:4"))
 TOL = 1e-10                   # the tests' fixed FP64 tolerance (the checks use the derived bound, `tolerance`)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from membound.kernels.stencil.tiles import CC3, TB2, TB3, TUNED
 from membound.model.geometry import fused_support, mma_shape, support, tc_rows
-from membound.model.precision import fmt
+from membound.model.precision import PRECISIONS, fmt
 
 SWEPT = ("cc_tb", "tc", "tc_sparse")  # run at every depth of the sweep; cc_naive at 1, tc_twin at the role depth
 MAX_DEPTH = {2: 8, 3: 4}      # the depths the kernels are checked at, per dimension (paper 002 Figure 11: 1..8)
@@ -168,9 +168,10 @@ PITCH_MOD = {8: (4, 16), 4: (4, 32), 2: (8, 64)}
 
 
 def format_macros(precision: str) -> dict:
-    """The macro that tells a 16-bit format's kernels which one it is (stencil_real.cuh: ELEM 2 is fp16,
-    with BF16 1 bf16); none for the others (their modules keep the options, and cache keys, they had)."""
-    return {"BF16": 1} if fmt(precision).tc_type == "bf16" else {}
+    """The macros beside ELEM that tell a format's kernels which one it is, its record's `cuda_macros`
+    (stencil_real.cuh: ELEM 2 is fp16, with BF16 1 bf16); none for the others (their modules keep the
+    options, and cache keys, they had)."""
+    return dict(fmt(precision).cuda_macros)
 
 
 def tc_config(st: Stencil, nfrag: int, twin: bool, precision: str = "fp64") -> tuple[str, dict, int, dict]:
@@ -201,7 +202,7 @@ def shared_bytes(impl: str, st: Stencil, gpu: str | None = None, precision: str 
     if impl == "tc_sparse":    # stencil_sp(3).cu: the tile or plane buffers, and the fragments in shared memory
         from membound.kernels.stencil.sp_layout import structure_module
 
-        sp = precision if fmt(precision).mma_sp else "fp32"
+        sp = precision if fmt(precision).mma_sp else next(p for p in PRECISIONS if fmt(p).mma_sp)
         return structure_module(st.shape, st.dims, st.radius, st.depth, sp)[1]
     if impl.startswith("tc"):
         mask = fused_support(support(st.shape, st.dims, st.radius), st.depth)

@@ -14,7 +14,7 @@ from membound.kernels.harness import Case
 from membound.kernels.stencil.cpu import reference, sampled_reference, values as as_float64
 from membound.kernels.stencil.sp_layout import LAYOUT, module, pack_lanes, plane_groups, source, tile_for
 from membound.model import sparse24
-from membound.model.precision import nan, quantize, rounded, store, tc_operand
+from membound.model.precision import fmt, nan, quantize, rounded, store, tc_operand
 from membound.model.sparse24_banks import b_offsets
 from membound.run import measure
 
@@ -132,7 +132,9 @@ def prepare(st, w: np.ndarray, domain: tuple, steps: int, backend: str, rng: np.
         ref = sampled_reference(as_float64(x), w, steps, idx)
         checked = (f"whole output checked on {'x'.join(map(str, check_domain))} with the same kernel, "
                    f"{samples} sampled points of the timed domain checked")
-    gran, tol_ = "1:2 (TF32: the PTX ISA's granularity)" if precision == "fp32" else "2:4", tol(ref)
+    kept, chunk = fmt(precision).mma_sp.sparsity
+    gran, tol_ = f"{kept}:{chunk}" + ("" if chunk == 4 else f" ({fmt(precision).tc_type.upper()}: the PTX ISA's "
+                                                            "granularity)"), tol(ref)
     return Case(run=run, output=output, reference=ref, tol=tol_, what=what, precision=precision,
                 row={"problem": st.name, "n": points, "domain": "x".join(map(str, domain)), "depth": st.depth,
                      "steps": steps, "work_items": points * steps},

@@ -38,14 +38,13 @@ TALL_RF = 9
 # in docs/kernels_stencil.md, "3D: one B load for every plane", the section named above and "fp16 pairs")
 TILE3 = {"NX": 2, "WX": 2, "WY": 4, "BZ": 64, "MINB": 2}
 TILE3_PAIR = {**TILE3, "PAIR": 1}
-PAIR_F16_RF = 2
+PAIR_BOX_RF = 2
 # fragment tables up to this size (per dims and precision) go to shared memory, beyond it: in 3D (a 17 KiB
 # tile, FSM) all are read through L1, they paid up to 100 KiB; in 2D the first NFS fragments stay in shared
 # memory, up to this size (fp32; fp16's half-size tile gained up to 80 KiB, 2026-11-27) and to two blocks
 # an SM (BLOCK_SMEM_2D with the tile), where that is at least half of them, and the rest are read through
-# L1 (2026-11-28; docs/kernels_stencil.md)
-FRAG_SMEM = {(2, "fp32"): 48 * 1024, (2, "fp16"): 80 * 1024, (3, "fp32"): 100 * 1024, (3, "fp16"): 100 * 1024,
-             (2, "bf16"): 80 * 1024, (3, "bf16"): 100 * 1024}   # bf16: fp16's (the same tiles; not swept on its own)
+# L1 (2026-11-28; docs/kernels_stencil.md); per tuned precision (precision.Format.tuned: bf16 reads fp16's)
+FRAG_SMEM = {(2, "fp32"): 48 * 1024, (2, "fp16"): 80 * 1024, (3, "fp32"): 100 * 1024, (3, "fp16"): 100 * 1024}
 BLOCK_SMEM_2D = 113 * 1024   # two blocks an SM of 228 KiB (sm_90), 1 KiB of each reserved
 
 
@@ -54,7 +53,7 @@ def pack_lanes(values: np.ndarray, nibbles: np.ndarray, precision: str, layout: 
     nibbles (nf, 16, 8), in the module docstring's layout."""
     nf = len(values)
     g, q = np.arange(32) // 4, np.arange(32) % 4
-    if precision == "fp32":
+    if fmt(precision).bytes == 4:            # one element a 32-bit register
         bits = np.ascontiguousarray(values.astype(np.float32)).view(np.uint32)
         regs = [bits[:, g, q], bits[:, g + 8, q], bits[:, g, q + 4], bits[:, g + 8, q + 4]]
     else:
@@ -88,7 +87,8 @@ def tile_for(form: sparse24.SparseForm, dims: int) -> dict:
     """The kernel's tile macros for `form` in `dims` dimensions."""
     if dims == 2:
         return TILE_TALL if form.radius >= TALL_RF else TILE
-    return TILE3_PAIR if form.precision == "fp32" or (form.shape == "box" and form.radius >= PAIR_F16_RF) else TILE3
+    pair = fmt(form.precision).tuned == "fp32" or (form.shape == "box" and form.radius >= PAIR_BOX_RF)
+    return TILE3_PAIR if pair else TILE3
 
 
 def source(dims: int) -> tuple[str, str]:
@@ -148,13 +148,13 @@ def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:
     planes = 4 if tile.get("PAIR") else 1
     tile_bytes = planes * (8 * tile["WY"] + 2 * form.radius) * pitch * fmt(p).bytes
     if dims == 3:
-        fsm = int(frag_bytes <= FRAG_SMEM[dims, p])
+        fsm = int(frag_bytes <= FRAG_SMEM[dims, fmt(p).tuned])
         macros["FSM"], smem_frags = fsm, fsm * frag_bytes
     else:
         per_frag = 32 * (20 + 4 * noff)
-        nfs = min(nfrag, FRAG_SMEM[dims, p] // per_frag, max(0, BLOCK_SMEM_2D - tile_bytes) // per_frag)
+        nfs = min(nfrag, FRAG_SMEM[dims, fmt(p).tuned] // per_frag, max(0, BLOCK_SMEM_2D - tile_bytes) // per_frag)
         nfs = nfs if 2 * nfs >= nfrag else 0   # under half of them: the copy cost more than it saved
         macros["NFS"], smem_frags = nfs, nfs * per_frag
-    macros.update(RF=form.radius, PREC=32 if p == "fp32" else 16, XO=x_origin(form), LXT=tile_width(form, dims),
+    macros.update(RF=form.radius, PREC=8 * fmt(p).bytes, XO=x_origin(form), LXT=tile_width(form, dims),
                   PITCH=pitch, NOFF=noff, NFRAG=nfrag, RUNS=int(runs), **tile, **format_macros(p))
     return macros, tile_bytes + smem_frags
