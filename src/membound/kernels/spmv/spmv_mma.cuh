@@ -4,7 +4,7 @@
 //   load(p): this lane's S values of A;  gather(x, c): x at S columns;  masked(b, segs, j): b with the
 //   slots whose segment is not j zeroed;  mma(d, a, b): d += A B;  dot(a, b, s): s + the S products
 //   (FMAs, the twin);  narrow(s): the accumulator rounded to storage.
-// Adding a precision: a struct here (a 16-bit format: its F of half16) and its name in spmv.PRECISIONS.
+// Adding a precision: a struct here (a 16-bit format: its F of half16) beside its record in membound.model.precision.
 
 __device__ __forceinline__ void mma_guard() {
 #if __CUDA_ARCH__ < 800
