@@ -17,7 +17,7 @@ from membound.plots import style
 
 TITLE = "Fusion sweep (paper 002 Figure 11): the number at each marker is the depth t"
 MARKER = {"cuda_core": "o", "tensor_core": "s"}
-COLS, WIDTH, HEIGHT = 3, 11.0, 3.3
+PANEL_WIDTH, HEIGHT = 2.75, 3.3    # inches: a row per precision, a column per stencil (6 x 4: 2475 x ~2200 px)
 
 
 def draw(ax, data: pd.DataFrame, gpu: dict) -> None:
@@ -62,15 +62,17 @@ def legend_handles() -> list:
 
 
 def figure(data: pd.DataFrame, gpu: dict, caption: str):
-    """The sweep of every stencil in `data` (fusion.table), one panel each, with `caption` at its foot."""
-    groups = list(data.groupby(["problem", "precision"], sort=False))
-    rows = max(1, math.ceil(len(groups) / COLS))
-    fig, axes = style.panels(rows, [WIDTH / COLS] * COLS, HEIGHT)
-    for ax, (_, g) in zip(axes.flat, groups):
-        draw(ax, g, gpu)
-    for ax in list(axes.flat)[len(groups):]:
+    """The sweep of every stencil in `data` (fusion.table), a panel each: a row per precision, a column
+    per stencil, with `caption` at its foot."""
+    problems, precisions = (list(data[c].unique()) for c in ("problem", "precision"))
+    fig, axes = style.panels(max(1, len(precisions)), [PANEL_WIDTH] * max(3, len(problems)), HEIGHT)
+    for ax in axes.flat:
         ax.set_visible(False)
-    if not groups:
+    for (problem, precision), g in data.groupby(["problem", "precision"], sort=False):
+        ax = axes[precisions.index(precision)][problems.index(problem)]
+        ax.set_visible(True)
+        draw(ax, g, gpu)
+    if data.empty:
         axes[0][0].set_visible(True)
         axes[0][0].text(0.5, 0.5, "no stencil rows", ha="center", transform=axes[0][0].transAxes)
     for ax in axes[-1]:
