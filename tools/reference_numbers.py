@@ -55,11 +55,15 @@ def measured(series: pd.Series) -> list[str]:
     return [p for p in PRECISIONS if p in found]
 
 
+def depthless(med: pd.Series) -> pd.Series:
+    """Medians of a family without depths (SCALE, GEMV) without that level."""
+    return med.droplevel("depth") if "depth" in med.index.names else med
+
+
 def at_largest(raw: Path, family: str) -> pd.Series:
     """Medians (GB/s) of `family` at its largest problem, by (precision, impl)."""
-    fam = medians(raw, family)
-    at = fam.xs(max(fam.index.get_level_values("problem"), key=size), level="problem")
-    return at.droplevel("depth") if "depth" in at.index.names else at
+    fam = depthless(medians(raw, family))
+    return fam.xs(max(fam.index.get_level_values("problem"), key=size), level="problem")
 
 
 def scale_cells(raw: Path, gpu: str) -> dict:
@@ -182,8 +186,7 @@ def pair_lines(run: Path, raw: Path, med: pd.Series, a: str, b: str) -> list[str
     tensor-core SCALE against its CUDA-core sibling, the tensor-core SpMV over the matrices beyond the L2
     in both, and the best kernel per stencil on CUDA cores (cc_naive, cc_tb at any depth) and on tensor
     cores (tc, tc_sparse at any depth), as geometric means."""
-    sc = medians(raw, "scale")
-    sc = sc.droplevel("depth") if "depth" in sc.index.names else sc
+    sc = depthless(medians(raw, "scale"))
     big = sorted({q for q in sc.index.get_level_values("problem") if " x" not in q and size(q) >= 2**26}, key=size)
     cc = [sc[(q, a, "cuda_core")] / sc[(q, b, "cuda_core")] for q in big]
     tc = {p: [sc[(q, p, "tensor_core")] / sc[(q, p, "cuda_core")] for q in big] for p in (a, b)}

@@ -36,7 +36,8 @@ class Impl:
     """One implementation: its family, name (the rows' `impl`), unit, the paper role it plays, the
     backend it runs on (None: both, the same algorithm on CUDA and the CPU), whether it is built
     from a source that needs mma.sync although it runs on CUDA cores (a twin), the precisions it
-    runs in (membound.model.precision; all of them unless it names a subset) and its sparsity (dense, or 2:4 for sparse tensor cores)."""
+    runs in (membound.model.precision; all of them unless it names a subset) and its sparsity (dense,
+    or 2:4 for sparse tensor cores)."""
     family: str
     name: str
     unit: str

@@ -17,7 +17,8 @@ from membound.plots import style
 
 TITLE = "Fusion sweep (paper 002 Figure 11): the number at each marker is the depth t"
 MARKER = {"cuda_core": "o", "tensor_core": "s"}
-PANEL_WIDTH, HEIGHT = 2.75, 3.3    # inches: a row per precision, a column per stencil (6 x 4: 2475 x ~2200 px)
+PANEL_WIDTH, HEIGHT = 2.75, 3.3    # inches: a row per precision, a column per stencil (6 x 4: 2475 x ~2200 px);
+MIN_COLS = 3                       # at least: the width of the legend's one line
 
 
 def draw(ax, data: pd.DataFrame, gpu: dict) -> None:
@@ -65,7 +66,7 @@ def figure(data: pd.DataFrame, gpu: dict, caption: str):
     """The sweep of every stencil in `data` (fusion.table), a panel each: a row per precision, a column
     per stencil, with `caption` at its foot."""
     problems, precisions = (list(data[c].unique()) for c in ("problem", "precision"))
-    fig, axes = style.panels(max(1, len(precisions)), [PANEL_WIDTH] * max(3, len(problems)), HEIGHT)
+    fig, axes = style.panels(max(1, len(precisions)), [PANEL_WIDTH] * max(MIN_COLS, len(problems)), HEIGHT)
     for ax in axes.flat:
         ax.set_visible(False)
     for (problem, precision), g in data.groupby(["problem", "precision"], sort=False):

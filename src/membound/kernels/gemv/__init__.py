@@ -34,14 +34,14 @@ from membound.model.precision import (PRECISIONS, compute_dtype, decode, dot_tol
                                       tc_operand)
 
 
-def _stored_in(numpy: str = "", size: int = 0) -> tuple[str, ...]:
-    """The precisions whose storage is numpy dtype `numpy` (cuBLAS's D and S GEMV), or `size` bytes (gemv_half2)."""
-    return tuple(p for p in PRECISIONS if fmt(p).numpy == numpy or fmt(p).bytes == size)
+def _of_size(size: int) -> tuple[str, ...]:
+    """The precisions stored in `size` bytes: cuBLAS's D (8) and S (4) GEMV, gemv_half2's 16-bit formats (2)."""
+    return tuple(p for p in PRECISIONS if fmt(p).bytes == size)
 
 
-IMPLS = (Impl("gemv", "cublas_dgemv", "cuda_core", "cuBLAS", "cuda", precisions=_stored_in("float64")),
-         Impl("gemv", "cublas_sgemv", "cuda_core", "cuBLAS", "cuda", precisions=_stored_in("float32")),
-         Impl("gemv", "gemv_half2", "cuda_core", "cuBLAS", "cuda", precisions=_stored_in(size=2)),
+IMPLS = (Impl("gemv", "cublas_dgemv", "cuda_core", "cuBLAS", "cuda", precisions=_of_size(8)),
+         Impl("gemv", "cublas_sgemv", "cuda_core", "cuBLAS", "cuda", precisions=_of_size(4)),
+         Impl("gemv", "gemv_half2", "cuda_core", "cuBLAS", "cuda", precisions=_of_size(2)),
          Impl("gemv", "gemv_tc", "tensor_core", "DMMA", "cuda"),
          Impl("gemv", "numpy", "cuda_core", "cuBLAS", "cpu"),
          Impl("gemv", "numpy_mma", "tensor_core", "DMMA", "cpu"))

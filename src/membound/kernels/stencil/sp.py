@@ -133,8 +133,9 @@ def prepare(st, w: np.ndarray, domain: tuple, steps: int, backend: str, rng: np.
         checked = (f"whole output checked on {'x'.join(map(str, check_domain))} with the same kernel, "
                    f"{samples} sampled points of the timed domain checked")
     kept, chunk = fmt(precision).mma_sp.sparsity
-    gran, tol_ = f"{kept}:{chunk}" + ("" if chunk == 4 else f" ({fmt(precision).tc_type.upper()}: the PTX ISA's "
-                                                            "granularity)"), tol(ref)
+    gran, tol_ = f"{kept}:{chunk}", tol(ref)
+    if chunk != 4:                       # the record's mma.sp keeps a pair (TF32), not 2 of 4
+        gran += f" ({fmt(precision).tc_type.upper()}: the PTX ISA's granularity)"
     return Case(run=run, output=output, reference=ref, tol=tol_, what=what, precision=precision,
                 row={"problem": st.name, "n": points, "domain": "x".join(map(str, domain)), "depth": st.depth,
                      "steps": steps, "work_items": points * steps},
