@@ -1,6 +1,9 @@
 """Which profile fits this machine, and the start-up check that a GPU profile's device is here.
 
-`python -m membound.run.detect` prints the profile name for this machine (cpu when no GPU is found).
+`python -m membound.run.detect` prints the profile name for this machine: cpu where no GPU answers, else
+the profile whose spec describes this GPU (its name, SMs, memory, L2 and bandwidth: probe.mismatches),
+a curated one before one written from a device; where none does, the name `python -m membound.specs new`
+gives the one it writes, and a line on stderr says so.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-from membound.run import config
+from membound.run import config, probe
 
 
 def device_names() -> list[str]:
@@ -32,19 +35,33 @@ def device_names() -> list[str]:
 
 
 def profile_for(names: list[str]) -> str:
-    """The profile whose device_match is the longest substring of the first device name, else cpu."""
-    if not names:
-        return "cpu"
-    best, best_len = "cpu", 0
+    """By name alone (the stencils' tuned tiles): the profile whose device_match is in the first device
+    name, a curated one before one written from a device, then the longest; else cpu."""
+    fits = [("generated" in spec, -len(spec["device_match"]), profile)
+            for profile, spec in ((p, config.load_gpu(p)) for p in config.profiles())
+            if names and spec["device_match"] and spec["device_match"] in names[0]]
+    return min(fits)[2] if fits else "cpu"
+
+
+def profile_of(dev: probe.Device) -> str | None:
+    """The profile whose spec describes `dev` (its device_match in the name, its numbers within
+    probe.TOLERANCE), curated ones first, then the longest device_match; None where none does."""
+    records, fits = probe.archs(), []
     for profile in config.profiles():
-        match = config.load_gpu(profile)["device_match"]
-        if match and match in names[0] and len(match) > best_len:
-            best, best_len = profile, len(match)
-    return best
+        spec = config.load_gpu(profile)
+        if spec["device_match"] and spec["device_match"] in dev.name and not probe.mismatches(spec, dev, records):
+            fits.append(("generated" in spec, -len(spec["device_match"]), profile))
+    return min(fits)[2] if fits else None
+
+
+def to_use(dev: probe.Device) -> str:
+    """The profile to name for `dev`: the one that describes it, or the one `specs new` would write."""
+    return profile_of(dev) or f"{probe.new_name(dev.name)} (python -m membound.specs new writes it from this GPU)"
 
 
 def require(profile: str, spec: dict) -> None:
-    """Raise config.ConfigError unless the device that `profile` measures is present."""
+    """Raise config.ConfigError unless the device that `profile` measures is present and its spec
+    describes it (probe.mismatches)."""
     if spec["vendor"] == "cpu":
         return
     names = device_names()
@@ -52,13 +69,21 @@ def require(profile: str, spec: dict) -> None:
         raise config.ConfigError(
             f"profile '{profile}' needs an {spec['name']}, but no GPU answers here (nvidia-smi/rocm-smi): "
             "run on a GPU node, or use --profile cpu (or --profile reference)")
-    if profile_for(names) != profile:
+    if spec["device_match"] not in names[0]:
+        other = profile_for(names)
         raise config.ConfigError(
-            f"profile '{profile}' measures an {spec['name']}, but this node has {names[0]}: "
-            f"use --profile {profile_for(names)}")
+            f"profile '{profile}' measures an {spec['name']}, but this node has {names[0]}: use --profile "
+            + (other if other != "cpu" else f"{probe.new_name(names[0])} (python -m membound.specs new writes it)"))
     if importlib.util.find_spec("cupy") is None:
         raise config.ConfigError(f"profile '{profile}' runs its kernels through CuPy, which is not installed: "
                                  f"{cupy_package(spec['vendor'], cuda_major())}")
+    try:
+        dev = probe.device(probe.query())
+    except probe.QueryError as err:
+        raise config.ConfigError(f"profile '{profile}': {err}") from None
+    if wrong := probe.mismatches(spec, dev, probe.archs()):
+        raise config.ConfigError(f"profile '{profile}' measures an {spec['name']}, but this node's {dev.name} has "
+                                 f"{', '.join(wrong)}: use --profile {to_use(dev)}")
 
 
 def dry_run_note(profile: str, spec: dict) -> None:
@@ -88,5 +113,20 @@ def cupy_package(vendor: str, cuda: int | None) -> str:
     return f"make install GPU=cuda{cuda} (the driver supports CUDA {cuda}; docs/environment.md)"
 
 
+def main() -> str:
+    """This machine's profile (the module's docstring); SystemExit with one line where the GPU cannot be read."""
+    if not device_names():
+        return "cpu"
+    try:
+        dev = probe.device(probe.query())
+    except probe.QueryError as err:
+        raise SystemExit(f"membound: {err}") from None
+    if found := profile_of(dev):
+        return found
+    print(f"membound: no profile describes this {dev.name}: python -m membound.specs new writes "
+          f"{probe.new_name(dev.name)} from it", file=sys.stderr)
+    return probe.new_name(dev.name)
+
+
 if __name__ == "__main__":
-    print(profile_for(device_names()))
+    print(main())
