@@ -63,10 +63,10 @@ def _peak(dev: Device, record: dict, precision: str, unit: str) -> tuple[float |
                               f"maximum of {', '.join(map(str, listed))} MHz, not {mhz:g} (config/archs.yaml "
                               f"{arch}: {record['sources']['tensor_clock_MHz']})")
             mhz, clock = listed[round(mhz)], f"config/archs.yaml {arch} tensor_clock_MHz at a maximum of {mhz:g} MHz"
-        if fmt.tc_acc == "float32" and "GeForce" in dev.name and "geforce_tensor_f32_accumulate" in record:
-            rate *= record["geforce_tensor_f32_accumulate"]
-            instruction += (f"; x{record['geforce_tensor_f32_accumulate']:g} on GeForce "
-                            f"({record['sources']['geforce_tensor_f32_accumulate']})")
+        if fmt.tc_acc == "float32" and "GeForce" in dev.name and "geforce_tensor_factor" in record:
+            rate *= record["geforce_tensor_factor"]
+            instruction += (f"; x{record['geforce_tensor_factor']:g} on GeForce "
+                            f"({record['sources']['geforce_tensor_factor']})")
     value = dev.units * mhz * 1e6 * rate / 1e12
     return _sig(value), (f"{dev.units} {dev.unit}s ({dev.sources['units']}) x {mhz:g} MHz ({clock}) x {rate:g} "
                          f"FLOP/clock/{dev.unit} (config/archs.yaml {arch}: {why}){instruction}")

@@ -28,10 +28,12 @@ SETTINGS = "# The profile '{name}': read through its config.v8+.yaml's `configfi
 
 
 def text(spec: dict, name: str) -> str:
-    """The spec as YAML, headed by what wrote it."""
+    """The spec as YAML, headed by what wrote it: each precision's peaks on a line, a source a line."""
     head = (f"# {spec['name']}: written from the device by `python -m membound.specs new`; every number's source is\n"
             f"# under sources. Review them (README, Your GPU), then commit this file and profiles/{name}/.\n")
-    return head + yaml.safe_dump(spec, sort_keys=False, default_flow_style=None, width=1000)
+    numbers = {k: v for k, v in spec.items() if k != "sources"}
+    return (head + yaml.safe_dump(numbers, sort_keys=False, default_flow_style=None, width=1000)
+            + yaml.safe_dump({"sources": spec["sources"]}, sort_keys=False, width=1000))
 
 
 def write(spec: dict, name: str, root: Path | None = None, force: bool = False) -> list[Path]:
