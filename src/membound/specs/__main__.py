@@ -47,9 +47,12 @@ def review(spec: dict, name: str) -> str:
 
 
 def new(args) -> None:
-    if args.if_missing and not args.report and not detect.device_names():
-        print("cpu")    # no GPU answers: the cpu profile (membound.run.detect)
-        return
+    if not args.report and not detect.device_names():
+        if args.if_missing:
+            print("cpu")    # no GPU answers: the cpu profile (membound.run.detect)
+            return
+        raise SystemExit("membound: no GPU answers here (nvidia-smi, rocm-smi): run this on the GPU's node, or "
+                         "give a saved report: --report FILE")
     raw = json.loads(Path(args.report).read_text()) if args.report else probe.query()
     dev = probe.device(raw)
     if args.if_missing and (found := detect.profile_of(dev)):
