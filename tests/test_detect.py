@@ -90,4 +90,5 @@ cuda = SimpleNamespace(Device=lambda i: SimpleNamespace(id=i), runtime=runtime)
            "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}
     run = subprocess.run([sys.executable, "-m", "membound.run.detect"], capture_output=True, text=True, env=env)
     assert run.stdout == "l40s\n", run.stderr
-    assert run.stderr == "membound: no profile describes this NVIDIA L40S: python -m membound.specs new writes l40s from it\n"
+    assert run.stderr == ("membound: no profile describes this NVIDIA L40S: python -m membound.specs new writes "
+                          "l40s from it\n")

@@ -3,9 +3,10 @@
 `query()` reads the first GPU this process sees (CuPy's device 0, so CUDA_VISIBLE_DEVICES applies): its
 device properties and attributes through CuPy (CUDA, or ROCm's HIP), and on NVIDIA nvidia-smi's row for
 it. The clocks are the rated maximum the CUDA runtime reports (CUDA 13's cudaDeviceProp has no clock
-fields: its attributes have them), else nvidia-smi's clocks.max (above the rated boost on GeForce cards). The raw report is a plain dict, `{"props", "attributes", "nvidia_smi"}`;
-`device(raw)` reads one into a `Device` whose every number names where it came from, so that a report
-saved elsewhere (tests/fixtures/devices/) reads the same. `mismatches` compares a spec with a device:
+fields: its attributes have them), else nvidia-smi's clocks.max (above the rated boost on GeForce
+cards). The raw report is a plain dict, `{"props", "attributes", "nvidia_smi"}`; `device(raw)` reads
+one into a `Device` whose every number names where it came from, so that a report saved elsewhere
+(tests/fixtures/devices/) reads the same. `mismatches` compares a spec with a device:
 SMs, memory, L2 and the peak bandwidth from the memory clock, its transfers per clock
 (config/archs.yaml) and the bus width, each within TOLERANCE.
 """

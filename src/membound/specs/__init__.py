@@ -52,7 +52,10 @@ def _peak(dev: Device, record: dict, precision: str, unit: str) -> tuple[float |
     mhz, clock = dev.clock_MHz, dev.sources["clock_MHz"]
     instruction = ""
     if unit != "cuda_core":
-        mma = fmt.mma_sp if unit == "sparse_tensor_core" and dev.vendor == "nvidia" else fmt.mfma if dev.vendor == "amd" else fmt.mma
+        if dev.vendor == "amd":     # the record has AMD's dense MFMA; a sparse peak rests on the arch record alone
+            mma = fmt.mfma
+        else:
+            mma = fmt.mma_sp if unit == "sparse_tensor_core" else fmt.mma
         if mma is None:
             return None, f"none: membound.model.precision's {precision} record has no {dev.vendor} {unit} instruction"
         instruction = f"; {mma.instruction} (membound.model.precision)"
