@@ -32,7 +32,7 @@ FIXTURES = Path(__file__).parent / "fixtures" / "devices"
 def on(monkeypatch, gpu):
     """This node's GPU is the faked report `gpu`, CuPy installed."""
     raw = json.loads((FIXTURES / f"{gpu}.json").read_text())
-    monkeypatch.setattr(detect, "device_names", lambda: [raw.get("nvidia_smi", raw["props"])["name"]])
+    monkeypatch.setattr(detect, "device_names", lambda: [raw["props"]["name"]])
     monkeypatch.setattr(probe, "query", lambda: raw)
     monkeypatch.setattr(detect.importlib.util, "find_spec", lambda name: object())
 
@@ -69,22 +69,24 @@ def test_a_curated_profile_on_its_own_gpu_starts(monkeypatch):
 def test_detect_reads_a_stand_in_nvidia_smi_and_cupy(tmp_path):
     """`python -m membound.run.detect` on an L40S (today's code said cpu): nvidia-smi on PATH and a CuPy
     module that answer as the faked report does."""
+    report = FIXTURES / "l40s.json"
     (tmp_path / "nvidia-smi").write_text(f"""#!{sys.executable}
 import json, sys
-smi = json.load(open({str(FIXTURES / 'l40s.json')!r}))["nvidia_smi"]
+sys.path.insert(0, {str(Path(probe.__file__).parents[2])!r})
+from membound.run.probe import smi_fields
+smi = smi_fields(json.load(open({str(report)!r}))["smi_query"])
 fields = next(a for a in sys.argv if a.startswith("--query-gpu=")).split("=", 1)[1].split(",")
+if "--format=csv" in sys.argv:
+    print(", ".join(fields))
 print(", ".join(smi.get(f, "[N/A]") for f in fields))
 """)
     (tmp_path / "nvidia-smi").chmod(0o755)
     (tmp_path / "cupy").mkdir()
     (tmp_path / "cupy" / "__init__.py").write_text(f"""import json
 from types import SimpleNamespace
-raw = json.load(open({str(FIXTURES / 'l40s.json')!r}))
-names = {{number: name for name, number in {probe.ATTRIBUTES!r}.items()}}
-def attribute(number, device):
-    return raw["attributes"][names[number]]
-runtime = SimpleNamespace(getDeviceProperties=lambda device: raw["props"], deviceGetAttribute=attribute)
-cuda = SimpleNamespace(Device=lambda i: SimpleNamespace(id=i), runtime=runtime)
+raw = json.load(open({str(report)!r}))
+runtime = SimpleNamespace(getDeviceProperties=lambda device: raw["props"])
+cuda = SimpleNamespace(Device=lambda i: SimpleNamespace(id=i, attributes=raw["attributes"]), runtime=runtime)
 """)
     env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}",
            "PYTHONPATH": os.pathsep.join([str(tmp_path), *sys.path])}

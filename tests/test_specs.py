@@ -2,6 +2,7 @@
 (tests/fixtures/devices/*.json, each saying what it was made from) against the vendors' datasheets."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import yaml
 
 from membound import specs
 from membound.model import peaks, platforms
-from membound.run import config, probe
+from membound.run import config, detect, probe
 from membound.specs import __main__ as cli
 from membound.specs import write
 
@@ -127,7 +128,7 @@ def test_the_rated_clock_wins_over_nvidia_smis_maximum():
 
 def test_a_hopper_whose_tensor_clock_is_not_known_gets_those_peaks_absent_and_says_why():
     raw = report("h100_pcie")
-    raw["attributes"]["cudaDevAttrClockRate"] = 1785000        # e.g. an H100 NVL: not in the record
+    raw["attributes"]["ClockRate"] = 1785000        # e.g. an H100 NVL: not in the record
     spec = specs.generate(probe.device(raw), probe.archs())
     assert spec["peak_TFLOPs"]["fp16"]["tensor_core"] is None
     assert spec["sources"]["peak_TFLOPs"]["fp16"]["tensor_core"].startswith("absent: ")
@@ -180,3 +181,18 @@ def test_the_generated_hopper_specs_match_the_curated_ones_within_2_percent_but_
     off = [(k, a, b) for k, a, b, diff in rows if (a is not None or b is not None) and (diff is None or diff > 0.02)]
     # the H200 reports a 3201 MHz memory clock: 4.92 TB/s over 6144 bit, 2.4% above the datasheet's 4.8
     assert off == ([] if gpu == "h100_sxm5" else [("memory_bandwidth_TBs", 4.917, 4.8)])
+
+
+def test_a_real_h100s_report_gives_the_curated_h100_within_2_percent_and_its_profile():
+    """tests/fixtures/devices/h100_probe/: a real H100 SXM5's report (getDeviceProperties, CuPy's attributes,
+    nvidia-smi's CSV: device_probe.json) and its nvidia-smi -q, taken on the project's GPU machine
+    (CUDA runtime 13.2, driver 580) on 2026-12-05."""
+    real = FIXTURES / "h100_probe"
+    dev = probe.device(json.loads((real / "device_probe.json").read_text()))
+    rows = specs.compared(specs.generate(dev, probe.archs()), config.load_gpu("h100"))
+    given = [r for r in rows if r[1] is not None or r[2] is not None]   # 4 + 11 peaks (fp64: no sparse)
+    assert len(given) == 15 and all(r[3] is not None and r[3] <= 0.02 for r in given), given
+    max_clocks = (real / "nvidia_smi_q.txt").read_text().split("Max Clocks")[1].split("Max Customer")[0]
+    assert re.search(r"SM\s+: (\d+) MHz", max_clocks).group(1) == f"{dev.clock_MHz:g}" == "1980"
+    assert re.search(r"Memory\s+: (\d+) MHz", max_clocks).group(1) == f"{dev.memory_clock_MHz:g}" == "2619"
+    assert detect.profile_of(dev) == "h100"

@@ -2,11 +2,12 @@
 
 `query()` reads the first GPU this process sees (CuPy's device 0, so CUDA_VISIBLE_DEVICES applies): its
 device properties and attributes through CuPy (CUDA, or ROCm's HIP), and on NVIDIA nvidia-smi's row for
-it. The clocks are the rated maximum the CUDA runtime reports (CUDA 13's cudaDeviceProp has no clock
-fields: its attributes have them), else nvidia-smi's clocks.max (above the rated boost on GeForce
-cards). The raw report is a plain dict, `{"props", "attributes", "nvidia_smi"}`; `device(raw)` reads
-one into a `Device` whose every number names where it came from, so that a report saved elsewhere
-(tests/fixtures/devices/) reads the same. `mismatches` compares a spec with a device:
+it. The clocks are the rated maximum the CUDA runtime reports (CUDA 13's cudaDeviceProp may lack the
+clock fields: its attributes have them), else nvidia-smi's clocks.max (above the rated boost on GeForce
+cards). The raw report is a plain dict: `props` (getDeviceProperties), `attributes` (CuPy's
+Device.attributes, named as CuPy names them) and `smi_query` (nvidia-smi's CSV, header and one row);
+`device(raw)` reads one into a `Device` whose every number names where it came from, so that a report
+saved elsewhere reads the same (tests/fixtures/devices/, among them a real H100's). `mismatches` compares a spec with a device:
 SMs, memory, L2 and the peak bandwidth from the memory clock, its transfers per clock
 (config/archs.yaml) and the bus width, each within TOLERANCE.
 """
@@ -24,10 +25,7 @@ from membound.run import config, devices
 
 ARCHS_FILE = config.REPO / "config" / "archs.yaml"
 TOLERANCE = 0.05            # a spec describes a device whose numbers are within 5% of its own
-SMI_FIELDS = ("name", "compute_cap", "memory.total", "clocks.max.sm", "clocks.max.memory", "pci.bus_id")
-ATTRIBUTES = {"cudaDevAttrClockRate": 13, "cudaDevAttrMemoryClockRate": 36,   # kHz (CUDA 13 keeps these)
-              "cudaDevAttrGlobalMemoryBusWidth": 37, "cudaDevAttrL2CacheSize": 38,
-              "cudaDevAttrMultiProcessorCount": 16}
+SMI_FIELDS = ("name", "compute_cap", "memory.total", "clocks.max.sm", "clocks.max.memory")
 MiB = 2**20
 
 
@@ -86,7 +84,7 @@ def new_name(name: str) -> str:
 
 def device(raw: dict) -> Device:
     """The Device of a raw report (query()'s, or a saved one); QueryError naming what it lacks."""
-    props, attrs, smi = raw.get("props") or {}, raw.get("attributes") or {}, raw.get("nvidia_smi") or {}
+    props, attrs, smi = raw.get("props") or {}, raw.get("attributes") or {}, smi_fields(raw.get("smi_query", ""))
     name = str(smi.get("name") or _text(props.get("name")) or "the GPU").strip()
     amd = bool(props.get("gcnArchName"))
     got, src, missing = {}, {}, []
@@ -109,19 +107,19 @@ def device(raw: dict) -> Device:
         missing.append("compute capability")
     api = "hipDeviceProp" if amd else "cudaDeviceProp"
     take("units", (props.get("multiProcessorCount"), 1, f"device: {api}.multiProcessorCount"),
-         (attrs.get("cudaDevAttrMultiProcessorCount"), 1, "device: cudaDevAttrMultiProcessorCount"))
+         (attrs.get("MultiProcessorCount"), 1, "device: cudaDevAttrMultiProcessorCount"))
     take("clock_MHz", (props.get("clockRate"), 1e-3, f"device: {api}.clockRate"),
-         (attrs.get("cudaDevAttrClockRate"), 1e-3, "device: cudaDevAttrClockRate"),
+         (attrs.get("ClockRate"), 1e-3, "device: cudaDevAttrClockRate"),
          (smi.get("clocks.max.sm"), 1, "device: nvidia-smi clocks.max.sm"))
     take("memory_clock_MHz", (props.get("memoryClockRate"), 1e-3, f"device: {api}.memoryClockRate"),
-         (attrs.get("cudaDevAttrMemoryClockRate"), 1e-3, "device: cudaDevAttrMemoryClockRate"),
+         (attrs.get("MemoryClockRate"), 1e-3, "device: cudaDevAttrMemoryClockRate"),
          (smi.get("clocks.max.memory"), 1, "device: nvidia-smi clocks.max.memory"))
     take("bus_bits", (props.get("memoryBusWidth"), 1, f"device: {api}.memoryBusWidth"),
-         (attrs.get("cudaDevAttrGlobalMemoryBusWidth"), 1, "device: cudaDevAttrGlobalMemoryBusWidth"))
+         (attrs.get("GlobalMemoryBusWidth"), 1, "device: cudaDevAttrGlobalMemoryBusWidth"))
     take("memory_GiB", (smi.get("memory.total"), 1 / 1024, "device: nvidia-smi memory.total (MiB)"),
          (props.get("totalGlobalMem"), 1 / 2**30, f"device: {api}.totalGlobalMem"))
     take("l2_MiB", (props.get("l2CacheSize"), 1 / MiB, f"device: {api}.l2CacheSize"),
-         (attrs.get("cudaDevAttrL2CacheSize"), 1 / MiB, "device: cudaDevAttrL2CacheSize"))
+         (attrs.get("L2CacheSize"), 1 / MiB, "device: cudaDevAttrL2CacheSize"))
     if missing:
         raise QueryError(f"{name}: the device query gave no {', '.join(missing)}; "
                          "a spec needs each (python -m membound.specs new --report FILE takes a saved report)")
@@ -157,34 +155,34 @@ def query() -> dict:
     try:
         dev = cp.cuda.Device(0)
         props = {k: _text(v) for k, v in cp.cuda.runtime.getDeviceProperties(dev.id).items()}
-        attrs = {}
-        for key, number in ATTRIBUTES.items():
-            try:
-                attrs[key] = cp.cuda.runtime.deviceGetAttribute(number, dev.id)
-            except Exception:   # noqa: BLE001 - an attribute this runtime lacks is left out
-                continue
+        attrs = dict(dev.attributes)
     except Exception as err:    # noqa: BLE001 - CuPy raises its runtime's own error types
         raise QueryError(f"CuPy could not read GPU 0 ({type(err).__name__}: {err})") from None
-    raw = {"props": props, "attributes": attrs}
-    if not props.get("gcnArchName"):
-        raw["nvidia_smi"] = nvidia_smi(props)
-    return raw
+    return {"props": props, "attributes": attrs, "smi_query": "" if props.get("gcnArchName") else nvidia_smi(props)}
 
 
-def nvidia_smi(props: dict) -> dict:
-    """nvidia-smi's SMI_FIELDS for the GPU of CUDA properties `props` (by its PCI bus id); {} where
+def nvidia_smi(props: dict) -> str:
+    """nvidia-smi's CSV of SMI_FIELDS for the GPU of CUDA properties `props` (by its PCI bus id); '' where
     nvidia-smi is absent or fails (the properties and attributes stand in for it)."""
     if not shutil.which("nvidia-smi"):
-        return {}
+        return ""
     bus = f"{props.get('pciDomainID', 0):04x}:{props.get('pciBusID', 0):02x}:{props.get('pciDeviceID', 0):02x}.0"
-    cmd = ["nvidia-smi", f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv,noheader,nounits",
-           "-i", devices.smi_bus_id(bus)]
+    cmd = ["nvidia-smi", f"--query-gpu={','.join(SMI_FIELDS)}", "--format=csv", "-i", devices.smi_bus_id(bus)]
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=True).stdout
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=True).stdout
     except (subprocess.SubprocessError, OSError):
+        return ""
+
+
+def smi_fields(csv: str) -> dict:
+    """nvidia-smi's `--format=csv` output (a header, then the GPU's row) as {field: value}, the units
+    ("[MiB]", "MiB") dropped; {} where it has no row."""
+    lines = [line for line in csv.splitlines() if line.strip()]
+    if len(lines) < 2:
         return {}
-    values = [v.strip() for v in out.strip().splitlines()[0].split(",")] if out.strip() else []
-    return dict(zip(SMI_FIELDS, values)) if len(values) == len(SMI_FIELDS) else {}
+    keys = [re.sub(r"\s*\[.*\]$", "", k.strip()) for k in lines[0].split(",")]
+    values = [re.sub(r"\s+(MiB|MHz|W)$", "", v.strip()) for v in lines[1].split(",")]
+    return dict(zip(keys, values))
 
 
 def _text(value):
