@@ -94,3 +94,25 @@ cuda = SimpleNamespace(Device=lambda i: SimpleNamespace(id=i, attributes=raw["at
     assert run.stdout == "l40s\n", run.stderr
     assert run.stderr == ("membound: no profile describes this NVIDIA L40S: python -m membound.specs new writes "
                           "l40s from it\n")
+
+
+@pytest.mark.parametrize("gpu, profile", [("h100_sxm5", "h100"), ("l40s", "l40s")])
+def test_make_runs_profile_is_the_one_that_describes_the_gpu_else_one_written_from_it(gpu, profile, monkeypatch,
+                                                                                        capsys, tmp_path):
+    from membound.specs import __main__ as specs_cli
+
+    on(monkeypatch, gpu)
+    for folder in ("config/gpus", "profiles"):
+        (tmp_path / folder).mkdir(parents=True)
+    monkeypatch.setattr(config, "REPO", tmp_path)
+    assert specs_cli.main(["new", "--if-missing"]) == 0
+    out, err = capsys.readouterr()
+    assert out == f"{profile}\n"
+    written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
+    if gpu == "l40s":
+        assert err == ("membound: no profile describes this NVIDIA L40S: wrote config/gpus/l40s.yaml and profiles/l40s/ "
+                       "from the device; running it (review its sources: README, Your GPU)\n")
+        assert written == ["config", "config/gpus", "config/gpus/l40s.yaml", "profiles", "profiles/l40s",
+                           "profiles/l40s/config.v8+.yaml", "profiles/l40s/membound.yaml"]
+    else:
+        assert err == "" and written == ["config", "config/gpus", "profiles"]

@@ -62,9 +62,8 @@ def new(args) -> None:
     name = args.name or probe.new_name(dev.name)
     write.write(spec, name, force=args.force)
     if args.if_missing:
-        print(f"membound: no profile described this {dev.name}: wrote config/gpus/{name}.yaml and profiles/{name}/ "
-              f"from it and runs it (review: python -m membound.specs compare {name} <a spec>; README, Your GPU)",
-              file=sys.stderr)
+        print(f"membound: no profile describes this {dev.name}: wrote config/gpus/{name}.yaml and profiles/{name}/ "
+              "from the device; running it (review its sources: README, Your GPU)", file=sys.stderr)
         print(name)
     else:
         print(review(spec, name))
