@@ -110,8 +110,8 @@ def test_make_runs_profile_is_the_one_that_describes_the_gpu_else_one_written_fr
     assert out == f"{profile}\n"
     written = sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*"))
     if gpu == "l40s":
-        assert err == ("membound: no profile describes this NVIDIA L40S: wrote config/gpus/l40s.yaml and profiles/l40s/ "
-                       "from the device; running it (review its sources: README, Your GPU)\n")
+        assert err == ("membound: no profile describes this NVIDIA L40S: wrote config/gpus/l40s.yaml and "
+                       "profiles/l40s/ from the device; running it (review its sources: README, Your GPU)\n")
         assert written == ["config", "config/gpus", "config/gpus/l40s.yaml", "profiles", "profiles/l40s",
                            "profiles/l40s/config.v8+.yaml", "profiles/l40s/membound.yaml"]
     else:

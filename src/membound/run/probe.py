@@ -7,9 +7,9 @@ clock fields: its attributes have them), else nvidia-smi's clocks.max (above the
 cards). The raw report is a plain dict: `props` (getDeviceProperties), `attributes` (CuPy's
 Device.attributes, named as CuPy names them) and `smi_query` (nvidia-smi's CSV, header and one row);
 `device(raw)` reads one into a `Device` whose every number names where it came from, so that a report
-saved elsewhere reads the same (tests/fixtures/devices/, among them a real H100's). `mismatches` compares a spec with a device:
-SMs, memory, L2 and the peak bandwidth from the memory clock, its transfers per clock
-(config/archs.yaml) and the bus width, each within TOLERANCE.
+saved elsewhere reads the same (tests/fixtures/devices/, among them a real H100's). `mismatches`
+compares a spec with a device: SMs, memory, L2 and the peak bandwidth from the memory clock, its
+transfers per clock (config/archs.yaml) and the bus width, each within TOLERANCE.
 """
 
 from __future__ import annotations
