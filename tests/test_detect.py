@@ -52,6 +52,8 @@ def test_detect_names_the_profile_whose_spec_describes_the_gpu_never_cpu(gpu, pr
     ("h100_pcie", "h100", "profile 'h100' measures an NVIDIA H100 80GB HBM3 (SXM5), but this node's NVIDIA H100 PCIe "
      "has 114 SMs (spec 132), 2.04 TB/s (spec 3.35): use --profile h100_pcie (python -m membound.specs new writes "
      "it from this GPU)"),
+    ("h100_pcie", "h200", "profile 'h200' measures an NVIDIA H200 (SXM, 141 GB), but this node has NVIDIA H100 PCIe: "
+     "use --profile h100_pcie (python -m membound.specs new writes it from this GPU)"),
     ("a100_sxm4_40gb", "a100", "profile 'a100' measures an NVIDIA A100 80GB PCIe, but this node's NVIDIA "
      "A100-SXM4-40GB has 40 GB memory (spec 80), 1.56 TB/s (spec 1.94): use --profile a100_sxm4_40gb")])
 def test_a_curated_profile_whose_spec_does_not_describe_the_gpu_stops_with_one_line(gpu, profile, says, monkeypatch):

@@ -34,29 +34,39 @@ def device_names() -> list[str]:
     return []
 
 
-def profile_for(names: list[str]) -> str:
-    """By name alone (the stencils' tuned tiles): the profile whose device_match is in the first device
-    name, a curated one before one written from a device, then the longest; else cpu."""
+def _best(name: str, keep=lambda spec: True) -> str | None:
+    """The profile whose device_match is in `name` and whose spec `keep` accepts: a curated one before one
+    written from a device, then the longest device_match; None where none is."""
     fits = [("generated" in spec, -len(spec["device_match"]), profile)
             for profile, spec in ((p, config.load_gpu(p)) for p in config.profiles())
-            if names and spec["device_match"] and spec["device_match"] in names[0]]
-    return min(fits)[2] if fits else "cpu"
+            if spec["device_match"] and spec["device_match"] in name and keep(spec)]
+    return min(fits)[2] if fits else None
+
+
+def profile_for(names: list[str]) -> str:
+    """By the first device name alone (the stencils' tuned tiles: runner.device_gpu), else cpu."""
+    return (_best(names[0]) if names else None) or "cpu"
 
 
 def profile_of(dev: probe.Device) -> str | None:
-    """The profile whose spec describes `dev` (its device_match in the name, its numbers within
-    probe.TOLERANCE), curated ones first, then the longest device_match; None where none does."""
-    records, fits = probe.archs(), []
-    for profile in config.profiles():
-        spec = config.load_gpu(profile)
-        if spec["device_match"] and spec["device_match"] in dev.name and not probe.mismatches(spec, dev, records):
-            fits.append(("generated" in spec, -len(spec["device_match"]), profile))
-    return min(fits)[2] if fits else None
+    """The profile whose spec describes `dev`: its device_match in the name, its numbers within
+    probe.TOLERANCE (probe.mismatches); None where none does."""
+    records = probe.archs()
+    return _best(dev.name, lambda spec: not probe.mismatches(spec, dev, records))
 
 
 def to_use(dev: probe.Device) -> str:
     """The profile to name for `dev`: the one that describes it, or the one `specs new` would write."""
     return profile_of(dev) or f"{probe.new_name(dev.name)} (python -m membound.specs new writes it from this GPU)"
+
+
+def other(names: list[str]) -> str:
+    """The profile to name for this node's GPU: by its report (to_use) where CuPy reads it, else by name."""
+    try:
+        return to_use(probe.device(probe.query()))
+    except probe.QueryError:
+        found = profile_for(names)
+        return found if found != "cpu" else f"{probe.new_name(names[0])} (python -m membound.specs new writes it)"
 
 
 def require(profile: str, spec: dict) -> None:
@@ -70,10 +80,8 @@ def require(profile: str, spec: dict) -> None:
             f"profile '{profile}' needs an {spec['name']}, but no GPU answers here (nvidia-smi/rocm-smi): "
             "run on a GPU node, or use --profile cpu (or --profile reference)")
     if spec["device_match"] not in names[0]:
-        other = profile_for(names)
-        raise config.ConfigError(
-            f"profile '{profile}' measures an {spec['name']}, but this node has {names[0]}: use --profile "
-            + (other if other != "cpu" else f"{probe.new_name(names[0])} (python -m membound.specs new writes it)"))
+        raise config.ConfigError(f"profile '{profile}' measures an {spec['name']}, but this node has {names[0]}: "
+                                 f"use --profile {other(names)}")
     if importlib.util.find_spec("cupy") is None:
         raise config.ConfigError(f"profile '{profile}' runs its kernels through CuPy, which is not installed: "
                                  f"{cupy_package(spec['vendor'], cuda_major())}")
