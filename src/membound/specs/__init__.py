@@ -42,6 +42,21 @@ def _sig(x: float) -> float:
     return float(f"{x:.4g}")
 
 
+def _tensor_clock(dev: Device, record: dict) -> tuple[float | None, str]:
+    """The clock (MHz) of tensor peaks with an FP32 accumulator and its source: the device's maximum,
+    or where the record lists the clock its vendor states them at (Hopper: tensor_clock_MHz), that
+    one; None and why where the record knows none for this maximum."""
+    if "tensor_clock_MHz" not in record:
+        return dev.clock_MHz, dev.sources["clock_MHz"]
+    listed, why = record["tensor_clock_MHz"], record["sources"]["tensor_clock_MHz"]
+    if round(dev.clock_MHz) not in listed:
+        return None, (f"absent: {dev.arch}'s tensor peaks hold at a clock the device does not report, known for a "
+                      f"maximum of {', '.join(map(str, listed))} MHz, not {dev.clock_MHz:g} (config/archs.yaml "
+                      f"{dev.arch}: {why})")
+    return listed[round(dev.clock_MHz)], (f"config/archs.yaml {dev.arch} tensor_clock_MHz at a maximum of "
+                                          f"{dev.clock_MHz:g}")
+
+
 def _peak(dev: Device, record: dict, precision: str, unit: str) -> tuple[float | None, str]:
     """One peak of `dev` in TFLOP/s and its source."""
     arch, fmt = dev.arch, FORMATS[precision]
@@ -49,8 +64,7 @@ def _peak(dev: Device, record: dict, precision: str, unit: str) -> tuple[float |
     why = record["sources"]["flop_per_clock"][precision].get(unit, f"none: config/archs.yaml {arch} lists none")
     if rate is None:
         return None, why
-    mhz, clock = dev.clock_MHz, dev.sources["clock_MHz"]
-    instruction = ""
+    mhz, clock, instruction = dev.clock_MHz, dev.sources["clock_MHz"], ""
     if unit != "cuda_core":
         if dev.vendor == "amd":     # the record has AMD's dense MFMA; a sparse peak rests on the arch record alone
             mma = fmt.mfma
@@ -59,23 +73,20 @@ def _peak(dev: Device, record: dict, precision: str, unit: str) -> tuple[float |
         if mma is None:
             return None, f"none: membound.model.precision's {precision} record has no {dev.vendor} {unit} instruction"
         instruction = f"; {mma.instruction} (membound.model.precision)"
-        if fmt.tc_acc == "float32" and "tensor_clock_MHz" in record:
-            listed = record["tensor_clock_MHz"]
-            if round(mhz) not in listed:
-                return None, (f"absent: {arch}'s tensor peaks hold at a clock the device does not report, known for a "
-                              f"maximum of {', '.join(map(str, listed))} MHz, not {mhz:g} (config/archs.yaml "
-                              f"{arch}: {record['sources']['tensor_clock_MHz']})")
-            mhz, clock = listed[round(mhz)], f"config/archs.yaml {arch} tensor_clock_MHz at a maximum of {mhz:g} MHz"
-        if fmt.tc_acc == "float32" and "GeForce" in dev.name and "geforce_tensor_factor" in record:
-            rate *= record["geforce_tensor_factor"]
-            instruction += (f"; x{record['geforce_tensor_factor']:g} on GeForce "
-                            f"({record['sources']['geforce_tensor_factor']})")
+        if fmt.tc_acc == "float32":
+            mhz, clock = _tensor_clock(dev, record)
+            if mhz is None:
+                return None, clock
+            if "GeForce" in dev.name and "geforce_tensor_factor" in record:
+                rate *= record["geforce_tensor_factor"]
+                instruction += (f"; x{record['geforce_tensor_factor']:g} on GeForce "
+                                f"({record['sources']['geforce_tensor_factor']})")
     value = dev.units * mhz * 1e6 * rate / 1e12
     return _sig(value), (f"{dev.units} {dev.unit}s ({dev.sources['units']}) x {mhz:g} MHz ({clock}) x {rate:g} "
                          f"FLOP/clock/{dev.unit} (config/archs.yaml {arch}: {why}){instruction}")
 
 
-def generate(dev: Device, records: dict, command: str = "python -m membound.specs new") -> dict:
+def generate(dev: Device, records: dict) -> dict:
     """The spec of `dev` (the curated specs' keys and schema, plus sm_count and `generated`)."""
     record = record_of(dev, records)
     peak, src = {}, {}
@@ -95,8 +106,8 @@ def generate(dev: Device, records: dict, command: str = "python -m membound.spec
         "name": dev.name, "vendor": dev.vendor, "device_match": dev.name, "arch": dev.arch, "sm_count": dev.units,
         "memory_bandwidth_TBs": _sig(bw), "peak_TFLOPs": peak, "l2_MB": round(dev.l2_MiB, 2),
         "memory_GB": round(dev.memory_GiB, 1), "profiler": "rocprof" if dev.vendor == "amd" else "ncu",
-        "generated": f"{command}, {datetime.date.today().isoformat()}, from the device and config/archs.yaml "
-                     f"{dev.arch}: review every source, then keep it (README, Your GPU)",
+        "generated": f"python -m membound.specs new, {datetime.date.today().isoformat()}, from the device and "
+                     f"config/archs.yaml {dev.arch}: review every source, then keep it (README, Your GPU)",
         "sources": {
             "memory_bandwidth_TBs": (f"{record['memory_transfers_per_clock']:g} transfers per clock (config/archs.yaml "
                                      f"{dev.arch}: {record['sources']['memory_transfers_per_clock']}) x "
