@@ -1,5 +1,6 @@
 # Two commands: `make run` (install, then the whole workflow on this machine's profile) and
-# `make test`. PROFILE defaults to the profile matching this machine's GPU (cpu where there is none).
+# `make test`. PROFILE defaults to the profile whose spec describes this machine's GPU (cpu where there is
+# none); on a GPU that none describes, `make run` first writes one from the device (README, "Your GPU").
 # A checkout whose path holds a space gets its venv outside it: Snakemake runs `script:` rules with
 # the interpreter's path unquoted (snakemake/snakemake#2645).
 ifeq ($(word 2,$(CURDIR)),)
@@ -20,7 +21,7 @@ endif
 
 .PHONY: run test install lock slurm-packages chromium-package
 run: install
-	@profile=$${PROFILE:-$$($(PY) -m membound.run.detect)} && $(PY) -m membound.run.profiles check "$$profile" && \
+	@profile=$${PROFILE:-$$($(PY) -m membound.specs new --if-missing)} && $(PY) -m membound.run.profiles check "$$profile" && \
 	echo "make run: snakemake --profile profiles/$$profile all" && \
 	PATH="$(abspath $(VENV))/bin:$$PATH" snakemake --profile "profiles/$$profile" all
 

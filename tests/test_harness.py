@@ -102,6 +102,7 @@ ALLOWED = {
     "model": set(),
     "families": {"model"},
     "run": set(),
+    "specs": {"model", "run"},             # a spec from the device: the precision records, the device's report
     "matrices": {"model", "run"},
     "kernels": {"model", "run", "matrices"},
     "counters": {"model", "run"},          # model: the precisions' MMA operand types and the spec's MMA shapes

@@ -7,8 +7,9 @@ and the matrix instruction's shape and operand type on the spec's vendor (NVIDIA
 AMD's MFMA).
 
 A precision whose tensor-core peak is null has no tensor cores on that device (the CPU spec: all of
-them; its MMA tiles are emulated with numpy): `note` says so, and every table, figure and claim that
-needs the peak prints it instead of a number.
+them; its MMA tiles are emulated with numpy), or, where the spec's source of it begins "absent" (a spec
+written from a device: membound.specs), a peak neither the device nor its architecture's record tells:
+`note` says which, and every table, figure and claim that needs the peak prints it instead of a number.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class Peaks:
     mma_type: str                               # its operand type (PTX/ISA: f64, tf32, f32, f16, bf16)
     sparse_tensor_core: float | None = None     # 2:4-sparse tensor cores (mma.sp), logical TFLOP/s; None: none
     sparse_mma_shape: tuple[int, int, int] | None = None   # logical m, n, k of one mma.sp instruction
+    absent: tuple[str, ...] = ()                # the units whose null peak is unknown, not none (sources: "absent")
 
     @property
     def element_bytes(self) -> int:
@@ -65,8 +67,11 @@ class Peaks:
     @property
     def note(self) -> str:
         """What a table must say instead of this precision's tensor-core numbers ('' where it has them)."""
-        missing = [] if self.tensor_core else [f"no tensor cores in {self.precision}"]
-        missing += [] if self.cuda_core else [f"no published CUDA-core peak in {self.precision}"]
+        unknown = "peak in {} unknown: neither the device nor its architecture's record tells (the spec's sources)"
+        missing = [] if self.tensor_core else [unknown.format(f"tensor-core {self.precision}") if "tensor_core" in
+                                               self.absent else f"no tensor cores in {self.precision}"]
+        missing += [] if self.cuda_core else [unknown.format(f"CUDA-core {self.precision}") if "cuda_core" in
+                                              self.absent else f"no published CUDA-core peak in {self.precision}"]
         return "; ".join(missing)
 
 
@@ -82,9 +87,11 @@ def at(gpu: dict, precision: str) -> Peaks:
     f = FORMATS[precision]
     mma = f.mfma if gpu.get("vendor") == "amd" else f.mma
     sparse = peaks.get("sparse_tensor_core")
+    why = gpu.get("sources", {}).get("peak_TFLOPs", {}).get(precision if precision in listed_peaks else same, {})
+    absent = tuple(u for u in UNITS if peaks[u] is None and str(why.get(u, "")).startswith("absent"))
     return Peaks(precision, gpu["memory_bandwidth_TBs"], peaks["cuda_core"], peaks["tensor_core"],
                  mma.shape if mma else None, mma.type if mma else "", sparse,
-                 f.mma_sp.shape if sparse and f.mma_sp else None)
+                 f.mma_sp.shape if sparse and f.mma_sp else None, absent)
 
 
 def no_rows(gpu: dict, precision: str, what: str) -> str:

@@ -1,6 +1,9 @@
 """Which profile fits this machine, and the start-up check that a GPU profile's device is here.
 
-`python -m membound.run.detect` prints the profile name for this machine (cpu when no GPU is found).
+`python -m membound.run.detect` prints the profile name for this machine: cpu where no GPU answers, else
+the profile whose spec describes this GPU (its name, SMs, memory, L2 and bandwidth: probe.mismatches),
+a curated one before one written from a device; where none does, the name `python -m membound.specs new`
+gives the one it writes, and a line on stderr says so.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-from membound.run import config
+from membound.run import config, probe
 
 
 def device_names() -> list[str]:
@@ -31,20 +34,44 @@ def device_names() -> list[str]:
     return []
 
 
+def _best(name: str, keep=lambda spec: True) -> str | None:
+    """The profile whose device_match is in `name` and whose spec `keep` accepts: a curated one before one
+    written from a device, then the longest device_match; None where none is."""
+    fits = [("generated" in spec, -len(spec["device_match"]), profile)
+            for profile, spec in ((p, config.load_gpu(p)) for p in config.profiles())
+            if spec["device_match"] and spec["device_match"] in name and keep(spec)]
+    return min(fits)[2] if fits else None
+
+
 def profile_for(names: list[str]) -> str:
-    """The profile whose device_match is the longest substring of the first device name, else cpu."""
-    if not names:
-        return "cpu"
-    best, best_len = "cpu", 0
-    for profile in config.profiles():
-        match = config.load_gpu(profile)["device_match"]
-        if match and match in names[0] and len(match) > best_len:
-            best, best_len = profile, len(match)
-    return best
+    """By the first device name alone (the stencils' tuned tiles: runner.device_gpu), else cpu."""
+    return (_best(names[0]) if names else None) or "cpu"
+
+
+def profile_of(dev: probe.Device) -> str | None:
+    """The profile whose spec describes `dev`: its device_match in the name, its numbers within
+    probe.TOLERANCE (probe.mismatches); None where none does."""
+    records = probe.archs()
+    return _best(dev.name, lambda spec: not probe.mismatches(spec, dev, records))
+
+
+def to_use(dev: probe.Device) -> str:
+    """The profile to name for `dev`: the one that describes it, or the one `specs new` would write."""
+    return profile_of(dev) or f"{probe.new_name(dev.name)} (python -m membound.specs new writes it from this GPU)"
+
+
+def other(names: list[str]) -> str:
+    """The profile to name for this node's GPU: by its report (to_use) where CuPy reads it, else by name."""
+    try:
+        return to_use(probe.device(probe.query()))
+    except probe.QueryError:
+        found = profile_for(names)
+        return found if found != "cpu" else f"{probe.new_name(names[0])} (python -m membound.specs new writes it)"
 
 
 def require(profile: str, spec: dict) -> None:
-    """Raise config.ConfigError unless the device that `profile` measures is present."""
+    """Raise config.ConfigError unless the device that `profile` measures is present and its spec
+    describes it (probe.mismatches)."""
     if spec["vendor"] == "cpu":
         return
     names = device_names()
@@ -52,13 +79,19 @@ def require(profile: str, spec: dict) -> None:
         raise config.ConfigError(
             f"profile '{profile}' needs an {spec['name']}, but no GPU answers here (nvidia-smi/rocm-smi): "
             "run on a GPU node, or use --profile cpu (or --profile reference)")
-    if profile_for(names) != profile:
-        raise config.ConfigError(
-            f"profile '{profile}' measures an {spec['name']}, but this node has {names[0]}: "
-            f"use --profile {profile_for(names)}")
+    if spec["device_match"] not in names[0]:
+        raise config.ConfigError(f"profile '{profile}' measures an {spec['name']}, but this node has {names[0]}: "
+                                 f"use --profile {other(names)}")
     if importlib.util.find_spec("cupy") is None:
         raise config.ConfigError(f"profile '{profile}' runs its kernels through CuPy, which is not installed: "
                                  f"{cupy_package(spec['vendor'], cuda_major())}")
+    try:
+        dev = probe.device(probe.query())
+    except probe.QueryError as err:
+        raise config.ConfigError(f"profile '{profile}': {err}") from None
+    if wrong := probe.mismatches(spec, dev, probe.archs()):
+        raise config.ConfigError(f"profile '{profile}' measures an {spec['name']}, but this node's {dev.name} has "
+                                 f"{', '.join(wrong)}: use --profile {to_use(dev)}")
 
 
 def dry_run_note(profile: str, spec: dict) -> None:
@@ -88,5 +121,20 @@ def cupy_package(vendor: str, cuda: int | None) -> str:
     return f"make install GPU=cuda{cuda} (the driver supports CUDA {cuda}; docs/environment.md)"
 
 
+def main() -> str:
+    """This machine's profile (the module's docstring); SystemExit with one line where the GPU cannot be read."""
+    if not device_names():
+        return "cpu"
+    try:
+        dev = probe.device(probe.query())
+    except probe.QueryError as err:
+        raise SystemExit(f"membound: {err}") from None
+    if found := profile_of(dev):
+        return found
+    print(f"membound: no profile describes this {dev.name}: python -m membound.specs new writes "
+          f"{probe.new_name(dev.name)} from it", file=sys.stderr)
+    return probe.new_name(dev.name)
+
+
 if __name__ == "__main__":
-    print(profile_for(device_names()))
+    print(main())
