@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from membound.model import peaks
+from membound.model.precision import fmt
 from membound.run import measure
 
 UNDER = 0.90
@@ -57,7 +58,7 @@ def pipe_roofs(frame: pd.DataFrame, gpu: dict, counters: pd.DataFrame, counted: 
 
 def table(frame: pd.DataFrame, gpu: dict, counters: pd.DataFrame | None, counted: pd.DataFrame | None) -> pd.DataFrame:
     """`frame` (bandwidth.table) with each row's roof (COLUMNS): the copy or its lowest pipe's roof."""
-    d = frame["precision"].map(lambda p: peaks.at(gpu, p).element_bytes)
+    d = frame["precision"].map(lambda p: fmt(p).bytes)
     out = frame.assign(copy_GStencil_s=frame["copy_GBs"] / (2 * d))
     pipes = (pipe_roofs(frame, gpu, counters, counted) if counters is not None and counted is not None
              else pd.DataFrame({"pipe_GStencil_s": np.nan, "pipe": ""}, index=frame.index))
@@ -76,6 +77,6 @@ def evidence(r) -> str:
         return ""
     dram = f"DRAM at {r.GStencil_s / r.copy_GStencil_s:.2f} of the copy"
     if not r.pipe:
-        return f"{dram}; no counter run of this case at depth 1"
+        return f"{dram}; no counter run of this case at depth 1, so no pipe roof"
     return (f"{dram}, {r.pipe} at {r.GStencil_s / r.pipe_GStencil_s:.2f} of peak: neither saturated; "
             "issue slots and stalls are not counted (docs/counters.md)")
