@@ -38,7 +38,7 @@ def pipe_roofs(frame: pd.DataFrame, gpu: dict, counters: pd.DataFrame, counted: 
     """Per row of `frame` (bandwidth.table's), the lowest pipe roof in GStencil/s and its pipe (NaN
     and '' without a depth-1 counter row of its case)."""
     main = counters[counters["part"] == "main"].set_index("tag")
-    items = counted.set_index("tag")["work_items"]
+    items = counted.drop_duplicates("tag").set_index("tag")["work_items"]
     per_item = _instructions(main).div(items.reindex(main.index), axis=0)
     rate = {"FP64 pipe": peaks.at(gpu, "fp64").cuda_core / 2, "FMA pipes": peaks.at(gpu, "fp32").cuda_core / 2}
     out = []
@@ -68,7 +68,7 @@ def table(frame: pd.DataFrame, gpu: dict, counters: pd.DataFrame | None, counted
     out["roof_GStencil_s"] = np.where(under_pipe, out["pipe_GStencil_s"], out["copy_GStencil_s"])
     out["share_of_roof"] = out["GStencil_s"] / out["roof_GStencil_s"]
     out["evidence"] = [evidence(r) for r in out.itertuples()]
-    return out
+    return out[[*frame.columns, *COLUMNS]]
 
 
 def evidence(r) -> str:
