@@ -15,7 +15,8 @@ REPO = Path(__file__).resolve().parents[1]
 H100 = config.load_gpu("h100")
 FMA, FP64 = H100["peak_TFLOPs"]["fp32"]["cuda_core"] / 2 * 1e3, H100["peak_TFLOPs"]["fp64"]["cuda_core"] / 2 * 1e3
 ITEMS = 1e8
-OPS = ["dadd", "dmul", "dfma", "fadd", "fmul", "ffma", "hadd", "hmul", "hfma", "hfma2_mma_inst", "flops_tensor"]
+OPS = ["dadd", "dmul", "dfma", "fadd", "fmul", "ffma", "hadd", "hmul", "hfma", "hfma2_mma_inst", "flops_tensor",
+       "inst_executed"]
 
 
 def case(stencil, impl, precision, gstencil, copy_gstencil):
@@ -27,7 +28,7 @@ def case(stencil, impl, precision, gstencil, copy_gstencil):
 def counted(stencil, impl, precision, part="main", **per_point):
     """A counter row of the case at depth 1 and its counter run's row: `per_point` counts a point and step."""
     tag = measure.launch_tag("stencil", impl, stencil, 1, precision)
-    ops = {op: per_point.get(op, 0.0) * ITEMS for op in OPS}
+    ops = {op: per_point.get(op, np.nan if op == "inst_executed" else 0.0) * ITEMS for op in OPS}
     return {"tag": tag, "part": part, **ops}, {"tag": tag, "work_items": ITEMS}
 
 
@@ -50,6 +51,22 @@ def test_the_roof_is_the_copy_or_the_busiest_pipe_whichever_is_lower():
     assert sparse["pipe"] == "tensor cores"
     assert sparse["pipe_GStencil_s"] == pytest.approx(H100["peak_TFLOPs"]["fp16"]["sparse_tensor_core"] * 1e3 / 448)
     assert tc["roof"] == "copy" and tc["pipe"] == "" and "no counter run" in tc["evidence"]
+
+
+def test_counted_warp_instructions_give_the_issue_slot_roof_and_latency_below_it():
+    frame = pd.DataFrame([case("2d49pt", "cc_naive", "fp32", 300.0, 500.0),
+                          case("2d5pt", "cc_naive", "fp32", 500.0, 500.0)])
+    rows = [counted("2d49pt", "cc_naive", "fp32", ffma=49, inst_executed=2.5),      # 2.5 warp instructions a point
+            counted("2d5pt", "cc_naive", "fp32", ffma=5, inst_executed=0.5)]
+    counters, runs = (pd.DataFrame([r[i] for r in rows]) for i in (0, 1))
+    t = roofs.table(frame, H100, counters, runs)
+    issue = H100["issue_Ginst_s"] / 2.5
+    assert t.loc[0, "roof"] == "issue slots" and t.loc[0, "roof_GStencil_s"] == pytest.approx(issue)
+    assert t.loc[0, "pipe"] == "FMA pipes" and t.loc[0, "share_of_roof"] == pytest.approx(300 / issue)
+    assert f"issue slots at {300 / issue:.2f}: none saturated, so latency" in t.loc[0, "evidence"]
+    assert t.loc[1, "roof"] == "copy" and t.loc[1, "evidence"] == ""
+    no_rate = {k: v for k, v in H100.items() if k != "issue_Ginst_s"}           # a spec without the rate: no roof
+    assert np.isnan(roofs.table(frame, no_rate, counters, runs).loc[0, "issue_GStencil_s"])
 
 
 def test_without_counters_every_roof_is_the_copy():

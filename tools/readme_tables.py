@@ -76,8 +76,8 @@ def claims_block(gpu: str) -> str:
 def roof_table(gpu: str):
     """Table `bandwidth` of a GPU's reference run with each depth-1 stencil's roof (analysis/roofs.py)."""
     raw, spec = REFERENCE / gpu / "raw", config.load_gpu(gpu)
-    frame = bandwidth.table(wqi.read_rows(sorted(raw.glob("stencil*.csv"))), wqi.read_rows(sorted(raw.glob("scale*.csv"))),
-                            spec["memory_bandwidth_TBs"])
+    stencil, scale = (wqi.read_rows(sorted(raw.glob(f"{family}*.csv"))) for family in ("stencil", "scale"))
+    frame = bandwidth.table(stencil, scale, spec["memory_bandwidth_TBs"])
     return roofs.table(frame, spec, ncu.read_rows([raw / "counters" / "stencil.csv"]),
                        wqi.read_rows([raw / "counters" / "stencil.rows.csv"]))
 
