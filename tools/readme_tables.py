@@ -138,14 +138,16 @@ def ratios_block(gpu: str) -> str:
 
 def roofs_block(_=None) -> str:
     """Each unblocked stencil's roof (GStencil/s) and its share of it per GPU; under roofs.UNDER, what
-    the counters show: DRAM against the copy, the busiest pipe against its peak."""
+    the counters show: DRAM against the copy, the busiest pipe against its peak, the issue slots used."""
     def cells(g, p, n):
         t = unblocked(g, p)
         if n not in t.index:
             return ["", ""]
         r = t.loc[n]
+        issue = f", issue slots {r['GStencil_s'] / r['issue_GStencil_s']:.2f}" if r["issue_GStencil_s"] > 0 else ""
         why = (f" (DRAM {r['GStencil_s'] / r['copy_GStencil_s']:.2f}, {r['pipe']} "
-               f"{r['GStencil_s'] / r['pipe_GStencil_s']:.2f})" if r["share_of_roof"] < roofs.UNDER and r["pipe"] else "")
+               f"{r['GStencil_s'] / r['pipe_GStencil_s']:.2f}{issue})"
+               if r["share_of_roof"] < roofs.UNDER and r["pipe"] else "")
         return [f"{r['roof']} {r['roof_GStencil_s']:.1f}", f"{r['share_of_roof']:.3f}{why}"]
     rows = [[n if i == 0 else "", p, *(c for g in gpus() for c in cells(g, p, n))]
             for n in numbers.KERNELS for i, p in enumerate(precisions(*gpus()))]
