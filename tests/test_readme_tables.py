@@ -82,3 +82,14 @@ def test_the_readme_is_a_manual_and_each_docs_page_is_short():
 
 def test_commits_are_counted_once_each_and_hex_words_are_not_commits():
     assert commits("83b4d8f, 83b4d8fa0, 0da0bbd and deadbeef, 1234567, cafe") == {"83b4d8f", "0da0bbd"}
+
+
+def test_the_ratios_row_gives_each_unblocked_stencil_the_share_of_its_own_roof():
+    cells = {}
+    for g in tool.gpus():
+        for p in tool.precisions(g):
+            cells[(g, p)] = cell = tool.roof_shares(g, p)
+            for roof, rows in tool.unblocked(g, p).groupby("roof"):
+                assert f"{roof} {rows['share_of_roof'].min():.2f}" in cell
+                assert roof == "copy" or f"({', '.join(rows.index)})" in cell
+    assert any("FMA pipes" in c for c in cells.values()), cells   # fp16 2d49pt: not mixed with the copy's

@@ -7,10 +7,11 @@ not a rule; tests/test_readme_tables.py holds every block to it):
 A block is the text between `<!-- membound:KIND ARG -->` and `<!-- /membound -->`. KIND is a key of
 BLOCKS: `run`, `claims` and `ratios` take a GPU (`claims` reads results/reference/<gpu>/claims.json, which
 `snakemake --profile profiles/reference all` renders; the others read results/reference/<gpu>/raw/ alone),
-`stencil` a precision, `scale`, `gemv`, `spmv` and `jobs` nothing (every GPU with a reference run).
+`stencil` a precision, `roofs`, `scale`, `gemv`, `spmv` and `jobs` nothing (every GPU with a reference run).
 """
 
 import argparse
+import functools
 import importlib.util
 import json
 import re
@@ -19,7 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+from membound.analysis import bandwidth, roofs, wqi
 from membound.analysis.claims import report as claims_report
+from membound.counters import ncu
 from membound.model.precision import PRECISIONS
 from membound.run import config
 
@@ -69,6 +72,32 @@ def claims_block(gpu: str) -> str:
     return claims_report.claims_table(json.loads(path.read_text()))
 
 
+@functools.cache
+def roof_table(gpu: str):
+    """Table `bandwidth` of a GPU's reference run with each depth-1 stencil's roof (analysis/roofs.py)."""
+    raw, spec = REFERENCE / gpu / "raw", config.load_gpu(gpu)
+    stencil, scale = (wqi.read_rows(sorted(raw.glob(f"{family}*.csv"))) for family in ("stencil", "scale"))
+    frame = bandwidth.table(stencil, scale, spec["memory_bandwidth_TBs"])
+    return roofs.table(frame, spec, ncu.read_rows([raw / "counters" / "stencil.csv"]),
+                       wqi.read_rows([raw / "counters" / "stencil.rows.csv"]))
+
+
+def unblocked(gpu: str, precision: str):
+    """The unblocked (cc_naive) rows of roof_table in one precision, by stencil."""
+    t = roof_table(gpu)
+    return t[(t["impl"] == "cc_naive") & (t["precision"] == precision)].set_index("stencil")
+
+
+def roof_shares(gpu: str, precision: str) -> str:
+    """The unblocked stencils' shares of their roofs, lowest-highest per roof; a pipe's stencils named."""
+    cells = []
+    for roof, rows in unblocked(gpu, precision).groupby("roof", sort=False):
+        lo, hi = rows["share_of_roof"].min(), rows["share_of_roof"].max()
+        cells.append(f"{roof} {lo:.2f}" + (f"-{hi:.2f}" if f"{hi:.2f}" != f"{lo:.2f}" else "")
+                     + ("" if roof == "copy" else f" ({', '.join(rows.index)})"))
+    return "; ".join(cells)
+
+
 def ratio(med, num: str, den: str) -> float:
     """Geometric mean over the problems of both impls of med[num] / med[den] (speeds: > 1, num faster)."""
     a, b = med.xs(num, level="impl"), med.xs(den, level="impl")
@@ -88,24 +117,42 @@ def ratios_block(gpu: str) -> str:
             "SpMV: the tensor cores' CUDA-core twin / cuSPARSE": [],
             "stencils at Table 3's depth, geomean of 6: dense tensor cores / temporal blocking": [],
             "stencils: 2:4-sparse tensor cores / temporal blocking": [],
-            "stencils unblocked at depth 1: share of B/(2d), lowest-highest": []}
+            "stencils unblocked at depth 1: share of their roof (the copy or a pipe), lowest-highest": []}
     for p in precisions(gpu):
         s = spmv.xs(p, level="precision")
         at = {n: sten.xs((n, p), level=("problem", "precision")) for n in numbers.KERNELS}
         t = {n: k["depth"] for n, k in numbers.KERNELS.items()}
         tb = [at[n][("cc_tb", t[n])] for n in at]
         sparse = [at[n].get(("tc_sparse", t[n])) for n in at]
-        shares = [100 * at[n][("cc_naive", 1)] / numbers.stencil_bound(gpu, p) for n in at]
         values = [scale[(p, "tensor_core")] / scale[(p, "cuda_core")],
                   f"{100 * scale[(p, 'cuda_core')] / bandwidth:.1f}%",
                   gemv[(p, "gemv_tc")] / gemv[(p, numbers.GEMV_CC[p])],
                   ratio(s, "dasp_tc", "cusparse_csr"), ratio(s, "dasp_tc_twin", "cusparse_csr"),
                   geomean(at[n][("tc", t[n])] for n in at) / geomean(tb),
                   geomean(sparse) / geomean(tb) if all(v is not None for v in sparse) else "-",
-                  f"{min(shares):.1f}-{max(shares):.1f}%"]
+                  roof_shares(gpu, p)]
         for row, v in zip(rows.values(), values):
             row.append(v if isinstance(v, str) else f"{v:.2f}")
     return table(["speed ratio (> 1: the first faster)", *precisions(gpu)], [[k, *v] for k, v in rows.items()])
+
+
+def roofs_block(_=None) -> str:
+    """Each unblocked stencil's roof (GStencil/s) and its share of it per GPU; under roofs.UNDER, what
+    the counters show: DRAM against the copy, the busiest pipe against its peak, the issue slots used."""
+    def cells(g, p, n):
+        t = unblocked(g, p)
+        if n not in t.index:
+            return ["", ""]
+        r = t.loc[n]
+        issue = f", issue slots {r['GStencil_s'] / r['issue_GStencil_s']:.2f}" if r["issue_GStencil_s"] > 0 else ""
+        why = (f" (DRAM {r['GStencil_s'] / r['copy_GStencil_s']:.2f}, {r['pipe']} "
+               f"{r['GStencil_s'] / r['pipe_GStencil_s']:.2f}{issue})"
+               if r["share_of_roof"] < roofs.UNDER and r["pipe"] else "")
+        return [f"{r['roof']} {r['roof_GStencil_s']:.1f}", f"{r['share_of_roof']:.3f}{why}"]
+    rows = [[n if i == 0 else "", p, *(c for g in gpus() for c in cells(g, p, n))]
+            for n in numbers.KERNELS for i, p in enumerate(precisions(*gpus()))]
+    head = [f"{g.upper()} {c}" for g in gpus() for c in ("roof, GStencil/s", "share (DRAM, pipe)")]
+    return table(["stencil", "precision", *head], rows, right=2)
 
 
 def stencil_block(precision: str) -> str:
@@ -179,7 +226,7 @@ def jobs_block(_=None) -> str:
     return table(["family", *(f"{g.upper()} {k}" for g in gpus() for k in ("benchmarks", "counters"))], rows)
 
 
-BLOCKS = {"run": run_line, "claims": claims_block, "ratios": ratios_block, "stencil": stencil_block,
+BLOCKS = {"run": run_line, "claims": claims_block, "ratios": ratios_block, "stencil": stencil_block, "roofs": roofs_block,
           "ebisu": ebisu_block, "scale": scale_block, "gemv": gemv_block, "spmv": spmv_block, "jobs": jobs_block}
 
 

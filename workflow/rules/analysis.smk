@@ -15,6 +15,11 @@ COUNTER_INPUTS = (
     }
 )
 
+# the stencils' counters alone: each depth-1 stencil's pipe roofs (rule bandwidth)
+STENCIL_COUNTERS = {
+    k: [p for p in COUNTER_INPUTS[k] if "/stencil." in p] for k in ("counters", "counted") if COUNTER_INPUTS
+}
+
 
 rule raw_check:
     input:
@@ -76,6 +81,27 @@ rule wqi:
         why_not=WHY_NOT,
     script:
         "../../scripts/wqi.py"
+
+
+rule bandwidth:
+    input:
+        **STENCIL_COUNTERS,
+        stencil=raw("stencil"),
+        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
+        scale=raw("scale"),
+        gpu=GPU_FILE,
+        code=code("scripts/bandwidth.py"),
+    output:
+        csv=report(f"{RESULTS}/tables/bandwidth_stencils.csv", caption="../report/bandwidth.rst", **IN_TABLES),
+        md=f"{RESULTS}/tables/bandwidth_stencils.md",
+    log:
+        f"{RESULTS}/logs/bandwidth.log",
+    conda:
+        "../../envs/membound.yaml"
+    params:
+        why_not=WHY_NOT,
+    script:
+        "../../scripts/bandwidth.py"
 
 
 rule roofline_achieved:

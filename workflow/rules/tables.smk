@@ -17,21 +17,3 @@ rule table2:
         l2_mb=GPU["l2_MB"],
     script:
         "../../scripts/table2.py"
-
-
-rule bandwidth:
-    input:
-        stencil=raw("stencil"),
-        checked=RAW_CHECKED,  # every raw file checked first (rule raw_check)
-        scale=raw("scale"),
-        gpu=GPU_FILE,
-        code=code("scripts/bandwidth.py"),
-    output:
-        csv=report(f"{RESULTS}/tables/bandwidth_stencils.csv", caption="../report/bandwidth.rst", **IN_TABLES),
-        md=f"{RESULTS}/tables/bandwidth_stencils.md",
-    log:
-        f"{RESULTS}/logs/bandwidth.log",
-    conda:
-        "../../envs/membound.yaml"
-    script:
-        "../../scripts/bandwidth.py"

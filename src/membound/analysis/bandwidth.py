@@ -3,13 +3,15 @@ and written once a step, 2 D bytes, D the element size), its share of B/(2D) (B 
 membound's yardstick for its CUDA-core kernels) and of the copy of the same arrays in the same run:
 SCALE on CUDA cores at n = the stencil's points, in the same precision (SCALE times the stencils'
 fields for this: families.stencil_fields). The copy is what the memory gives a kernel that moves those bytes in
-launches of that size; a stencil at 1.0 of it moves its bytes as fast as a copy does."""
+launches of that size; a stencil at 1.0 of it moves its bytes as fast as a copy does. Where its
+instructions cap it below the copy, its roof is that pipe's (analysis/roofs.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from membound.analysis import roofs
 from membound.model.precision import fmt
 from membound.originals.rows import split
 from membound.run import outputs
@@ -46,9 +48,12 @@ def table(stencil: pd.DataFrame, scale: pd.DataFrame, bandwidth_TBs: float) -> p
     return out[COLUMNS]
 
 
-def write(stencil: pd.DataFrame, scale: pd.DataFrame, gpu: dict, csv, md) -> None:
-    """Write the table as CSV and Markdown; the legend says where a copy was not measured."""
-    frame = table(stencil, scale, gpu["memory_bandwidth_TBs"])
+def write(stencil: pd.DataFrame, scale: pd.DataFrame, gpu: dict, csv, md, counters=None, counted=None,
+          why_not: str = "") -> None:
+    """Write the table with each row's roof (analysis/roofs.py; `counters`, `counted`: the counter rows
+    and the counter runs' own rows, None where no counters ran, `why_not` says why) as CSV and Markdown;
+    the legend says where a copy was not measured."""
+    frame = roofs.table(table(stencil, scale, gpu["memory_bandwidth_TBs"]), gpu, counters, counted)
     missing = sorted(set(frame.loc[frame["copy_GBs"].isna(), "domain"]))
     legend = ("Every stencil implementation at depth 1 (medians over repetitions). GBs: GStencil/s x 2D, the "
               "bytes of one read and one write a point and step (D the element size); share_of_B: of the spec's "
@@ -57,7 +62,11 @@ def write(stencil: pd.DataFrame, scale: pd.DataFrame, gpu: dict, csv, md) -> Non
               "copy_GBs: SCALE on CUDA cores over arrays of the stencil's points in the same precision, the same "
               "run, each timed call copy_launches launches (a stencil's call has `steps`; a copy timed launch by "
               "launch pays the gap before each launch too); share_of_copy: the stencil's GBs over "
-              "the copy's."
+              "the copy's. copy_GStencil_s: the copy over 2D; pipe: the pipe whose instruction roof, the spec's "
+              "peak over the kernel's own instructions a point counted by ncu, is lowest (pipe_GStencil_s); roof: "
+              "the lower of the two, share_of_roof the stencil's GStencil/s over it; evidence: what the counters "
+              f"show where that share is below {roofs.UNDER} (docs/kernels_stencil.md, docs/counters.md)."
+              + (f" Pipe roofs not measured ({why_not})." if counters is None else "")
               + (f" No SCALE row of the fields {', '.join(missing)} in this run: their copy columns are n/a (a run "
                  "before SCALE timed the stencils' fields, or a field shrunk to fit the GPU)." if missing else ""))
     outputs.write_table(frame, csv, md, f"The unblocked stencils against the copy on {gpu['name']}", legend)

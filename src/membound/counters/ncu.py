@@ -41,7 +41,8 @@ from membound.run import raw
 from membound.run.outputs import write_csv
 
 # Not on every GPU: where missing, tensor FLOPs come from instruction counts (membound.counters.mma)
-OPTIONAL = {*(f"{f.ncu_tensor}.sum" for f in FORMATS.values()), "sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum"}
+OPTIONAL = {*(f"{f.ncu_tensor}.sum" for f in FORMATS.values()), "sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum",
+            "smsp__inst_executed.sum"}
 PERMISSION_FIX = ("GPU performance counters are not permitted for this user (ERR_NVGPUCTRPERM): run the "
                   "counter jobs as root, or let all users profile (driver option "
                   "NVreg_RestrictProfilingToAdminUsers=0, https://developer.nvidia.com/ERR_NVGPUCTRPERM), "

@@ -29,6 +29,7 @@ METRICS = {  # ncu metric -> column of the parsed launches
     "sm__inst_executed_pipe_tensor_op_dmma.sum": "dmma_inst",
     "sm__inst_executed_pipe_tensor_op_hmma.sum": "hmma_inst",
     "sm__inst_executed_pipe_tensor_op_hmma_type_hfma2.sum": "hfma2_mma_inst",
+    "smsp__inst_executed.sum": "inst_executed",          # warp instructions: the issue-slot roof (analysis/roofs.py)
     "dram__bytes_read.sum": "dram_read",
     "dram__bytes_write.sum": "dram_write",
     "lts__t_bytes.sum": "l2_bytes",

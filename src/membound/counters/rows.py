@@ -12,13 +12,14 @@ from membound.run import raw
 
 COLUMNS = ["tag", "kernel", "impl", "problem", "precision", "kernel_name", "part", "launches", "time_s",
            *[op for ops in CUDA_CORE_OPS.values() for op in ops], *[f.tensor_column for f in FORMATS.values()],
-           "dmma_inst", "hmma_inst", "hfma2_mma_inst",
+           "dmma_inst", "hmma_inst", "hfma2_mma_inst", "inst_executed",
            "flops_cuda_core", "flops_tensor", "flops", "tensor_flops_from", "dram_read", "dram_write", "dram_bytes",
            "l2_bytes", "l1_bytes", "profiler", "clock_control", "cache_control"]
 
 
 def later_columns(rows: pd.DataFrame) -> pd.DataFrame:
-    """Counter rows written before the precision axis: precision fp64, no FP32/FP16 or HMMA counts (NaN)."""
+    """Counter rows written before the precision axis: precision fp64, no FP32/FP16 or HMMA counts (NaN);
+    before 2026-12-05 no warp instruction count (NaN)."""
     rows = rows.assign(precision=rows["precision"].fillna("fp64") if "precision" in rows else "fp64")
     return rows.reindex(columns=list(dict.fromkeys([*COLUMNS, *rows.columns])))
 
