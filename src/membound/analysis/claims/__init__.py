@@ -37,6 +37,7 @@ from membound.analysis.claims.report import write
 from membound.analysis.claims.verdicts import METHOD, NO_DATA, NOT_APPLICABLE, sources
 from membound.analysis.depths import role_rows
 from membound.model import peaks
+from membound.model.equations import size_mb
 from membound.model.precision import PRECISIONS
 from membound.originals.rows import split
 from membound.run import measure
@@ -54,6 +55,16 @@ def slurm_jobs(rows: pd.DataFrame) -> list[int]:
     return sorted({int(i) for i in ids})
 
 
+def not_run(rows: pd.DataFrame, gpu: dict, precision: str) -> list[str]:
+    """The SpMV matrices beyond the L2 in `precision`'s element size that other precisions of the
+    run measured and `precision` did not (C3's set differs there, e.g. fp16's range check)."""
+    spmv = rows[rows["kernel"] == "spmv"].drop_duplicates(["problem", "precision"])
+    ran = set(spmv.loc[spmv["precision"] == precision, "problem"])
+    d = peaks.at(gpu, precision).element_bytes
+    return sorted({r.problem for r in spmv.itertuples() if r.problem not in ran
+                   and size_mb(r.rows, r.cols, r.nnz, d) > gpu["l2_MB"]})
+
+
 def _in_precision(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction: float,
                   counters: pd.DataFrame | None, precision: str,
                   swept: pd.DataFrame | None = None) -> tuple[list[dict], list[dict]]:
@@ -67,10 +78,13 @@ def _in_precision(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_f
     p, twins = pairs.pairs(ours, gpu, stencils), pairs.pairs(ours, gpu, stencils, twins=True)
     sparse = pairs.pairs(ours, gpu, stencils, tc_role=c4_stencil.SPARSE_ROLE)
     swept = rows if swept is None else swept
+    at_depth = lambda role=None: {d: pairs.pairs(g, gpu, stencils, tc_role=role)      # noqa: E731 (C4 per depth)
+                                  for d, g in split(swept)[0].query("kernel == 'stencil'").groupby("depth")}
     table = classification.verdicts(swept, gpu, stencils, margin)
     claims = [c1_bound.speedup_bound(twins, gpu, margin, dram_fraction, pairs.missing_twins(ours), counters, precision),
               c2_scale.scale_l2(p, gpu, margin), c3_spmv.spmv_l2(p, gpu, margin, twins),
-              c4_stencil.stencils_generally(p, margin), c4_stencil.stencils_generally(sparse, margin, sparse=True),
+              c4_stencil.stencils_generally(p, margin, at_depth=at_depth()),
+              c4_stencil.stencils_generally(sparse, margin, sparse=True, at_depth=at_depth(c4_stencil.SPARSE_ROLE)),
               *c5_scenarios.scenarios_hold(table, classification.pairs(swept), p, gpu, margin,
                                            sources(ours[ours["kernel"] == "stencil"]))]
     extra = on_originals(rows, gpu, stencils, margin)
@@ -105,6 +119,9 @@ def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction:
     per = [_in_precision(rows[rows["precision"] == p], gpu, stencils, margin, dram_fraction, counters, p,
                          swept[swept["precision"] == p]) for p in precisions]
     claims = [c for part in zip(*(main for main, _ in per)) for c in part] + [c for _, extra in per for c in extra]
+    for c in claims:
+        if c["id"] == "C3" and c["verdict"] not in (NO_DATA, NOT_APPLICABLE):
+            c["numbers"]["not_run"] = not_run(rows, gpu, c["precision"])
     matrices = sorted(set(rows.loc[rows["kernel"] == "spmv", "source"].dropna()))
     return {"paper": PAPER, "device_spec": gpu["name"],
             "tensor_cores": any(peaks.at(gpu, p).has_tensor_cores for p in precisions),

@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from membound.analysis.claims.c4_stencil import depth_text
 from membound.analysis.claims.verdicts import NO_DATA, NOT_APPLICABLE, interval_text
 from membound.run import outputs
 
@@ -49,16 +50,17 @@ def _banners(result: dict) -> str:
     return "\n>\n".join(out)
 
 
-LABEL = {"C1": "C1: speedup over the CUDA-core twin below eq. 23's bound",
-         "C2": "C2: tensor-core SCALE slower (t_TC/t_CC)",
-         "C3": "C3: cuSPARSE beats tensor-core SpMV beyond the L2 (t_TC/t_CC)",
-         "C4": "C4: CUDA-core temporal blocking beats dense tensor cores (t_TC/t_CC)",
+LABEL = {"C1": "C1: median speedup over the CUDA-core twin below eq. 23's bound (DRAM-bound twin pairs)",
+         "C2": "C2: tensor-core SCALE slower (median t_TC/t_CC over sizes, per side of half the L2)",
+         "C3": "C3: cuSPARSE beats tensor-core SpMV beyond the L2 (median t_TC/t_CC over matrices)",
+         "C4": "C4: CUDA-core temporal blocking beats dense tensor cores (median t_TC/t_CC over stencils)",
          "C4s": "C4s (not paper 000's): ... and 2:4-sparse ones (papers 002/004 expect them to win)",
          "C5": "C5: paper 002's scenarios, eq. 14 a tie within run-to-run noise",
          "C5 summary": "C5 summary: paper 002's scenarios, 1-2 read as tensor cores not faster",
          "C3 originals": "C3 on DASP's own kernel and cuSPARSE as its driver times it",
          "C4 originals": "C4 on the original stencil codes"}
-EFFECTS = {"tensor_core_effect": "C3 = tensor-core effect (t_TC/t_twin)", "format_effect": "x format effect (t_twin/t_CC)"}
+EFFECTS = {"tensor_core_effect": "C3's factor: tensor-core effect (median t_TC/t_twin)",
+           "format_effect": "C3's factor: format effect (median t_twin/t_CC)"}
 FLAGGED = ("CONTRADICTED", "INCONCLUSIVE")
 SIDE_OF_1 = {"SUPPORTED": "above 1", "CONTRADICTED": "below 1"}     # an effect's verdict against 1, in words
 
@@ -69,23 +71,31 @@ def _verdict(verdict: str) -> str:
 
 def brief(c: dict, effects: bool = True) -> str:
     """A claim record's (from check, or read back from claims.json) numbers in a few words: the
-    interval, then what that claim adds (C1 its pairs, C2 its part beyond half the L2, C3 its
-    decomposition unless not `effects`, C4 the stencils faster on tensor cores, C5 its no-predictions)."""
+    interval, then what that claim adds (C1 its pairs and their kernels, C2 each part's interval and
+    verdict, which decide it, C3 the matrices other precisions ran and it did not and its
+    decomposition unless not `effects`, C4 the stencils faster on tensor cores and the verdicts at
+    each depth, C5 its no-predictions)."""
     n = c.get("numbers") or {}
     if c["on_these_timings"] in (NOT_APPLICABLE, NO_DATA):
         return c["summary"]
     text = interval_text(c)
     if c["id"] == "C1" and "deciding_pairs" in n:
-        return f"{text} ({n['deciding_pairs']} pairs, max {n['max_speedup'] or float('nan'):.3g})"
+        scope = (f"{n['deciding_pairs']} pairs of {', '.join(n.get('deciding_kernels', [])) or 'no kernel'}, "
+                 f"max {n['max_speedup'] or float('nan'):.3g}")
+        return f"{text} ({scope})" + (f"; no {', '.join(n['undecided_kernels'])} pair decides"
+                                      if n.get("undecided_kernels") else "")
     if c["id"] == "C2" and "beyond_half_L2" in n:
-        return f"{text}; beyond half the L2 {interval_text(n['beyond_half_L2'])}"
+        return "; ".join(f"{side} half the L2 {interval_text(n[key])} {n[key]['verdict']}"
+                         for side, key in (("within", "within_half_L2"), ("beyond", "beyond_half_L2")))
     if c["id"].startswith("C3") and "larger_than_L2" in n:
         parts = [f"{n[k]['ratio']} {interval_text(n[k])}" for k in EFFECTS if k in n and effects]
         return (f"{text}; cuSPARSE faster on {n['cuda_core_faster_on']} of {n['larger_than_L2']}"
+                + (f"; no {c.get('precision', 'fp64')} rows for {', '.join(n['not_run'])}" if n.get("not_run") else "")
                 + ("; " + ", ".join(parts) if parts else "") + ("; surrogate matrices" if n.get("surrogate") and effects
                                                                 else ""))
     if c["id"].startswith("C4") and "tensor_cores_faster" in n:
-        return f"{text}; tensor cores faster on {', '.join(n['tensor_cores_faster']) or 'none'}"
+        return (f"{text}; tensor cores faster on {', '.join(n['tensor_cores_faster']) or 'none'}"
+                + (f"; {depth_text({int(d): e for d, e in n['by_depth'].items()})}" if n.get("by_depth") else ""))
     return text
 
 
