@@ -78,14 +78,14 @@ def _in_precision(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_f
     p, twins = pairs.pairs(ours, gpu, stencils), pairs.pairs(ours, gpu, stencils, twins=True)
     sparse = pairs.pairs(ours, gpu, stencils, tc_role=c4_stencil.SPARSE_ROLE)
     swept = rows if swept is None else swept
-    at_depth = lambda role=None: {d: pairs.pairs(g, gpu, stencils, tc_role=role)      # noqa: E731 (C4 per depth)
-                                  for d, g in split(swept)[0].query("kernel == 'stencil'").groupby("depth")}
-    table = classification.verdicts(swept, gpu, stencils, margin)
+    table, swept_pairs = classification.verdicts(swept, gpu, stencils, margin), classification.pairs(swept)
+    at_depth = lambda sparsity: {d: g.assign(ratio=1 / g["speedup"], equal_depth=True)       # noqa: E731 (C4 per depth)
+                                 for d, g in swept_pairs[swept_pairs["sparsity"] == sparsity].groupby("depth")}
     claims = [c1_bound.speedup_bound(twins, gpu, margin, dram_fraction, pairs.missing_twins(ours), counters, precision),
               c2_scale.scale_l2(p, gpu, margin), c3_spmv.spmv_l2(p, gpu, margin, twins),
-              c4_stencil.stencils_generally(p, margin, at_depth=at_depth()),
-              c4_stencil.stencils_generally(sparse, margin, sparse=True, at_depth=at_depth(c4_stencil.SPARSE_ROLE)),
-              *c5_scenarios.scenarios_hold(table, classification.pairs(swept), p, gpu, margin,
+              c4_stencil.stencils_generally(p, margin, at_depth=at_depth("dense")),
+              c4_stencil.stencils_generally(sparse, margin, sparse=True, at_depth=at_depth("2:4")),
+              *c5_scenarios.scenarios_hold(table, swept_pairs, p, gpu, margin,
                                            sources(ours[ours["kernel"] == "stencil"]))]
     extra = on_originals(rows, gpu, stencils, margin)
     peak = peaks.at(gpu, precision)
