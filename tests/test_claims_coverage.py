@@ -21,6 +21,7 @@ from functools import cache
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 
 from membound.analysis.claims import verdicts
 from test_claims_docs import DOCS, reference_claims
@@ -95,8 +96,9 @@ def coverage() -> pd.DataFrame:
         _, low, high = verdicts.median_interval(x)
         _, t_low, t_high = verdicts.t_interval(x)
         for i, (name, v) in enumerate(sets.items()):
-            rows.append({"over": "problems", "source": "resampled " + name, "n": n,
-                         "median": _covers(np.median(v), low[i], high[i]), "t": _covers(v.mean(), t_low[i], t_high[i])})
+            rows.append({"over": "problems", "source": "resampled " + name, "n": n, "sd": v.std(ddof=1),
+                         "skew": scipy.stats.skew(v), "median": _covers(np.median(v), low[i], high[i]),
+                         "t": _covers(v.mean(), t_low[i], t_high[i])})
     return pd.DataFrame(rows)
 
 
@@ -105,13 +107,15 @@ def table() -> str:
     reference runs (all their sets), the lowest coverage of each interval over n and where."""
     c = coverage().assign(group=lambda f: f["source"].str.replace(r"^resampled \w+ (C\w+) \w+.*$", r"resampled \1",
                                                                  regex=True))
-    lines = ["| over | data | n | sets | median interval: lowest (n) | t-interval: lowest (n) |",
-             "| --- | --- | --- | ---: | ---: | ---: |"]
+    lines = ["| over | data | sd, skew of the logs | n | sets | median interval: lowest (n) | t-interval: lowest (n) |",
+             "| --- | --- | --- | --- | ---: | ---: | ---: |"]
     for (over, group), g in c.groupby(["over", "group"], sort=False):
         low = lambda col: (f"{100 * g[col].min():.1f}% ({g.loc[g[col].idxmin(), 'n']})"      # noqa: E731
                            if g[col].notna().any() else "-")
-        lines.append(f"| {over} | {group} | {g['n'].min()}-{g['n'].max()} | {g['source'].nunique()} | {low('median')} "
-                     f"| {low('t')} |")
+        shape = (f"{g['sd'].min():.2g}-{g['sd'].max():.2g}, {g['skew'].min():.2f} to {g['skew'].max():.2f}"
+                 if "sd" in g and g["sd"].notna().any() else "-")
+        lines.append(f"| {over} | {group} | {shape} | {g['n'].min()}-{g['n'].max()} | {g['source'].nunique()} "
+                     f"| {low('median')} | {low('t')} |")
     return "\n".join(lines) + "\n"
 
 

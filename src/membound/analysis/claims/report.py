@@ -164,9 +164,53 @@ def write(result: dict, json_path, md_path) -> None:
 BEGIN, END = "<!-- measured: python -m membound.analysis.claims --docs", "<!-- end measured -->"
 
 
+def _records(result: dict, cid: str) -> list[dict]:
+    return [c for c in result["claims"] if c["id"] == cid and c["verdict"] not in (NO_DATA, NOT_APPLICABLE)]
+
+
+def left_out(result: dict) -> str:
+    """The twin pairs C1 leaves out, per precision, grouped by kernel and reason."""
+    lines = []
+    for c in _records(result, "C1"):
+        groups = {}
+        for pair, why in (c["numbers"].get("excluded") or {}).items():
+            kernel, problem = pair.split(" ", 1)
+            reason, _, detail = why.partition(":") if ":" in why else why.partition(" (")
+            groups.setdefault((kernel, reason), []).append(f"{problem} ({detail.strip(' )')})" if detail else problem)
+        lines += [f"- {c['precision']}: " + "; ".join(f"{k} {why}: {', '.join(p)}" for (k, why), p in groups.items())]
+    return "\n".join(lines) + "\n"
+
+
+def by_depth_table(result: dict) -> str:
+    """C4 and C4s at each depth both kernels ran: a row per claim and precision, a column per depth."""
+    rows = {f"{c['id']} {c['precision']}": {f"depth {d}": f"{e['verdict']}, {interval_text(e)} ({e['stencils']})"
+                                            for d, e in c["numbers"]["by_depth"].items()}
+            for cid in ("C4", "C4s") for c in _records(result, cid) if c["numbers"].get("by_depth")}
+    return pd.DataFrame.from_dict(rows, orient="index").fillna("").to_markdown() + "\n"
+
+
+def quoted(result: dict) -> str:
+    """The run's figures that docs/claims.md's text quotes: C5's noise band and model uncertainty,
+    the stencil twins' DRAM bytes over their siblings' (C1's counters)."""
+    c5 = {c["precision"]: c["numbers"] for c in _records(result, "C5")}
+    twin = {c["precision"]: {r["problem"]: f"{100 * (r['twin_dram_ratio'] - 1):+.1f}%" for r in c["cases"]
+                             if r["kernel"] == "stencil" and r.get("twin_dram_ratio") is not None}
+            for c in _records(result, "C1")}
+    text = ("C5's noise band: " + ", ".join(f"{p} +-{100 * n['noise_band']:.2f}%" for p, n in c5.items()
+                                             if n.get("noise_band") is not None)
+            + "; model uncertainty: " + ", ".join(f"{p} {100 * n['model_uncertainty']:.1f}%" for p, n in c5.items()))
+    if any(twin.values()):
+        text += ("; the stencil twins' DRAM bytes against their siblings' (ncu): "
+                 + "; ".join(f"{p} " + ", ".join(f"{k} {v}" for k, v in t.items()) for p, t in twin.items() if t))
+    return text + ".\n"
+
+
 def measured(results: list[dict]) -> str:
-    """Each result's `claims_table` under its `title` (the README's and docs/claims.md's "Measured")."""
-    return "\n".join(f"{title(r)}:\n\n{claims_table(r)}" for r in results)
+    """Each result's `claims_table` under its `title` (the README's and docs/claims.md's "Measured"),
+    with C4 and C4s at every depth, the pairs C1 leaves out and the figures the text quotes."""
+    return "\n".join(f"{title(r)}:\n\n{claims_table(r)}\nC4 and C4s at every depth both kernels ran (verdict, median "
+                     f"[interval] (stencils)):\n\n{by_depth_table(r)}\nThe twin pairs C1 leaves out:\n\n{left_out(r)}\n"
+                     f"{quoted(r)}" for r in results)
 
 
 def with_measured(text: str, results: list[dict]) -> str:
