@@ -14,10 +14,11 @@ A pair is one problem timed on two sides in one repetition (`rep`; rows without 
   also move its sibling's DRAM bytes to within TWIN_DRAM (else it is not a twin). The other pairs
   are listed with the reason.
 
-Each claim's estimate is the geometric mean of its ratios (t_TC/t_CC, or the speedup t_CC/t_TC for
-C1), over problems of the per-problem geometric mean over repetitions; the 95% interval is a
-t-interval on the logs over problems (over the repetitions of a single problem), whose coverage
-tests/test_claims_coverage.py measures on data like ours. Against the claim's reference value r (1, or eq. 23's bound for C1),
+Each claim's estimate is the median of its ratios (t_TC/t_CC, or the speedup t_CC/t_TC for C1) over
+problems, of the per-problem geometric mean over repetitions, with a distribution-free 95% interval
+from order statistics (none below 5 problems); a single problem's, the geometric mean over its
+repetitions with a t-interval (verdicts.METHOD); tests/test_claims_coverage.py measures both
+intervals' coverage on data like ours. Against the claim's reference value r (1, or eq. 23's bound for C1),
 with the relative `margin` (config claims.margin, docs/claims.md):
 LEVEL where the whole interval lies in r(1 -+ margin); else SUPPORTED where it lies entirely on the
 claim's side of r, CONTRADICTED entirely on the other side, INCONCLUSIVE where it straddles r.
