@@ -129,7 +129,7 @@ def _medians(ax, data: pd.DataFrame) -> None:
     ax.set(ylabel="t_TC / t_CC, 95% CI (> 1: CUDA cores faster)", ylim=(0, np.nanmax([*hi, 1]) * 1.2))
     ax.grid(axis="x", visible=False)
     ax.tick_params(axis="x", labelsize=7)
-    split = ", and C3's factors TC/twin and twin/CC" if len(set(shade)) > 1 else ""
+    split = "; TC/twin, twin/CC" if len(set(shade)) > 1 else ""
     ax.set_title(f"(b) MEDIAN of t_TC / t_CC{split}", fontsize=9, loc="left", pad=_pad(data))
 
 

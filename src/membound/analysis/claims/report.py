@@ -134,8 +134,8 @@ def markdown(result: dict) -> str:
             f"Measured on {', '.join(m['device'])} ({', '.join(m['host'])}), {m['date_first']} to "
             f"{m['date_last']}, {m['repetitions']} repetition(s), membound {', '.join(m.get('membound', [])) or 'unrecorded'} at "
             f"commit {', '.join(m.get('commit', [])) or 'unrecorded'}; SpMV matrices: {result['matrix_source']}. "
-            "Ratio = t_TC/t_CC and speedup = t_CC/t_TC of median times (ratio > 1: CUDA cores faster). Estimates are "
-            f"geometric means with a {st['interval']}; LEVEL: the interval lies within +-{100 * st['margin']:g}% of "
+            "Ratio = t_TC/t_CC and speedup = t_CC/t_TC of median times (ratio > 1: CUDA cores faster). Estimates: the "
+            f"median with a {st['interval']}; LEVEL: the interval lies within +-{100 * st['margin']:g}% of "
             "the reference (claims.margin; C5: the measured noise band). Each claim is checked in every precision of "
             "the run on that precision's rows, peaks and element size.\n\n")
     banners = _banners(result)
