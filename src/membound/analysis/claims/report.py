@@ -54,11 +54,11 @@ LABEL = {"C1": "C1: median speedup over the CUDA-core twin below eq. 23's bound 
          "C2": "C2: tensor-core SCALE slower (median t_TC/t_CC over sizes, per side of half the L2)",
          "C3": "C3: cuSPARSE beats tensor-core SpMV beyond the L2 (median t_TC/t_CC over matrices)",
          "C4": "C4: CUDA-core temporal blocking beats dense tensor cores (median t_TC/t_CC over stencils)",
-         "C4s": "C4s (not paper 000's): ... and 2:4-sparse ones (papers 002/004 expect them to win)",
+         "C4s": "C4s (not paper 000's): ... and 2:4-sparse ones, median over stencils (papers 002/004 expect them to win)",
          "C5": "C5: paper 002's scenarios, eq. 14 a tie within run-to-run noise",
          "C5 summary": "C5 summary: paper 002's scenarios, 1-2 read as tensor cores not faster",
-         "C3 originals": "C3 on DASP's own kernel and cuSPARSE as its driver times it",
-         "C4 originals": "C4 on the original stencil codes"}
+         "C3 originals": "C3 on DASP's own kernel and cuSPARSE as its driver times it (median t_TC/t_CC)",
+         "C4 originals": "C4 on the original stencil codes (median t_TC/t_CC)"}
 EFFECTS = {"tensor_core_effect": "C3's factor: tensor-core effect (median t_TC/t_twin)",
            "format_effect": "C3's factor: format effect (median t_twin/t_CC)"}
 FLAGGED = ("CONTRADICTED", "INCONCLUSIVE")
@@ -108,13 +108,14 @@ def claims_table(result: dict) -> str:
                   if any(c["verdict"] != NO_DATA for (_, q), c in by.items() if q == p)]
     rows = []
     for cid in dict.fromkeys(c["id"] for c in result["claims"]):
-        label = LABEL.get(cid, cid) + ("; surrogate matrices" if cid.startswith("C3") and result["surrogate"] else "")
+        surrogate = "; surrogate matrices" if cid.startswith("C3") and result["surrogate"] else ""
+        label = LABEL.get(cid, cid) + surrogate
         rows.append([label] + [f"{_verdict(by[cid, p]['verdict'])}, {brief(by[cid, p], False)}" if (cid, p) in by else ""
                                for p in precisions])
         for key, name in EFFECTS.items() if cid == "C3" else ():
             cells = [(by.get((cid, p), {}).get("numbers") or {}).get(key) for p in precisions]
             if any(cells):
-                rows.append([name] + [f"{SIDE_OF_1.get(e['verdict'], e['verdict'])}, {interval_text(e)}" if e else ""
+                rows.append([name + surrogate] + [f"{SIDE_OF_1.get(e['verdict'], e['verdict'])}, {interval_text(e)}" if e else ""
                                       for e in cells])
     return pd.DataFrame(rows, columns=["claim", *precisions]).to_markdown(index=False) + "\n"
 
