@@ -202,7 +202,8 @@ def test_c2_takes_the_worse_side_of_half_the_l2():
     n = c["C2"]["numbers"]
     assert n["within_half_L2"]["verdict"] == "SUPPORTED" and n["beyond_half_L2"]["verdict"] == "LEVEL"
     assert c["C2"]["verdict"] == "LEVEL" and n["within_half_L2"]["sizes"] == 5
-    assert report.brief(c["C2"]) == "within half the L2 1.2 [1.2, 1.2] SUPPORTED; beyond half the L2 0.996 [0.996, 0.996] LEVEL"
+    assert report.brief(c["C2"]) == ("within half the L2 1.2 [1.2, 1.2] SUPPORTED; "
+                                     "beyond half the L2 0.996 [0.996, 0.996] LEVEL")
     few = check(frame(*[scale(2**k, 1.0, 1.2 + 0.001 * r, rep=r) for k in range(14, 18) for r in range(3)]))[1]["C2"]
     assert few["verdict"] == "INCONCLUSIVE" and few["numbers"]["within_half_L2"]["ci_high"] == float("inf")  # 4 sizes
 
@@ -260,7 +261,8 @@ def test_c4_at_every_depth_both_kernels_ran_marks_a_verdict_that_depends_on_it()
     assert report.brief(c4).endswith("DEPTH-DEPENDENT: SUPPORTED at 1,3, CONTRADICTED at 5; too few stencils at 7")
     assert "depth 5 CONTRADICTED 0.8 [0.8, 0.8]" in c4["summary"]
     _, same = check(frame(*[stencil(f"s{i}", 1.0, 1.3 + 0.01 * i) for i in range(5)]))
-    assert not same["C4"]["numbers"]["depth_dependent"] and report.brief(same["C4"]).endswith("SUPPORTED at every depth (3)")
+    assert not same["C4"]["numbers"]["depth_dependent"]
+    assert report.brief(same["C4"]).endswith("SUPPORTED at every depth (3)")
 
 
 def test_the_depth_sweep_leaves_c1_and_c4_at_the_role_depth():
@@ -368,7 +370,8 @@ def test_sizes_and_the_l2_split_follow_the_element_size():
 
 def test_a_precision_without_tensor_cores_is_not_applicable():
     cpu = {**CPU, "peak_TFLOPs": {**CPU["peak_TFLOPs"], "fp64": {"cuda_core": 0.08, "tensor_core": 0.16}}}
-    rows = pd.concat([noisy(1.1, 0.01, problems=5, reps=2), noisy(1.1, 0.01, problems=5, reps=2).assign(precision="fp32")])
+    rows = pd.concat([noisy(1.1, 0.01, problems=5, reps=2),
+                      noisy(1.1, 0.01, problems=5, reps=2).assign(precision="fp32")])
     result, fp64 = check(rows, gpu=cpu)
     _, fp32 = check(rows, gpu=cpu, precision="fp32")
     assert fp64["C3"]["verdict"] == "SUPPORTED" and fp32["C3"]["verdict"] == "N/A"
@@ -379,8 +382,8 @@ def test_c4_per_precision_sets_each_precisions_stencils_against_cuda_core_tempor
     """Stencil rows in fp32 and fp16 (issue 24): C4 per precision on that precision's rows only, each
     case's I = tK/D from the precision's element size (fp16 twice fp32's)."""
     reps = [(r, 1 + 0.01 * r) for r in range(3)]
-    rows = pd.concat([in_precision("fp32", *[stencil(f"s{i}", 1.0 * j, 1.4 * j, rep=r) for i in range(5) for r, j in reps]),
-                      in_precision("fp16", *[stencil(f"s{i}", 1.0 * j, 0.6 * j, rep=r) for i in range(5) for r, j in reps])],
+    rows = pd.concat([in_precision(p, *[stencil(f"s{i}", 1.0 * j, t * j, rep=r) for i in range(5) for r, j in reps])
+                      for p, t in (("fp32", 1.4), ("fp16", 0.6))],
                      ignore_index=True)
     _, fp32 = check(rows, precision="fp32")
     _, fp16 = check(rows, precision="fp16")

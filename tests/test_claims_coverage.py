@@ -5,8 +5,8 @@ computation (`coverage`):
   every n of 5-21 problems, drawn from generators of per-problem log ratios like the reference runs'
   (normal, t(3), lognormal sigma 0.5 and 1: skewed like H200 fp64 C4's) and by resampling the
   committed reference runs' own per-problem log ratios of every claim (and part) with at least 5
-  problems, at the n that claim uses and at 5 (the fewest, [min, max]); it must cover the distribution's median at least 93% of
-  the time, and the t-interval on the mean log that the claims used before does not on the same
+  problems, at the n that claim uses and at 5 (the fewest, [min, max]); it must cover the
+  distribution's median at least 93% of the time, and the t-interval on the mean log that the claims used before does not on the same
   draws (the test tells them apart);
 - over the repetitions of one problem (verdicts.t_interval: C5's configurations, the per-problem
   tables), at 3 and 5 repetitions (the sweep's and Table 3's), on symmetric run-to-run noise.
@@ -151,7 +151,8 @@ def test_the_t_interval_over_repetitions_covers_at_least_93_percent_on_run_to_ru
 @pytest.mark.slow
 def test_docs_coverage_table_is_this_tests():
     text = DOCS.read_text()
-    assert BEGIN in text and text == with_table(text), "docs/claims.md's coverage is stale: python tests/test_claims_coverage.py"
+    assert BEGIN in text and text == with_table(text), \
+        "docs/claims.md's coverage is stale: python tests/test_claims_coverage.py"
 
 
 def test_the_median_interval_is_exact_and_none_below_five_problems():

@@ -80,7 +80,7 @@ def _in_precision(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_f
     sparse = pairs.pairs(ours, gpu, stencils, tc_role=c4_stencil.SPARSE_ROLE)
     swept = rows if swept is None else swept
     table, swept_pairs = classification.verdicts(swept, gpu, stencils, margin), classification.pairs(swept)
-    at_depth = lambda sparsity: {d: g.assign(ratio=1 / g["speedup"], equal_depth=True)       # noqa: E731 (C4 per depth)
+    at_depth = lambda sparsity: {d: g.assign(ratio=1 / g["speedup"])       # noqa: E731 (C4 and C4s at every depth)
                                  for d, g in swept_pairs[swept_pairs["sparsity"] == sparsity].groupby("depth")}
     claims = [c1_bound.speedup_bound(twins, gpu, margin, dram_fraction, pairs.missing_twins(ours), counters, precision),
               c2_scale.scale_l2(p, gpu, margin), c3_spmv.spmv_l2(p, gpu, margin, twins),

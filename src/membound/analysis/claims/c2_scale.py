@@ -16,8 +16,8 @@ def scale_l2(p: pd.DataFrame, gpu: dict, margin: float) -> dict:
     sides = {key: {"sizes": part["problem"].nunique(), **estimate(part, "ratio", 1.0, margin, "above")}
              for key, part in parts.items()}
     est = {**estimate(s, "ratio", 1.0, margin, "above"), "verdict": worst(side["verdict"] for side in sides.values())}
-    summary = "; ".join(f"{key.replace('_', ' ')}: median t_TC/t_CC {interval_text(side)} over {side['sizes']} sizes, {side['verdict']}"
-                        for key, side in sides.items())
+    summary = "; ".join(f"{key.replace('_', ' ')}: median t_TC/t_CC {interval_text(side)} over {side['sizes']} sizes, "
+                        f"{side['verdict']}" for key, side in sides.items())
     cases = per_problem(s, "ratio", 1.0, margin, "above").drop(columns=["kernel", "problems"])
     cases = cases.rename(columns={"estimate": "ratio", "n": "reps"})
     sizes = s.drop_duplicates("problem").set_index("problem")["size_MB"]

@@ -17,13 +17,9 @@ SPARSE_ROLE = "SPIDER/SparStencil"      # the stencils' 2:4-sparse tensor-core r
 
 def by_depth(at_depth: dict, margin: float) -> dict:
     """C4's statistic at each depth of the sweep that both kernels ran (`at_depth`: depth -> its
-    pairs), as {depth: estimate with verdict and stencils}."""
-    out = {}
-    for depth, p in sorted(at_depth.items()):
-        s = p[(p["kernel"] == "stencil") & p["equal_depth"]]
-        if len(s):
-            out[int(depth)] = {**estimate(s, "ratio", 1.0, margin, "above"), "stencils": int(s["problem"].nunique())}
-    return out
+    pairs, with `ratio` t_TC/t_CC), as {depth: estimate with verdict and stencils}."""
+    return {int(depth): {**estimate(p, "ratio", 1.0, margin, "above"), "stencils": int(p["problem"].nunique())}
+            for depth, p in sorted(at_depth.items()) if len(p)}
 
 
 def depth_text(depths: dict) -> str:
@@ -55,8 +51,8 @@ def stencils_generally(p: pd.DataFrame, margin: float, sparse: bool = False, at_
         ["problem", "depth", "I", "bound", "ratio", "ci_low", "ci_high", "reps", "verdict"]]
     unequal = sorted(set(p.loc[(p["kernel"] == "stencil") & ~p["equal_depth"], "problem"]))
     slower = list(cases.loc[cases["ratio"] < 1 - margin, "problem"])
-    summary = (f"median t_TC/t_CC {interval_text(est)} over {len(cases)} stencils at Table 3's depths; tensor cores faster "
-               f"by more than the margin on {', '.join(slower) or 'none'}"
+    summary = (f"median t_TC/t_CC {interval_text(est)} over {len(cases)} stencils at Table 3's depths; tensor cores "
+               f"faster by more than the margin on {', '.join(slower) or 'none'}"
                + (f"; {depth_text(depths)}: " + ", ".join(f"depth {d} {e['verdict']} {interval_text(e)}"
                                                           for d, e in depths.items()) if depths else ""))
     numbers = {"stencils": len(cases), "tensor_cores_faster": slower, "unequal_depth_excluded": unequal,

@@ -54,7 +54,8 @@ LABEL = {"C1": "C1: median speedup over the CUDA-core twin below eq. 23's bound 
          "C2": "C2: tensor-core SCALE slower (median t_TC/t_CC over sizes, per side of half the L2)",
          "C3": "C3: cuSPARSE beats tensor-core SpMV beyond the L2 (median t_TC/t_CC over matrices)",
          "C4": "C4: CUDA-core temporal blocking beats dense tensor cores (median t_TC/t_CC over stencils)",
-         "C4s": "C4s (not paper 000's): ... and 2:4-sparse ones, median over stencils (papers 002/004 expect them to win)",
+         "C4s": "C4s (not paper 000's): ... and 2:4-sparse ones, median over stencils (papers 002/004 expect "
+                "them to win)",
          "C5": "C5: paper 002's scenarios, eq. 14 a tie within run-to-run noise",
          "C5 summary": "C5 summary: paper 002's scenarios, 1-2 read as tensor cores not faster",
          "C3 originals": "C3 on DASP's own kernel and cuSPARSE as its driver times it (median t_TC/t_CC)",
@@ -115,8 +116,8 @@ def claims_table(result: dict) -> str:
         for key, name in EFFECTS.items() if cid == "C3" else ():
             cells = [(by.get((cid, p), {}).get("numbers") or {}).get(key) for p in precisions]
             if any(cells):
-                rows.append([name + surrogate] + [f"{SIDE_OF_1.get(e['verdict'], e['verdict'])}, {interval_text(e)}" if e else ""
-                                      for e in cells])
+                rows.append([name + surrogate] + [f"{SIDE_OF_1.get(e['verdict'], e['verdict'])}, {interval_text(e)}"
+                                                  if e else "" for e in cells])
     return pd.DataFrame(rows, columns=["claim", *precisions]).to_markdown(index=False) + "\n"
 
 
