@@ -196,12 +196,16 @@ def test_c1_without_twins_is_no_data_and_names_what_is_missing():
 
 
 def test_c2_takes_the_worse_side_of_half_the_l2():
-    rows = frame(*[scale(2**k, 1.0, 1.2 + 0.001 * r, rep=r) for k in (18, 19) for r in range(3)],
-                 *[scale(2**k, 1.0, 0.995 + 0.001 * r, rep=r) for k in (24, 25) for r in range(3)])
+    rows = frame(*[scale(2**k, 1.0, 1.2 + 0.001 * r, rep=r) for k in range(14, 19) for r in range(3)],
+                 *[scale(2**k, 1.0, 0.995 + 0.001 * r, rep=r) for k in range(22, 27) for r in range(3)])
     _, c = check(rows)
     n = c["C2"]["numbers"]
     assert n["within_half_L2"]["verdict"] == "SUPPORTED" and n["beyond_half_L2"]["verdict"] == "LEVEL"
-    assert c["C2"]["verdict"] == "LEVEL" and n["within_half_L2"]["sizes"] == 2
+    assert c["C2"]["verdict"] == "LEVEL" and n["within_half_L2"]["sizes"] == 5
+    assert report.brief(c["C2"]) == ("within half the L2 1.2 [1.2, 1.2] SUPPORTED; "
+                                     "beyond half the L2 0.996 [0.996, 0.996] LEVEL")
+    few = check(frame(*[scale(2**k, 1.0, 1.2 + 0.001 * r, rep=r) for k in range(14, 18) for r in range(3)]))[1]["C2"]
+    assert few["verdict"] == "INCONCLUSIVE" and few["numbers"]["within_half_L2"]["ci_high"] == float("inf")  # 4 sizes
 
 
 def test_c3_uses_table2_size_against_the_l2():
@@ -223,7 +227,8 @@ def test_c3_splits_into_the_tensor_core_effect_and_the_format_effect():
     n = c["C3"]["numbers"]
     assert c["C3"]["verdict"] == "CONTRADICTED" and n["tensor_core_effect"]["verdict"] == "LEVEL"
     assert n["format_effect"]["verdict"] == "CONTRADICTED" and n["format_effect"]["estimate"] == pytest.approx(0.75, 0.01)
-    assert n["tensor_core_effect"]["estimate"] * n["format_effect"]["estimate"] == pytest.approx(c["C3"]["estimate"])
+    cases = c["C3"]["cases"]                                        # each matrix's ratio is the product of its factors
+    assert (cases["t_TC/t_twin"] * cases["t_twin/t_CC"]).to_numpy() == pytest.approx(cases["ratio"].to_numpy(), rel=1e-3)
     assert n["tensor_core_effect"]["ci_low"] < 1 < n["tensor_core_effect"]["ci_high"]
     assert c["C3"]["summary"].startswith("on SURROGATE matrices") and "surrogate" in c["C3"]["title"]
     assert list(c["C3"]["cases"][["t_TC/t_twin", "t_twin/t_CC"]].notna().all()) == [True, True]
@@ -232,26 +237,46 @@ def test_c3_splits_into_the_tensor_core_effect_and_the_format_effect():
     assert "format_effect" not in without["C3"]["numbers"] and "surrogate" not in without["C3"]["summary"]
 
 
-def test_c4_is_the_geomean_over_stencils_at_equal_depth():
-    _, c = check(frame(stencil("s0", 1.0, 0.75), *[stencil(f"s{i}", 1.0, 1.3) for i in (1, 2, 3)],
-                       stencil("s4", 1.0, 0.5, depth=3, depth_tc=1)))
+FIVE = [stencil("s0", 1.0, 0.75), *[stencil(f"s{i}", 1.0, t) for i, t in ((1, 1.1), (2, 1.3), (3, 1.5), (4, 1.7))]]
+
+
+def test_c4_is_the_median_over_stencils_at_equal_depth():
+    _, c = check(frame(*FIVE, stencil("s5", 1.0, 0.5, depth=3, depth_tc=1)))
     c4 = c["C4"]
-    assert c4["estimate"] == pytest.approx((0.75 * 1.3**3) ** 0.25) and c4["problems"] == 4
-    assert c4["numbers"]["tensor_cores_faster"] == ["s0"] and c4["numbers"]["unequal_depth_excluded"] == ["s4"]
+    assert c4["estimate"] == pytest.approx(1.3) and c4["problems"] == 5
+    assert (c4["ci_low"], c4["ci_high"]) == pytest.approx((0.75, 1.7)) and c4["verdict"] == "INCONCLUSIVE"  # [min, max]
+    assert c4["numbers"]["tensor_cores_faster"] == ["s0"] and c4["numbers"]["unequal_depth_excluded"] == ["s5"]
+
+
+def test_c4_at_every_depth_both_kernels_ran_marks_a_verdict_that_depends_on_it():
+    """Tensor cores 30% slower at Table 3's depth (3) and at depth 1, 20% faster at depth 5: C4 keeps
+    Table 3's verdict and says it depends on the depth; depth 7, with 4 stencils, has no interval."""
+    sweep = [r for i in range(5) for t, ratio in ((1, 1.3), (5, 0.8)) for r in stencil(f"s{i}", 1.0, ratio, depth=t)[1:]]
+    few = [r for i in range(4) for r in stencil(f"s{i}", 1.0, 1.3, depth=7)[1:]]
+    _, c = check(frame(*[stencil(f"s{i}", 1.0, 1.3 + 0.01 * i) for i in range(5)], sweep, few))
+    c4 = c["C4"]
+    assert c4["verdict"] == "SUPPORTED" and c4["numbers"]["depth_dependent"]
+    assert {d: e["verdict"] for d, e in c4["numbers"]["by_depth"].items()} == {
+        1: "SUPPORTED", 3: "SUPPORTED", 5: "CONTRADICTED", 7: "INCONCLUSIVE"}
+    assert report.brief(c4).endswith("DEPTH-DEPENDENT: SUPPORTED at 1,3, CONTRADICTED at 5; too few stencils at 7")
+    assert "depth 5 CONTRADICTED 0.8 [0.8, 0.8]" in c4["summary"]
+    _, same = check(frame(*[stencil(f"s{i}", 1.0, 1.3 + 0.01 * i) for i in range(5)]))
+    assert not same["C4"]["numbers"]["depth_dependent"]
+    assert report.brief(same["C4"]).endswith("SUPPORTED at every depth (3)")
 
 
 def test_the_depth_sweep_leaves_c1_and_c4_at_the_role_depth():
     """Rows of the fusion sweep (cc_tb and tc at other depths) neither pair nor count twice."""
     sweep = [r for t in (1, 2, 4) for r in stencil("s0", 0.1 * t, 0.1, depth=t)[1:]]
     base = stencil("s0", 1.0, 0.75, t_twin=2.0)
-    _, swept = check(frame(base, sweep, *[stencil(f"s{i}", 1.0, 1.3) for i in (1, 2, 3)]))
-    _, alone = check(frame(base, *[stencil(f"s{i}", 1.0, 1.3) for i in (1, 2, 3)]))
-    assert swept["C4"]["estimate"] == alone["C4"]["estimate"] == pytest.approx((0.75 * 1.3**3) ** 0.25)
+    _, swept = check(frame(base, sweep, *FIVE[1:]))
+    _, alone = check(frame(base, *FIVE[1:]))
+    assert swept["C4"]["estimate"] == alone["C4"]["estimate"] == pytest.approx(1.3)
     assert swept["C1"]["numbers"]["twin_pairs"] == alone["C1"]["numbers"]["twin_pairs"] == 1
 
 
 def test_without_tensor_cores_every_verdict_is_not_applicable_and_says_why():
-    result, c = check(noisy(1.1, 0.01, problems=3, reps=2), gpu=CPU)
+    result, c = check(noisy(1.1, 0.01, problems=5, reps=2), gpu=CPU)
     assert {x["verdict"] for x in c.values()} == {"N/A"}
     assert c["C3"]["on_these_timings"] == "SUPPORTED"
     md = report.markdown(result)
@@ -301,14 +326,14 @@ def in_precision(precision, *groups):
 def test_each_precision_is_checked_on_its_own_rows():
     """CUDA cores 10% faster in fp64, tensor cores 10% faster in fp32: each precision gets its verdict
     (the fp64 matrices beyond the L2 fit in it in fp32, so C3 has no matrix there)."""
-    rows = pd.concat([noisy(1.1, 0.01, problems=4, reps=3),
-                      noisy(0.9, 0.01, problems=4, reps=3, seed=1).assign(precision="fp32")], ignore_index=True)
+    rows = pd.concat([noisy(1.1, 0.01, problems=5, reps=3),
+                      noisy(0.9, 0.01, problems=5, reps=3, seed=1).assign(precision="fp32")], ignore_index=True)
     result, fp64 = check(rows)
     _, fp32 = check(rows, precision="fp32")
     _, fp16 = check(rows, precision="fp16")
     assert [fp64[c]["verdict"] for c in ("C2", "C3", "C4")] == ["SUPPORTED"] * 3
     assert [fp32[c]["verdict"] for c in ("C2", "C4")] == ["CONTRADICTED"] * 2
-    assert fp32["C3"]["verdict"] == "NO DATA" and fp32["C3"]["numbers"]["fitting_in_L2"] == 4   # BIG in fp32: 49.6 MB
+    assert fp32["C3"]["verdict"] == "NO DATA" and fp32["C3"]["numbers"]["fitting_in_L2"] == 5   # BIG in fp32: 49.6 MB
     _, only_scale = check(in_precision("fp32", scale(2**20, 1.0, 1.1)), precision="fp32")
     assert only_scale["C4"]["verdict"] == "NO DATA" and only_scale["C4"]["summary"] == "no fp32 stencil rows in this run's raw results"
     assert {c["verdict"] for c in fp16.values()} == {"NO DATA"}
@@ -345,7 +370,8 @@ def test_sizes_and_the_l2_split_follow_the_element_size():
 
 def test_a_precision_without_tensor_cores_is_not_applicable():
     cpu = {**CPU, "peak_TFLOPs": {**CPU["peak_TFLOPs"], "fp64": {"cuda_core": 0.08, "tensor_core": 0.16}}}
-    rows = pd.concat([noisy(1.1, 0.01, problems=3, reps=2), noisy(1.1, 0.01, problems=3, reps=2).assign(precision="fp32")])
+    rows = pd.concat([noisy(1.1, 0.01, problems=5, reps=2),
+                      noisy(1.1, 0.01, problems=5, reps=2).assign(precision="fp32")])
     result, fp64 = check(rows, gpu=cpu)
     _, fp32 = check(rows, gpu=cpu, precision="fp32")
     assert fp64["C3"]["verdict"] == "SUPPORTED" and fp32["C3"]["verdict"] == "N/A"
@@ -356,15 +382,15 @@ def test_c4_per_precision_sets_each_precisions_stencils_against_cuda_core_tempor
     """Stencil rows in fp32 and fp16 (issue 24): C4 per precision on that precision's rows only, each
     case's I = tK/D from the precision's element size (fp16 twice fp32's)."""
     reps = [(r, 1 + 0.01 * r) for r in range(3)]
-    rows = pd.concat([in_precision("fp32", *[stencil(f"s{i}", 1.0 * j, 1.4 * j, rep=r) for i in range(4) for r, j in reps]),
-                      in_precision("fp16", *[stencil(f"s{i}", 1.0 * j, 0.6 * j, rep=r) for i in range(4) for r, j in reps])],
+    rows = pd.concat([in_precision(p, *[stencil(f"s{i}", 1.0 * j, t * j, rep=r) for i in range(5) for r, j in reps])
+                      for p, t in (("fp32", 1.4), ("fp16", 0.6))],
                      ignore_index=True)
     _, fp32 = check(rows, precision="fp32")
     _, fp16 = check(rows, precision="fp16")
     _, fp64 = check(rows)
     assert fp32["C4"]["estimate"] == pytest.approx(1.4) and fp32["C4"]["verdict"] == "SUPPORTED"
     assert fp16["C4"]["estimate"] == pytest.approx(0.6) and fp16["C4"]["verdict"] == "CONTRADICTED"
-    assert fp16["C4"]["numbers"]["tensor_cores_faster"] == [f"s{i}" for i in range(4)]
+    assert fp16["C4"]["numbers"]["tensor_cores_faster"] == [f"s{i}" for i in range(5)]
     i32, i16 = (c["C4"]["cases"].set_index("problem")["I"] for c in (fp32, fp16))
     assert i32["s0"] == pytest.approx(3 * 5 / 4) and i16["s0"] == pytest.approx(3 * 5 / 2)
     assert fp64["C4"]["verdict"] == "NO DATA"
@@ -374,12 +400,12 @@ def test_c4_per_precision_sets_each_precisions_stencils_against_cuda_core_tempor
 def test_the_stencils_field_copies_stay_out_of_c2_and_figure_6():
     from membound.plots import fig6
 
-    sweep = [scale(2**k, 1.0, 0.995 + 0.001 * r, rep=r) for k in (24, 25) for r in range(3)]
+    sweep = [scale(2**k, 1.0, 0.995 + 0.001 * r, rep=r) for k in range(22, 27) for r in range(3)]
     copies = [[{**row, "problem": row["problem"] + " x12", "steps": 12} for row in scale(2**25, 1.0, 2.0, rep=r)]
               for r in range(3)]                            # tensor cores twice as slow: C2 would turn SUPPORTED
     rows = frame(*sweep, *copies)
     assert len(measure.sweep_rows(rows)) == len(frame(*sweep))
     _, c = check(rows)
-    assert c["C2"]["verdict"] == "LEVEL" and c["C2"]["numbers"]["beyond_half_L2"]["sizes"] == 2
+    assert c["C2"]["verdict"] == "LEVEL" and c["C2"]["numbers"]["beyond_half_L2"]["sizes"] == 5
     plotted = fig6.data(rows.assign(value=1.0 / rows["t_median_s"], precision="fp64"), H100)
-    assert set(plotted["n"]) == {2**24, 2**25} and len(plotted) == 4
+    assert set(plotted["n"]) == {2**k for k in range(22, 27)} and len(plotted) == 10

@@ -4,6 +4,7 @@ measured section: generated from the claims that the committed reference raw row
 import json
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,10 @@ REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs" / "claims.md"
 
 
+@cache
 def reference_claims(gpu: str) -> dict:
-    """claims.json of the committed reference run of `gpu`, as rule claims writes it (scripts/claims.py)."""
+    """claims.json of the committed reference run of `gpu`, as rule claims writes it (scripts/claims.py);
+    computed once per test session (tests/test_claims_coverage.py resamples it)."""
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     raw = REPO / "results" / "reference" / gpu / "raw"
     bench = sorted(p for family in ("scale", "spmv", "stencil", "gemv") for p in raw.glob(f"{family}*.csv"))

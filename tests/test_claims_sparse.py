@@ -14,7 +14,9 @@ from membound.run import config, measure
 
 H100 = config.load_gpu("h100")
 STENCILS = {"2d49pt": {"shape": "box", "dims": 2, "radius": 3, "depth": 3},    # fp32 2:4: scenario 3, TC faster
-            "2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3}}    # fp32 2:4: scenario 1, equal
+            "2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3},    # fp32 2:4: scenario 1, equal
+            **{f"2d{4 * r + 1}pt": {"shape": "star", "dims": 2, "radius": r, "depth": 3} for r in (2, 3)},
+            "2d25pt": {"shape": "box", "dims": 2, "radius": 2, "depth": 3}}
 MARGIN = 0.02
 
 
@@ -44,8 +46,8 @@ def check(frame, precision="fp32"):
 
 @pytest.mark.parametrize("speedup, verdict", [(0.7, "SUPPORTED"), (1.4, "CONTRADICTED"), (1.0, "LEVEL")])
 def test_c4s_is_t_tc_over_t_cc_of_the_sparse_role(speedup, verdict):
-    c = check(rows({"2d49pt": speedup, "2d5pt": speedup}))
-    assert c["C4s"]["verdict"] == verdict and c["C4s"]["problems"] == 2
+    c = check(rows(dict.fromkeys(STENCILS, speedup)))
+    assert c["C4s"]["verdict"] == verdict and c["C4s"]["problems"] == 5
     assert c["C4s"]["estimate"] == pytest.approx(1 / speedup, rel=1e-2)
     assert c["C4"]["verdict"] == "NO DATA"                  # no dense tensor-core rows: C4 is the dense arm only
     assert "not a claim of paper 000" in c["C4s"]["title"] and "papers 002" in c["C4s"]["where"]

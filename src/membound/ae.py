@@ -121,7 +121,8 @@ def checklist(inv: dict | None, claims: dict, times: pd.DataFrame, setup: dict, 
         ("Hardware", ", ".join(m["device"])),
         ("Execution", f"`make run` (or `snakemake --profile {setup['gpu']} all`): one benchmark job per GPU at a time"),
         ("Metrics", "median times over repetitions, GB/s, GFLOP/s, GStencil/s; CUDA-core over tensor-core speedups "
-                    "with bootstrap 95% intervals; hardware counters (DRAM bytes, FLOPs) where measured"),
+                    f"with the claims' {claims['statistics']['interval']}; hardware counters (DRAM bytes, FLOPs) where "
+                    "measured"),
         ("Output", "tables (CSV, Markdown), figures (PDF, PNG), claims.md and claims.json, this appendix, "
                    "the SHA-256 manifest and the Snakemake report"),
         ("Experiments", f"{', '.join(setup['families'])} in {', '.join(setup['precisions'])}, {setup['repeats']} "

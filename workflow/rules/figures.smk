@@ -2,6 +2,7 @@
 # plotted numbers beside it as CSV; its caption line names the GPU, the date and (for matrices)
 # REAL or SURROGATE. Each rule lists its script and every module it imports (code(), common.smk), so
 # that editing one figure's code reruns that figure only.
+from membound.analysis.claims.verdicts import METHOD as CLAIMS_INTERVAL
 
 
 rule fig2:
@@ -63,6 +64,7 @@ for figure_rule, (plot_module, figure_name, figure_raw, plot_options) in MEASURE
             module=plot_module,
             precisions=config["precisions"],
             options=plot_options,
+            interval=CLAIMS_INTERVAL,  # the claims' interval, which Figures 6 and 7 draw: their captions name it
         script:
             "../../scripts/figure.py"
 

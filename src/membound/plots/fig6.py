@@ -1,5 +1,5 @@
 """Figure 6: SCALE bandwidth against size on CUDA cores and tensor cores, a row per precision, with
-the geometric-mean speedup of CUDA cores over tensor cores (t_TC / t_CC) and its 95% interval
+the median speedup of CUDA cores over tensor cores (t_TC / t_CC) and its 95% interval
 (claim C2's) for inputs larger and smaller than half the L2 (the input array's D n bytes, D the
 precision's element size, against L2/2, i.e. the 2 D n-byte working set against the L2). Twins and
 repetitions: see paired.paper_sides."""
@@ -23,12 +23,12 @@ def title(data: pd.DataFrame) -> str:
     return TITLE
 WIDTHS, HEIGHT = (7.5,), 4.2
 COLUMNS = ["n", "input_MB", "unit", "role", "impl", "metric", "value", "t_median_s", "half_L2_MB",
-           "larger_than_half_L2", "speedup", "geomean_speedup", "ci_low", "ci_high", *common.KEEP]
+           "larger_than_half_L2", "speedup", "median_speedup", "ci_low", "ci_high", *common.KEEP]
 
 
 def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     """The plotted numbers: one row per size, precision and unit (GB/s), with the per-size speedup
-    and the geometric mean of its side of L2/2 in its precision."""
+    and the median of its side of L2/2 in its precision."""
     rows = measure.sweep_rows(raw[raw["kernel"] == "scale"])
     out = rows.assign(n=rows["n"].astype(int), input_MB=rows["precision"].map(ELEMENT_BYTES) * rows["n"] / MB,
                       half_L2_MB=gpu["l2_MB"] / 2, gpu=gpu["name"])

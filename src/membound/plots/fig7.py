@@ -1,11 +1,11 @@
 """Figure 7: SpMV on CUDA cores (the cuSPARSE role) and tensor cores (the DASP role), a row per
-precision: (a) effective GFLOP/s per matrix in D1..D21 order, (b) the geometric-mean speedup of CUDA
+precision: (a) effective GFLOP/s per matrix in D1..D21 order, (b) the median speedup of CUDA
 cores over tensor cores (t_TC / t_CC) over the matrices larger and smaller than the L2 (size as
 Table 2 counts it, with values, x and y of the precision's element size: a matrix beyond the L2 in
 fp64 may fit in fp16), with its 95% interval (claim C3's), and C3's decomposition where the
 tensor-core kernel has its CUDA-core twin: the tensor-core effect t_TC/t_twin and the format effect
 t_twin/t_CC, each with its interval (lighter bars). Twins and repetitions: see paired.paper_sides. Where the original DASP ran (docs/originals.md), its rows and those of cuSPARSE
-as its driver timed it stand beside the in-house ones, with their own geometric means (claim C3
+as its driver timed it stand beside the in-house ones, with their own medians (claim C3
 originals)."""
 
 from __future__ import annotations
@@ -33,13 +33,13 @@ def title(data: pd.DataFrame) -> str:
 WIDTHS, HEIGHT = (8.5, 4.0), 4.2
 EFFECTS = {name: label.replace("t_", "") for name, (label, _, _) in c3_spmv.EFFECTS.items()}   # TC/twin, twin/CC
 COLUMNS = ["code", "problem", "rows", "cols", "nnz", "size_MB", "L2_MB", "larger_than_L2", "unit", "role",
-           "impl", "metric", "value", "t_median_s", "speedup", "geomean_speedup", "ci_low", "ci_high",
+           "impl", "metric", "value", "t_median_s", "speedup", "median_speedup", "ci_low", "ci_high",
            *(f"{name}{end}" for name in EFFECTS for end in ("", "_low", "_high")), *common.KEEP]
 
 
 def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     """The plotted numbers: one row per matrix, precision and unit (GFLOP/s), with the matrix's size
-    in that precision, its speedup and the geometric mean of its side of the L2 with C3's
+    in that precision, its speedup and the median of its side of the L2 with C3's
     decomposition there (`tensor_core_effect`, `format_effect`, each with `_low` and `_high`; NaN
     without twins); `source` says real or surrogate."""
     rows = raw[raw["kernel"] == "spmv"]
@@ -57,7 +57,7 @@ def data(raw: pd.DataFrame, gpu: dict) -> pd.DataFrame:
 
 def _effects(rows: pd.DataFrame, gpu: dict) -> pd.DataFrame:
     """C3's decomposition (c3_spmv.with_twins) per precision and side of the L2 of the in-house `rows`:
-    each effect's geometric mean and interval (verdicts.interval, as the claims)."""
+    each effect's median and interval (verdicts.interval, as the claims)."""
     out = {}
     for precision, part in rows.groupby("precision", sort=False):
         both = c3_spmv.with_twins(pairs.pairs(part, gpu, None), pairs.pairs(part, gpu, None, twins=True))
@@ -71,13 +71,13 @@ def _effects(rows: pd.DataFrame, gpu: dict) -> pd.DataFrame:
 
 def draw(axes, data: pd.DataFrame, codes=()) -> None:
     """Draw Figure 7 (one precision) into the two panels of `axes`: (a) GFLOP/s per matrix, naming the
-    matrices of `codes` (those of every precision) that have no row here, (b) the geometric means."""
+    matrices of `codes` (those of every precision) that have no row here, (b) the medians."""
     if data.empty:
         for ax in axes:
             ax.text(0.5, 0.5, "no SpMV rows", transform=ax.transAxes, ha="center")
         return
     _per_matrix(axes[0], data, data.drop_duplicates("problem"), [c for c in codes if c not in set(data["code"])])
-    _geomeans(axes[1], data)
+    _medians(axes[1], data)
 
 
 def _per_matrix(ax, data: pd.DataFrame, matrices: pd.DataFrame, absent: list) -> None:
@@ -97,8 +97,8 @@ def _per_matrix(ax, data: pd.DataFrame, matrices: pd.DataFrame, absent: list) ->
     ax.set_title("(a) effective GFLOP/s per matrix", fontsize=9, loc="left", pad=_pad(data))
 
 
-def _geomeans(ax, data: pd.DataFrame) -> None:
-    """(b): the geometric mean of t_TC / t_CC over the matrices larger and smaller than the L2, of the
+def _medians(ax, data: pd.DataFrame) -> None:
+    """(b): the median of t_TC / t_CC over the matrices larger and smaller than the L2, of the
     in-house kernels and, where they ran, of the original codes (hatched; shorter labels), and beside
     the in-house ones, lighter, C3's decomposition into TC/twin and twin/CC where twins ran."""
     l2 = data["L2_MB"].iloc[0]
@@ -108,7 +108,7 @@ def _geomeans(ax, data: pd.DataFrame) -> None:
         matrices = part.drop_duplicates("problem")
         for larger in (True, False):
             side = matrices[matrices["larger_than_L2"] == larger]
-            stats.append(side[["geomean_speedup", "ci_low", "ci_high"]].max().to_numpy(float))
+            stats.append(side[["median_speedup", "ci_low", "ci_high"]].max().to_numpy(float))
             sign = ">" if larger else "≤"
             labels.append(f"{sign} L2\n{'orig.' if original else 'ours'}\n{len(side)}" if len(parts) > 1 else
                           f"{sign} L2 ({l2:g} MB)\n{len(side)} matrices")
@@ -129,8 +129,8 @@ def _geomeans(ax, data: pd.DataFrame) -> None:
     ax.set(ylabel="t_TC / t_CC, 95% CI (> 1: CUDA cores faster)", ylim=(0, np.nanmax([*hi, 1]) * 1.2))
     ax.grid(axis="x", visible=False)
     ax.tick_params(axis="x", labelsize=7)
-    split = " = TC/twin x twin/CC" if len(set(shade)) > 1 else ""
-    ax.set_title(f"(b) GEOMEAN of t_TC / t_CC{split}", fontsize=9, loc="left", pad=_pad(data))
+    split = "; TC/twin, twin/CC" if len(set(shade)) > 1 else ""
+    ax.set_title(f"(b) MEDIAN of t_TC / t_CC{split}", fontsize=9, loc="left", pad=_pad(data))
 
 
 def _pad(data: pd.DataFrame) -> int:

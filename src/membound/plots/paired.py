@@ -1,6 +1,6 @@
 """The paper's two sides of a figure as the claims pair them (membound.analysis.claims: the CUDA-core
 baseline role against the tensor-core role, twins aside), medians over repetitions, and the
-claims' geometric means with their 95% intervals, so that Figures 6 and 7 print the numbers
+claims' medians with their 95% intervals, so that Figures 6 and 7 print the numbers
 of claims C2 and C3. Kept apart from plots/common.py: it imports the claims and through them the
 model, which the other figures do not need (their rerun triggers stay narrow)."""
 
@@ -26,7 +26,7 @@ def with_intervals(rows: pd.DataFrame, gpu: dict, side: str) -> pd.DataFrame:
     """paper_sides(`rows`) (one kernel) with `speedup`, t_TC / t_CC of the row's problem in its
     precision (the speedup of CUDA cores over tensor cores: geometric mean over repetitions of median
     times), and, for the problems of its precision on the same side of the boolean column `side`,
-    `geomean_speedup` with its 95% interval `ci_low`..`ci_high` (claims.interval: the numbers of
+    `median_speedup` with its 95% interval `ci_low`..`ci_high` (claims.interval: the numbers of
     claims C2 and C3)."""
     parts = [_one_precision(part, gpu, side) for _, part in rows.groupby("precision", sort=False)]
     return pd.concat(parts, ignore_index=True) if parts else _one_precision(rows, gpu, side)
@@ -39,4 +39,4 @@ def _one_precision(rows: pd.DataFrame, gpu: dict, side: str) -> pd.DataFrame:
     out = paper_sides(rows)
     out = out.assign(speedup=out["problem"].map(p.groupby("problem")["ratio"].agg(geomean)))
     return out.assign(**{col: out[side].map({f: s[key] for f, s in stats.items()})
-                         for col, key in (("geomean_speedup", "estimate"), ("ci_low", "ci_low"), ("ci_high", "ci_high"))})
+                         for col, key in (("median_speedup", "estimate"), ("ci_low", "ci_low"), ("ci_high", "ci_high"))})

@@ -85,8 +85,8 @@ def bar_yscale(ax, values) -> None:
 
 def size_sweep(ax, data: pd.DataFrame, x: str, side: str, split: float, xlabel: str, split_label: str) -> None:
     """One line per (unit, role) of `value` against the size column `x` (MB, log2 axis), a dashed line
-    at `split` MB and, either side of it (boolean column `side`), the geometric-mean CUDA-core speedup
-    t_TC/t_CC (column geomean_speedup, with its 95% interval where `data` has ci_low and ci_high);
+    at `split` MB and, either side of it (boolean column `side`), the CUDA-core speedup t_TC/t_CC of
+    column median_speedup with its 95% interval (the claims', Figures 6 and 7) or geomean_speedup;
     `split_label` names the compared size and the split, e.g. ("input", "L2/2")."""
     for (unit, role), g in data.groupby(["unit", "role"]):
         ax.plot(g[x], g["value"], "o-", ms=3, color=UNIT_COLOR[unit],
@@ -96,11 +96,12 @@ def size_sweep(ax, data: pd.DataFrame, x: str, side: str, split: float, xlabel: 
     ax.set_xscale("log", base=2)
     ax.set_ylim(top=data["value"].max() * 10)
     what, where = split_label
+    stat = "median_speedup" if "median_speedup" in data else "geomean_speedup"
     for larger, (ha, sign) in {False: ("right", "≤"), True: ("left", ">")}.items():
         g = data[data[side] == larger]
-        text = f"{what} {sign} {where} = {split:g} MB\nCUDA-core speedup t_TC/t_CC\nGEOMEAN " + (
-            "n/a" if g.empty else interval(*g[["geomean_speedup", "ci_low", "ci_high"]].iloc[0]) if "ci_low" in g
-            else times(g["geomean_speedup"].iloc[0]))
+        text = f"{what} {sign} {where} = {split:g} MB\nCUDA-core speedup t_TC/t_CC\n{stat.split('_')[0].upper()} " + (
+            "n/a" if g.empty else interval(*g[[stat, "ci_low", "ci_high"]].iloc[0]) if "ci_low" in g
+            else times(g[stat].iloc[0]))
         ax.text(split * (0.9 if ha == "right" else 1.1), data["value"].max() * 6, text, ha=ha, va="top", fontsize=8)
     legend_above(ax)
 

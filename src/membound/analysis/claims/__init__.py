@@ -14,10 +14,11 @@ A pair is one problem timed on two sides in one repetition (`rep`; rows without 
   also move its sibling's DRAM bytes to within TWIN_DRAM (else it is not a twin). The other pairs
   are listed with the reason.
 
-Each claim's estimate is the geometric mean of its ratios (t_TC/t_CC, or the speedup t_CC/t_TC for
-C1), over problems of the per-problem geometric mean over repetitions; the 95% interval is a
-t-interval on the logs over problems (over the repetitions of a single problem), whose coverage
-tests/test_claims_coverage.py measures on data like ours. Against the claim's reference value r (1, or eq. 23's bound for C1),
+Each claim's estimate is the median of its ratios (t_TC/t_CC, or the speedup t_CC/t_TC for C1) over
+problems, of the per-problem geometric mean over repetitions, with a distribution-free 95% interval
+from order statistics (none below 5 problems); a single problem's, the geometric mean over its
+repetitions with a t-interval (verdicts.METHOD); tests/test_claims_coverage.py measures both
+intervals' coverage on data like ours. Against the claim's reference value r (1, or eq. 23's bound for C1),
 with the relative `margin` (config claims.margin, docs/claims.md):
 LEVEL where the whole interval lies in r(1 -+ margin); else SUPPORTED where it lies entirely on the
 claim's side of r, CONTRADICTED entirely on the other side, INCONCLUSIVE where it straddles r.
@@ -37,6 +38,7 @@ from membound.analysis.claims.report import write
 from membound.analysis.claims.verdicts import METHOD, NO_DATA, NOT_APPLICABLE, sources
 from membound.analysis.depths import role_rows
 from membound.model import peaks
+from membound.model.equations import size_mb
 from membound.model.precision import PRECISIONS
 from membound.originals.rows import split
 from membound.run import measure
@@ -54,6 +56,16 @@ def slurm_jobs(rows: pd.DataFrame) -> list[int]:
     return sorted({int(i) for i in ids})
 
 
+def not_run(rows: pd.DataFrame, gpu: dict, precision: str) -> list[str]:
+    """The SpMV matrices beyond the L2 in `precision`'s element size that other precisions of the
+    run measured and `precision` did not (C3's set differs there, e.g. fp16's range check)."""
+    spmv = rows[rows["kernel"] == "spmv"].drop_duplicates(["problem", "precision"])
+    ran = set(spmv.loc[spmv["precision"] == precision, "problem"])
+    d = peaks.at(gpu, precision).element_bytes
+    return sorted({r.problem for r in spmv.itertuples() if r.problem not in ran
+                   and size_mb(r.rows, r.cols, r.nnz, d) > gpu["l2_MB"]})
+
+
 def _in_precision(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction: float,
                   counters: pd.DataFrame | None, precision: str,
                   swept: pd.DataFrame | None = None) -> tuple[list[dict], list[dict]]:
@@ -67,11 +79,14 @@ def _in_precision(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_f
     p, twins = pairs.pairs(ours, gpu, stencils), pairs.pairs(ours, gpu, stencils, twins=True)
     sparse = pairs.pairs(ours, gpu, stencils, tc_role=c4_stencil.SPARSE_ROLE)
     swept = rows if swept is None else swept
-    table = classification.verdicts(swept, gpu, stencils, margin)
+    table, swept_pairs = classification.verdicts(swept, gpu, stencils, margin), classification.pairs(swept)
+    at_depth = lambda sparsity: {d: g.assign(ratio=1 / g["speedup"])       # noqa: E731 (C4 and C4s at every depth)
+                                 for d, g in swept_pairs[swept_pairs["sparsity"] == sparsity].groupby("depth")}
     claims = [c1_bound.speedup_bound(twins, gpu, margin, dram_fraction, pairs.missing_twins(ours), counters, precision),
               c2_scale.scale_l2(p, gpu, margin), c3_spmv.spmv_l2(p, gpu, margin, twins),
-              c4_stencil.stencils_generally(p, margin), c4_stencil.stencils_generally(sparse, margin, sparse=True),
-              *c5_scenarios.scenarios_hold(table, classification.pairs(swept), p, gpu, margin,
+              c4_stencil.stencils_generally(p, margin, at_depth=at_depth("dense")),
+              c4_stencil.stencils_generally(sparse, margin, sparse=True, at_depth=at_depth("2:4")),
+              *c5_scenarios.scenarios_hold(table, swept_pairs, p, gpu, margin,
                                            sources(ours[ours["kernel"] == "stencil"]))]
     extra = on_originals(rows, gpu, stencils, margin)
     peak = peaks.at(gpu, precision)
@@ -105,6 +120,9 @@ def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction:
     per = [_in_precision(rows[rows["precision"] == p], gpu, stencils, margin, dram_fraction, counters, p,
                          swept[swept["precision"] == p]) for p in precisions]
     claims = [c for part in zip(*(main for main, _ in per)) for c in part] + [c for _, extra in per for c in extra]
+    for c in claims:
+        if c["id"] == "C3" and c["verdict"] not in (NO_DATA, NOT_APPLICABLE):
+            c["numbers"]["not_run"] = not_run(rows, gpu, c["precision"])
     matrices = sorted(set(rows.loc[rows["kernel"] == "spmv", "source"].dropna()))
     return {"paper": PAPER, "device_spec": gpu["name"],
             "tensor_cores": any(peaks.at(gpu, p).has_tensor_cores for p in precisions),

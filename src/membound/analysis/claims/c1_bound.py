@@ -91,9 +91,14 @@ def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: 
                "excluded": {f"{k} {q}": why for k, q, why in zip(cases["kernel"], cases["problem"], cases["excluded"]) if why},
                "missing_twins": missing, "twin_dram_tolerance": TWIN_DRAM,
                "above_eq22_beyond_margin": _above_eq22(cases, margin),
-               "twin_traffic_measured": int(cases["twin_dram_ratio"].notna().sum())}
-    summary = (f"speedup over the CUDA-core twin {interval_text(est)} over {numbers['deciding_pairs']} DRAM-bound twin pairs "
-               f"(max {numbers['max_speedup']:.3g})" if len(used) else "no twin pair is DRAM-bound beyond the L2")
+               "twin_traffic_measured": int(cases["twin_dram_ratio"].notna().sum()),
+               "deciding_kernels": sorted(set(used["kernel"])),
+               "undecided_kernels": sorted(set(cases["kernel"]) - set(used["kernel"]))}
+    summary = (f"median speedup over the CUDA-core twin {interval_text(est)} over {numbers['deciding_pairs']} "
+               f"DRAM-bound twin pairs of {', '.join(numbers['deciding_kernels'])} (max {numbers['max_speedup']:.3g})"
+               if len(used) else "no twin pair is DRAM-bound beyond the L2")
+    if numbers["undecided_kernels"]:
+        summary += f"; no {', '.join(numbers['undecided_kernels'])} pair decides it"
     summary += (f"; eq. 23 bound {bound:.3f} (alpha = {alpha:.3g})" if tensor else f"; bound undefined: {peak.note}")
     summary += f"; {len(cases) - numbers['deciding_pairs']} twin pairs excluded (reasons listed)"
     if missing:
@@ -105,9 +110,9 @@ def speedup_bound(twins: pd.DataFrame, gpu: dict, margin: float, dram_fraction: 
                          "Speedup < 1 + (alpha - 1)/(1 + alpha) = 2 - 2/(1 + alpha). Example: FP64 Nvidia GPUs "
                          "(with alpha = 2): Speedup < 1.33. [...] performance differences beyond that would require "
                          "memory access optimizations.",
-                    test="speedup t_twin/t_TC of each tensor-core kernel over its CUDA-core twin (the same data layout, "
-                         "memory accesses and launch shape, FMAs for MMAs) below 2 - 2/(1 + alpha), alpha = P_TC/P_CC "
-                         f"of the spec, on the pairs with a working set larger than the L2 whose twin reaches at least "
+                    test="median speedup t_twin/t_TC of the tensor-core kernels over their CUDA-core twins (the same "
+                         "data layout, memory accesses and launch shape, FMAs for MMAs) below 2 - 2/(1 + alpha), "
+                         f"alpha = P_TC/P_CC of the spec, on the pairs with a working set larger than the L2 whose twin reaches at least "
                          f"{100 * dram_fraction:g}% of the spec's DRAM bandwidth (analytical Q / time; "
                          f"claims.dram_fraction) and, where counters were measured, moves its sibling's DRAM bytes "
                          f"to within {100 * TWIN_DRAM:g}%; any such pair's interval beyond the bound contradicts it")

@@ -16,8 +16,8 @@ def scale_l2(p: pd.DataFrame, gpu: dict, margin: float) -> dict:
     sides = {key: {"sizes": part["problem"].nunique(), **estimate(part, "ratio", 1.0, margin, "above")}
              for key, part in parts.items()}
     est = {**estimate(s, "ratio", 1.0, margin, "above"), "verdict": worst(side["verdict"] for side in sides.values())}
-    summary = "; ".join(f"{key.replace('_', ' ')}: t_TC/t_CC {interval_text(side)} over {side['sizes']} sizes, {side['verdict']}"
-                        for key, side in sides.items())
+    summary = "; ".join(f"{key.replace('_', ' ')}: median t_TC/t_CC {interval_text(side)} over {side['sizes']} sizes, "
+                        f"{side['verdict']}" for key, side in sides.items())
     cases = per_problem(s, "ratio", 1.0, margin, "above").drop(columns=["kernel", "problems"])
     cases = cases.rename(columns={"estimate": "ratio", "n": "reps"})
     sizes = s.drop_duplicates("problem").set_index("problem")["size_MB"]
@@ -30,6 +30,6 @@ def scale_l2(p: pd.DataFrame, gpu: dict, margin: float) -> dict:
                   text="SCALE: Figure 6 reveals consistent, though modest, performance degradation when using tensor "
                        "cores compared to CUDA cores. (Figure 6 reports the geometric mean for input sizes larger and "
                        "smaller than half of the L2 cache.)",
-                  test=f"geometric mean of t_TC/t_CC above 1, separately for inputs (D n bytes) within half the L2 "
+                  test=f"median over sizes of t_TC/t_CC above 1, separately for inputs (D n bytes) within half the L2 "
                        f"(<= {half:g} MB) and beyond it; the verdict is the worse of the two parts', the estimate "
                        "pools all sizes")

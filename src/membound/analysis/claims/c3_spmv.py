@@ -25,7 +25,7 @@ def with_twins(p: pd.DataFrame, twins: pd.DataFrame | None) -> pd.DataFrame:
 
 
 def decomposition(p: pd.DataFrame, twins: pd.DataFrame | None, margin: float) -> dict:
-    """Each effect's geometric mean, interval and verdict against 1 (above: CUDA cores faster) over the
+    """Each effect's median, interval and verdict against 1 (above: CUDA cores faster) over the
     pairs `p` that have a twin; {} where none has."""
     both = with_twins(p, twins)
     return {name: {"ratio": label, **estimate(both, name, 1.0, margin, "above")}
@@ -46,7 +46,7 @@ def spmv_l2(p: pd.DataFrame, gpu: dict, margin: float, twins: pd.DataFrame | Non
                "cuda_core_faster_on": int((each["estimate"] > 1).sum()),
                "fitting_in_L2": int(fitting["problem"].nunique()), "fitting": fit, "surrogate": surrogate, **parts}
     summary = (("on SURROGATE matrices: " if surrogate else "")
-               + f"t_TC/t_CC {interval_text(est)} over {numbers['larger_than_L2']} matrices larger than the "
+               + f"median t_TC/t_CC {interval_text(est)} over {numbers['larger_than_L2']} matrices larger than the "
                f"{gpu['l2_MB']:g} MB L2 (cuSPARSE faster on {numbers['cuda_core_faster_on']}); "
                + "".join(f"{name.replace('_', ' ')} {part['ratio']} {interval_text(part)} ({part['verdict']}); "
                          for name, part in parts.items())
@@ -67,7 +67,7 @@ def spmv_l2(p: pd.DataFrame, gpu: dict, margin: float, twins: pd.DataFrame | Non
                   where="Sec. 5.4, Figure 7", sources=sources(s), summary=summary, numbers=numbers, cases=cases,
                   text="SpMV: Figure 7 demonstrates that for datasets exceeding the L2 cache size, cuSPARSE "
                        "(CUDA core) outperforms DASP (tensor core) on average.",
-                  test="geometric mean of t_TC/t_CC above 1 over the matrices whose Table 2 size (CSR arrays + x, y) "
+                  test="median of t_TC/t_CC above 1 over the matrices whose Table 2 size (CSR arrays + x, y) "
                        "exceeds the L2; decomposed on the same matrices and repetitions into the tensor-core effect "
                        "t_TC/t_twin (the MMAs against FMAs in the same format) and the format effect t_twin/t_CC "
                        "(the DASP-role format and layout on CUDA cores against cuSPARSE CSR), each with its interval")

@@ -1,7 +1,10 @@
-"""The claims' statistics: the geometric mean of a claim's ratios with its 95% t-interval on the
-log ratios over problems (over repetitions for one problem), and the verdict of that interval against the claim's
-reference (membound.analysis.claims: LEVEL, SUPPORTED, CONTRADICTED, INCONCLUSIVE; N/A, NO DATA);
-a claim's record (claims.json)."""
+"""The claims' statistics: a claim's estimate over problems is the median of its problems' ratios
+(each problem's geometric mean over its repetitions) with a distribution-free 95% interval from
+order statistics; over the repetitions of a single problem (the per-problem tables, C5's
+configurations) the geometric mean with its 95% t-interval on the log ratios; the verdict of that
+interval against the claim's reference (membound.analysis.claims: LEVEL, SUPPORTED, CONTRADICTED,
+INCONCLUSIVE; N/A, NO DATA); a claim's record (claims.json). tests/test_claims_coverage.py measures
+both intervals' coverage on data like ours."""
 
 from __future__ import annotations
 
@@ -15,8 +18,45 @@ SUPPORTED, LEVEL, CONTRADICTED, INCONCLUSIVE = "SUPPORTED", "LEVEL", "CONTRADICT
 NOT_APPLICABLE, NO_DATA = "N/A", "NO DATA"
 WORSE = [SUPPORTED, LEVEL, INCONCLUSIVE, CONTRADICTED]   # a claim of several parts takes its worst part's
 LEVEL_95 = 95.0
-METHOD = (f"{LEVEL_95:g}% t-interval on the log ratios over problems (each problem's mean over its repetitions; "
-          "one problem: over its repetitions)")
+FLOOR = 93.0            # the least coverage an interval may have where no order statistics reach LEVEL_95
+
+
+def order_coverage(n: int, k: int) -> float:
+    """The exact coverage of [x(k), x(n+1-k)] (order statistics of n units) for the median of any
+    continuous distribution: 1 - 2 P(Binomial(n, 1/2) < k)."""
+    return float(1 - 2 * scipy.stats.binom.cdf(k - 1, n, 0.5))
+
+
+def order_rank(n: int, level: float = LEVEL_95) -> int:
+    """k of the median's interval [x(k), x(n+1-k)] from n units: the largest whose coverage is at
+    least `level`%, else at least FLOOR% (n = 5: [min, max], 93.75%); 0 where none is (n < 5)."""
+    for least in (level, FLOOR):
+        ks = [k for k in range(1, n // 2 + 1) if order_coverage(n, k) >= least / 100]
+        if ks:
+            return max(ks)
+    return 0
+
+
+ESTIMAND = {True: "median", False: "geometric mean"}   # over problems, over one problem's repetitions
+MIN_PROBLEMS = next(n for n in range(1, 100) if order_rank(n))     # 5: fewer problems give no interval
+METHOD = (f"distribution-free {LEVEL_95:g}% interval for the median ratio over problems (order statistics "
+          f"x(k)..x(n+1-k), the largest k of exact coverage >= {LEVEL_95:g}%; "
+          f"{100 * order_coverage(MIN_PROBLEMS, 1):g}% at {MIN_PROBLEMS} problems, none below), each problem "
+          f"its geometric mean over its repetitions; one problem: the geometric mean over its repetitions "
+          f"with a {LEVEL_95:g}% t-interval on the log ratios")
+
+
+def median_interval(units: np.ndarray, level: float = LEVEL_95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Median of the logs `units` along the last axis and its distribution-free `level`% interval
+    [x(k), x(n+1-k)] (`order_rank`), as (median, low, high) of the logs; -inf and inf with fewer
+    than MIN_PROBLEMS units (nothing bounds it: the verdict is INCONCLUSIVE).
+    Vectorised over the leading axes (tests/test_claims_coverage.py measures its coverage)."""
+    n, k = units.shape[-1], order_rank(units.shape[-1], level)
+    x = np.sort(units, -1)
+    median = (x[..., (n - 1) // 2] + x[..., n // 2]) / 2
+    if not k:
+        return median, np.full_like(median, -np.inf), np.full_like(median, np.inf)
+    return median, x[..., k - 1], x[..., n - k]
 
 
 def t_interval(units: np.ndarray, level: float = LEVEL_95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -33,15 +73,17 @@ def t_interval(units: np.ndarray, level: float = LEVEL_95) -> tuple[np.ndarray, 
 
 
 def interval(frame: pd.DataFrame, column: str) -> dict:
-    """Geometric mean of `column` over the problems of `frame` (each problem's geometric mean over
-    its repetitions) and its 95% interval: a t-interval on the logs over problems (each problem's
-    mean log one unit), or, with a single problem, over its repetitions; 0 and inf from a single
-    ratio; NaNs where `frame` is empty."""
+    """Median of `column` over the problems of `frame` (each problem's geometric mean over its
+    repetitions) and its distribution-free 95% interval (`median_interval`; 0 and inf from fewer than
+    MIN_PROBLEMS problems), or, with a single problem, the geometric mean over its repetitions and
+    its t-interval (0 and inf from a single ratio); NaNs where `frame` is empty. `estimand` names
+    which."""
     logs = [np.log(g[column].to_numpy(float)) for _, g in frame.groupby(["kernel", "problem"], sort=False)]
-    out = {"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n": len(frame), "problems": len(logs)}
+    out = {"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n": len(frame), "problems": len(logs),
+           "estimand": ESTIMAND[len(logs) > 1]}
     if not logs:
         return out
-    mean, low, high = t_interval(np.array([x.mean() for x in logs]) if len(logs) > 1 else logs[0])
+    mean, low, high = (median_interval(np.array([x.mean() for x in logs])) if len(logs) > 1 else t_interval(logs[0]))
     out["estimate"], out["ci_low"], out["ci_high"] = (float(np.exp(v)) for v in (mean, low, high))
     return out
 
