@@ -86,3 +86,15 @@ def test_the_command_prints_the_tables_and_names_a_missing_file(tmp_path, capsys
                          capture_output=True, text=True)
     assert run.returncode == 1 and run.stderr.strip().splitlines() == [
         f"error: no {tmp_path / 'none.json'}: render it first (snakemake --profile profiles/reference all)"]
+
+
+@pytest.mark.slow
+def test_the_claims_do_not_depend_on_the_order_of_the_families_files():
+    """The rule lists the families in the registry's order, this test's reference_claims in another."""
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    raw = REPO / "results" / "reference" / "h200" / "raw"
+    bench = [p for family in ("gemv", "stencil", "spmv", "scale") for p in sorted(raw.glob(f"{family}*.csv"))]
+    counters = sorted(raw / "counters" / f"{family}.csv" for family in ("scale", "spmv", "stencil", "gemv"))
+    result = claims.check(wqi.read_rows(bench), config.load_gpu("h200"), cfg["stencil"]["kernels"], cfg["claims"]["margin"],
+                          cfg["claims"]["dram_fraction"], ncu.read_rows(counters), cfg["precisions"])
+    assert json.loads(report.to_json(result)) == reference_claims("h200")

@@ -114,7 +114,7 @@ def check(rows: pd.DataFrame, gpu: dict, stencils, margin: float, dram_fraction:
     `counters` the run's ncu rows, if measured. Stencils are compared at their role depth
     (depths.role_rows), not at the sweep's other depths; SCALE on its sweep (measure.sweep_rows)."""
     counters = measure.completed_tags(counters, rows)
-    rows = measure.sweep_rows(rows)
+    rows = measure.sweep_rows(rows.sort_values("kernel", kind="stable"))  # the same claims whatever the files' order
     swept = pairs.with_rep(rows)
     rows = pairs.with_rep(role_rows(rows, stencils))
     per = [_in_precision(rows[rows["precision"] == p], gpu, stencils, margin, dram_fraction, counters, p,
