@@ -27,6 +27,7 @@ try:  # the layers in their documented order (config/README.md, "Precedence"), e
         *config_layers(),
         gpu=MODULE_GPU,
         blocks=families.config_blocks(),  # each kernel family's config block
+        detected=detect.this_machine if runs_here() else None,  # a bare `snakemake`: this machine's profile
     )
     if MODULE_GPU:
         merged["reference_gpus"] = [MODULE_GPU]
@@ -82,6 +83,8 @@ if BACKEND == "cuda" and not REFERENCE and plans_local_jobs():
         register_resource("gpu", devices.slots(_asked, _gpus, gpu_slot.scheduler_assigned()))
     except devices.DeviceError as err:
         raise WorkflowError(str(err))
+elif BACKEND == "cpu" and plans_local_jobs() and not resource_asked("gpu"):
+    register_resource("gpu", 1)  # the cpu profile's benchmark jobs one at a time, as its profile asks
 
 
 onstart:

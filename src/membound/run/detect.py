@@ -43,6 +43,14 @@ def profile_for(names: list[str]) -> str:
     return best
 
 
+def this_machine() -> str:
+    """The profile a run takes where no profile names a gpu (a bare `snakemake`), said on stderr."""
+    name = profile_for(device_names())
+    print(f"membound: no profile names a gpu: running this machine's, {name} (python -m membound.run.detect); "
+          f"--profile <name> picks another", file=sys.stderr)
+    return name
+
+
 def require(profile: str, spec: dict) -> None:
     """Raise config.ConfigError unless the device that `profile` measures is present."""
     if spec["vendor"] == "cpu":
