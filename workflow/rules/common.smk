@@ -11,7 +11,7 @@ from membound.kernels import stencil as stencil_kernels
 from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
 from membound.run import config as mbconfig
-from membound.run import detect, devices, environment, gpu_slot, supervise
+from membound.run import detect, devices, environment, gpu_slot, summary, supervise
 
 min_version("9.0")
 
@@ -95,6 +95,12 @@ onstart:
             detect.require(GPU_NAME, GPU)
         except mbconfig.ConfigError as err:
             raise WorkflowError(str(err))
+
+
+onsuccess:
+    # Where the claims, figures and appendix are, and the report and archive commands.
+    _folders = [RESULTS, *(f"results/reference/{gpu}" for gpu in REFERENCE_GPUS[1:])]
+    sys.stderr.write(summary.text(_folders, "reference" if REFERENCE else GPU_NAME))
 
 
 # A dry run (-n) runs no onstart: where the real run would stop there, one line says so and why (at
