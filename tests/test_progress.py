@@ -39,7 +39,8 @@ def test_timings_give_a_job_of_each_rule_every_case_of_one_repetition(tmp_path):
 
 def test_the_committed_timings_cover_every_gpu_job():
     expected = progress.expected_from(REPO / "results/reference/h100/raw/benchmarks", ["scale", "spmv", "stencil"])
-    assert {f"{kind}_{f}" for kind in ("bench", "counters") for f in ("scale", "spmv", "stencil", "gemv")} <= set(expected)
+    families = ("scale", "spmv", "stencil", "gemv")
+    assert {f"{kind}_{f}" for kind in ("bench", "counters") for f in families} <= set(expected)
     assert "counters_dgemm" in expected and all(t > 0 for times in expected.values() for t in times)
     p = progress.Progress({"expected": expected, "gpu_rules": ["bench", "counters", "counters_dgemm"], "gpus": 1,
                            "cores": 1, "families": ("scale", "spmv", "stencil", "gemv")}, Clock())
@@ -82,7 +83,7 @@ def test_jobs_without_a_recorded_time_are_counted_apart_never_as_0_s():
     p = progress.Progress({"expected": {}, "gpu_rules": ["bench"], "gpus": 1, "cores": 2}, Clock())
     p.plan({f"fig{i}": 1 for i in range(18)})
     line = p.line()
-    assert line.endswith("18 left; 18 not yet timed (fig0, fig1, fig10, fig11, ...: no recorded time yet)")
+    assert line.endswith(f"18 left; 18 not yet timed (fig0, fig1, fig10, fig11, ...: {progress.UNTIMED})")
     assert "to go" not in line
 
 
@@ -94,11 +95,15 @@ def test_a_generic_rules_jobs_are_timed_per_family_and_untimed_while_a_family_is
     p.start(1, "bench", "a")
     clock.now = 1.0
     line = p.finish(1)                                  # family a: 1 s; b unknown: no job is guessed at 1 s
-    assert line.endswith("3 left; 3 not yet timed (bench: no recorded time yet)"), line
+    assert line.endswith(f"3 left; 3 not yet timed (bench: {progress.UNTIMED})"), line
     p.start(2, "bench", "b")
     clock.now = 271.0
     line = p.finish(2)                                  # family b: 270 s; 2 jobs left of a or b
     assert "2 timed: about 4.5 min to go (one recorded time per kind, no spread yet; GPU jobs 4.5 min" in line
+    p.start(3, "bench", "b")
+    clock.now += 300.0                                  # past b's slowest recorded job: no estimate for it
+    assert p.line().endswith("2 left; 1 timed: about 1 s to go (one recorded time per kind, no spread yet; GPU jobs "
+                             f"1 s on 1 GPU); 1 not yet timed (bench: {progress.UNTIMED})"), p.line()
 
 
 @pytest.mark.parametrize("gpus", [1, 2])

@@ -157,9 +157,12 @@ def test_config_cannot_change_the_profiles_gpu_or_mode():
         assert run.returncode != 0 and f"--config {key.split('=')[0]}=...: '{key.split('=')[0]}' belongs to the profile" in run.stdout + run.stderr
 
 
-def test_without_a_profile_the_run_stops_and_names_them():
-    run = snakemake("-n")
-    assert run.returncode != 0 and "no gpu chosen: run with --profile <name> (a100, cpu" in run.stdout + run.stderr
+def test_an_overlay_alone_stops_and_names_the_device_profiles():
+    """Not this machine's profile: the slurm overlay's jobs would run it on the cluster."""
+    run = snakemake("--profile", "profiles/slurm", "-n")
+    assert run.returncode != 0 and "running this machine's" not in run.stderr
+    assert "no gpu chosen: run with --profile <name> (a100, cpu, gh200, h100, h200, mi250x, reference), before any " \
+           "overlay (--profile slurm)" in run.stdout + run.stderr
 
 
 def test_the_specs_workload_sits_below_a_config_file_and_the_start_line_says_so(tmp_path):

@@ -27,7 +27,7 @@ try:  # the layers in their documented order (config/README.md, "Precedence"), e
         *config_layers(),
         gpu=MODULE_GPU,
         blocks=families.config_blocks(),  # each kernel family's config block
-        detected=detect.this_machine if runs_here() else None,  # a bare `snakemake`: this machine's profile
+        detected=None if profile_given() else detect.this_machine,  # a bare `snakemake`: this machine's profile
     )
     if MODULE_GPU:
         merged["reference_gpus"] = [MODULE_GPU]

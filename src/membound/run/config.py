@@ -182,8 +182,9 @@ def assemble(configfiles, command_line: dict, gpu: str | None = None,
         layers.insert(0, (file, yaml.safe_load((repo / file).read_text())))
         chosen = merge(layers[0][1], chosen)
     if "gpu" not in chosen:
-        raise ConfigError("no gpu chosen: run with --profile <name> (" + ", ".join(profiles()) + ", reference); "
-                          "a --configfile replaces the profile's, so name that too: "
+        raise ConfigError("no gpu chosen: run with --profile <name> (" + ", ".join(profiles()) + ", reference), "
+                          "before any overlay (--profile slurm); a --configfile replaces the profile's, so name "
+                          "that too: "
                           "--configfile profiles/<name>/membound.yaml yours.yaml")
     chosen["gpu"] = gpu or chosen["gpu"]
     spec = load_gpu(chosen["gpu"])

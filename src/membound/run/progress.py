@@ -23,6 +23,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 SETTINGS = {"expected": {}, "gpu_rules": set(), "gpus": 1, "cores": 1, "on_gpus": True, "families": ()}
+UNTIMED = "no recorded time, or running past the slowest"
 STEM = re.compile(r"^(?P<rule>[A-Za-z0-9_]+?)(?:-.*?)?(?P<rep>\.rep\d+)?$")   # <rule>[-<case>][.rep<r>]
 
 
@@ -119,8 +120,9 @@ class Progress:
 
     def left(self) -> tuple[int, int, dict[str, list[float]], Counter]:
         """(jobs left; those timed; per unit, 'gpu' or 'cpu', the seconds left by the fastest, mean and
-        slowest recorded job of each kind; the jobs not yet timed per rule). A generic rule's jobs not
-        yet started are split evenly over its families (as many jobs each), untimed while any is."""
+        slowest recorded job of each kind; the jobs not yet timed per rule, a running job past its
+        kind's slowest time among them). A generic rule's jobs not yet started are split evenly over
+        its families (as many jobs each), untimed while any is."""
         seconds = {"gpu": [0.0, 0.0, 0.0], "cpu": [0.0, 0.0, 0.0]}
         untimed, timed, now = Counter(), 0, self.clock()
 
@@ -145,10 +147,10 @@ class Progress:
             for kind in kinds:
                 add(rule, self.times(kind), max(planned / len(kinds) - started[kind], 0.0))
         for rule, kind, since in self.running.values():
-            if times := self.times(kind):
+            if (times := self.times(kind)) and now - since < max(times):
                 timed += 1
                 add(rule, times, elapsed=now - since)
-            else:
+            else:   # untimed, or running past its slowest recorded time: no estimate
                 untimed[rule] += 1
         jobs = sum(self.planned.values()) - sum(self.finished.values())
         return jobs, timed, seconds, untimed
@@ -160,14 +162,17 @@ class Progress:
         low, mid, high = (seconds["gpu"][i] / gpus + seconds["cpu"][i] / cores for i in range(3))
         text = f"membound progress: {done} of {total} jobs done, {jobs} left"
         if timed:
-            where = (f"GPU jobs {_minutes(seconds['gpu'][1] / gpus)} on {gpus} GPU{'s' if gpus > 1 else ''}"
-                     if self.settings.get("on_gpus", True)
-                     else f"benchmark jobs {_minutes(seconds['gpu'][1] / gpus)} one at a time")
+            gpu_s, cpu_s, units = seconds["gpu"][1] / gpus, seconds["cpu"][1] / cores, []
+            if seconds["gpu"][2] and self.settings.get("on_gpus", True):
+                units.append(f"GPU jobs {_minutes(gpu_s)} on {gpus} GPU{'s' if gpus > 1 else ''}")
+            elif seconds["gpu"][2]:
+                units.append(f"benchmark jobs {_minutes(gpu_s)} one at a time")
+            if seconds["cpu"][2]:
+                units.append(f"others {_minutes(cpu_s)} on {cores} cores")
             spread = (f"{_minutes(low)} to {_minutes(high)} by their recorded times" if _minutes(low) != _minutes(high)
                       else "one recorded time per kind, no spread yet")
-            text += (f"; {timed} timed: about {_minutes(mid)} to go ({spread}; {where}, "
-                     f"others {_minutes(seconds['cpu'][1] / cores)} on {cores} cores)")
+            text += f"; {timed} timed: about {_minutes(mid)} to go ({spread}; {', '.join(units)})"
         if untimed:
             named = ", ".join(sorted(untimed)[:4]) + (", ..." if len(untimed) > 4 else "")
-            text += f"; {sum(untimed.values())} not yet timed ({named}: no recorded time yet)"
+            text += f"; {sum(untimed.values())} not yet timed ({named}: {UNTIMED})"
         return text
