@@ -44,9 +44,9 @@ def profile_for(names: list[str]) -> str:
 
 
 def this_machine() -> str:
-    """The profile a run takes where no profile names a gpu (a bare `snakemake`), said on stderr."""
+    """The profile a run takes where no --profile is named (a bare `snakemake`), said on stderr."""
     name = profile_for(device_names())
-    print(f"membound: no profile names a gpu: running this machine's, {name} (python -m membound.run.detect); "
+    print(f"membound: no --profile: running this machine's, {name} (python -m membound.run.detect); "
           f"--profile <name> picks another", file=sys.stderr)
     return name
 
