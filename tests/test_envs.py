@@ -113,9 +113,15 @@ def _config_from(site: Path, cwd: Path, **env):
                           env={"PATH": "/usr/bin:/bin", **env})
 
 
-def test_a_non_editable_install_reads_the_checkout_or_stops_with_one_line(tmp_path):
+def _non_editable(tmp_path: Path) -> Path:
+    """What a non-editable `pip install .` puts in site-packages: the package and its package data."""
     site = tmp_path / "site-packages"
-    shutil.copytree(REPO / "src" / "membound", site / "membound")  # what `pip install .` puts there
+    shutil.copytree(REPO / "src" / "membound", site / "membound")
+    return site
+
+
+def test_a_non_editable_install_reads_the_checkout_or_stops_with_one_line(tmp_path):
+    site = _non_editable(tmp_path)
     profiles = sorted(p.stem for p in (REPO / "config" / "gpus").glob("*.yaml"))
     assert _config_from(site, REPO).stdout.strip() == str(profiles)
     assert _config_from(site, tmp_path, MEMBOUND_CHECKOUT=str(REPO)).stdout.strip() == str(profiles)
@@ -125,3 +131,22 @@ def test_a_non_editable_install_reads_the_checkout_or_stops_with_one_line(tmp_pa
                        f"MEMBOUND_CHECKOUT={tmp_path} has no config/gpus/")):
         assert run.returncode == 1 and run.stdout == "" and len(run.stderr.splitlines()) == 1, run.stderr
         assert says in run.stderr
+
+
+def test_a_non_editable_install_imports_and_measures_outside_a_checkout(tmp_path):
+    """Only what reads the checkout's files stops (in one line, when called): every module imports and
+    a benchmark CLI measures."""
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(_non_editable(tmp_path))}
+    code = ("import importlib, pkgutil, membound; [importlib.import_module(m.name) for m in "
+            "pkgutil.walk_packages(membound.__path__, 'membound.') if not m.name.endswith('__main__')]")
+    imports = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert imports.returncode == 0 and imports.stderr == "", imports.stderr
+    out = tmp_path / "scale.csv"
+    bench = subprocess.run([sys.executable, "-m", "membound.kernels.scale", "--backend", "cpu", "--out", str(out),
+                            "--warmup", "1", "--reps", "1", "--log2-min", "10", "--log2-max", "10", "--precisions",
+                            "fp64"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    assert bench.returncode == 0, bench.stderr[-2000:]
+    assert "scale,numpy,cuda_core" in out.read_text()
+    check = subprocess.run([sys.executable, "-m", "membound.run.profiles", "check", "cpu"], cwd=tmp_path,
+                           capture_output=True, text=True, env=env)
+    assert check.returncode == 1 and check.stderr.count("\n") == 1 and "run from a checkout" in check.stderr

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 
 from membound.matrices import table2
 from membound.model import equations
+from membound.model.precision import PRECISIONS
 from membound.plots import common, compare, fig2, fig3_4, fig6, fig7, fig8, gemv
 from membound.run import config
 from membound.run import raw as raw_files
@@ -345,7 +346,8 @@ def test_breakdown_equations_stay_clear_of_the_bars():
 
 def test_roofline_note_without_counters_stays_off_the_roof():
     from membound.plots import roofline_achieved
-    wqi = pd.DataFrame(columns=["status", "part", "kernel", "unit", "I_ach", "I_l2_ach", "GFLOPs_ach"])
+    wqi = pd.DataFrame([{"status": "measured", "part": "main", "kernel": "scale", "unit": "cuda_core", "I_ach": 0.06,
+                         "I_l2_ach": 0.05, "GFLOPs_ach": 200.0, "precision": "fp16"}])   # fp64: no counter rows
     fig = roofline_achieved.figure(wqi, config.load_gpu("h100"))
     ax, renderer = fig.axes[0], fig.canvas.get_renderer()
     (note,) = [t for t in ax.texts if "not measured" in t.get_text()]
@@ -354,6 +356,29 @@ def test_roofline_note_without_counters_stays_off_the_roof():
         points = ax.transData.transform(line.get_xydata())
         assert not any(box.x0 <= x <= box.x1 and box.y0 <= y <= box.y1 for x, y in points)
 
+
+
+def test_achieved_roofline_without_counters_is_a_small_figure_that_says_so():
+    """The cpu profile measures no counters: one line of text, not four empty panels 3930 px wide."""
+    from membound.plots import roofline_achieved
+    why = "not measured (profiler none: no counter runs in the workflow for it)"
+    wqi = pd.DataFrame([{"status": why, "part": "main", "kernel": "scale", "precision": p} for p in PRECISIONS])
+    fig = roofline_achieved.figure(wqi, config.load_gpu("cpu"))
+    assert fig.axes == [] and fig.get_figwidth() * 150 < 1100        # px at save_figure's dpi
+    assert [t.get_text() for t in fig.texts] == ["Achieved roofline, host CPU (numpy/scipy): no counters", why]
+    empty = roofline_achieved.figure(wqi.iloc[:0], config.load_gpu("h100"))
+    assert empty.texts[1].get_text() == "no counter rows in this run"
+
+
+def test_roofline_notes_and_balance_labels_do_not_overprint():
+    """fig2's "B = ..." labels and its "no tensor cores in ..." note, each panel (the cpu and an h100)."""
+    for gpu, precisions in (("cpu", list(PRECISIONS)), ("h100", ["fp64", "fp16"])):
+        d = fig2.data(STENCILS, config.load_gpu(gpu), precisions)
+        fig = fig2.figure(d, config.load_gpu(gpu), "caption", precisions)
+        renderer = fig.canvas.get_renderer()
+        for ax in fig.axes:
+            boxes = [t.get_window_extent(renderer) for t in ax.texts]
+            assert len(boxes) >= 1 and not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
 
 
 def test_achieved_roofline_names_the_fp16_rows_it_leaves_out_and_its_legend_covers_no_panel():

@@ -11,13 +11,16 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from report_data import report_data
 
-from membound.run import config
+from membound.run import config, detect
 
 REPO = Path(__file__).resolve().parents[1]
 OVERLAYS = {"slurm"}  # profiles that go after a device profile (tests/test_slurm.py), not device profiles
-PROFILES = sorted(p.name for p in (REPO / "profiles").iterdir() if p.is_dir() and p.name not in OVERLAYS)
+WORKFLOW_PROFILE = REPO / "profiles" / "default"  # Snakemake's workflow profile, read on every run
+PROFILES = sorted(p.name for p in (REPO / "profiles").iterdir()
+                  if p.is_dir() and p.name not in OVERLAYS and p != WORKFLOW_PROFILE)
 FIGURES = ["fig2_roofline", "fig3_4_breakdown", "fig6_scale", "fig7_spmv", "fig8_stencil", "fusion", "classification"]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
@@ -44,6 +47,32 @@ def test_dry_run_of_all_succeeds_for_every_profile(profile):
     for figure in FIGURES:
         for ext in ("pdf", "png", "csv"):
             assert f"{target}/figures/{figure}.{ext}" in run.stdout + run.stderr
+
+
+def test_a_bare_snakemake_runs_this_machines_profile():
+    run = snakemake("-n")
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out[-3000:]
+    assert "workflow specific profile profiles/default" in out
+    mine = detect.profile_for(detect.device_names())   # cpu where there is no GPU
+    assert f"running this machine's, {mine} (python -m membound.run.detect)" in out
+    assert f"membound: results/{mine}/ from config/config.yaml" in out and f"results/{mine}/claims.json" in out
+
+
+def test_the_workflow_profile_changes_no_device_profile():
+    """profiles/default is read after any --profile and wins key by key: it holds only what every
+    device profile sets alike, so a bare `snakemake` runs as --profile <this machine's> does."""
+    default = yaml.safe_load((WORKFLOW_PROFILE / "config.v8+.yaml").read_text())
+    for name in PROFILES:
+        profile = yaml.safe_load((REPO / "profiles" / name / "config.v8+.yaml").read_text())
+        assert {key: profile.get(key) for key in default} == default, name
+
+
+def test_make_run_refuses_an_overlay_in_one_line():
+    check = subprocess.run([sys.executable, "-m", "membound.run.profiles", "check", "slurm"], capture_output=True,
+                           text=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert check.returncode == 1 and check.stderr.count("\n") == 1
+    assert "profile 'slurm' is an overlay: it goes after a device profile" in check.stderr
 
 
 def test_each_figure_rule_reads_its_own_plot_module_and_the_shared_ones():
@@ -128,9 +157,12 @@ def test_config_cannot_change_the_profiles_gpu_or_mode():
         assert run.returncode != 0 and f"--config {key.split('=')[0]}=...: '{key.split('=')[0]}' belongs to the profile" in run.stdout + run.stderr
 
 
-def test_without_a_profile_the_run_stops_and_names_them():
-    run = snakemake("-n")
-    assert run.returncode != 0 and "no gpu chosen: run with --profile <name> (a100, cpu" in run.stdout + run.stderr
+def test_an_overlay_alone_stops_and_names_the_device_profiles():
+    """Not this machine's profile: the slurm overlay's jobs would run it on the cluster."""
+    run = snakemake("--profile", "profiles/slurm", "-n")
+    assert run.returncode != 0 and "running this machine's" not in run.stderr
+    assert "no gpu chosen: run with --profile <name> (a100, cpu, gh200, h100, h200, mi250x, reference), before any " \
+           "overlay (--profile slurm)" in run.stdout + run.stderr
 
 
 def test_the_specs_workload_sits_below_a_config_file_and_the_start_line_says_so(tmp_path):

@@ -11,7 +11,7 @@ from membound.kernels import stencil as stencil_kernels
 from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
 from membound.run import config as mbconfig
-from membound.run import detect, devices, environment, gpu_slot, supervise
+from membound.run import detect, devices, environment, gpu_slot, summary, supervise
 
 min_version("9.0")
 
@@ -27,6 +27,7 @@ try:  # the layers in their documented order (config/README.md, "Precedence"), e
         *config_layers(),
         gpu=MODULE_GPU,
         blocks=families.config_blocks(),  # each kernel family's config block
+        detected=None if profile_given() else detect.this_machine,  # a bare `snakemake`: this machine's profile
     )
     if MODULE_GPU:
         merged["reference_gpus"] = [MODULE_GPU]
@@ -82,6 +83,8 @@ if BACKEND == "cuda" and not REFERENCE and plans_local_jobs():
         register_resource("gpu", devices.slots(_asked, _gpus, gpu_slot.scheduler_assigned()))
     except devices.DeviceError as err:
         raise WorkflowError(str(err))
+elif BACKEND == "cpu" and plans_local_jobs() and not resource_asked("gpu"):
+    register_resource("gpu", 1)  # the cpu profile's benchmark jobs one at a time, as its profile asks
 
 
 onstart:
@@ -92,6 +95,12 @@ onstart:
             detect.require(GPU_NAME, GPU)
         except mbconfig.ConfigError as err:
             raise WorkflowError(str(err))
+
+
+onsuccess:
+    # Where the claims, figures and appendix are, and the report and archive commands.
+    _folders = [RESULTS, *(f"results/reference/{gpu}" for gpu in REFERENCE_GPUS[1:])]
+    sys.stderr.write(summary.text(_folders, "reference" if REFERENCE else GPU_NAME))
 
 
 # A dry run (-n) runs no onstart: where the real run would stop there, one line says so and why (at

@@ -16,6 +16,12 @@ def config_layers():
     return workflow.config_settings.configfiles, workflow.config_settings.config
 
 
+def profile_given():
+    """True where the command line or $SNAKEMAKE_PROFILE names a --profile (Snakemake keeps no record of
+    it; its executor, e.g. the slurm overlay's, is not yet known while the Snakefile is read)."""
+    return bool(os.environ.get("SNAKEMAKE_PROFILE")) or any(a.split("=")[0] == "--profile" for a in sys.argv)
+
+
 def plans_local_jobs():
     """True in the main process of a run whose jobs run on this node (not a cluster executor)."""
     return workflow.local_exec and workflow.is_main_process

@@ -66,9 +66,9 @@ def draw(axes, data: pd.DataFrame) -> None:
                 ms=6, mfc="none", label=f"{k['label']} (I = {k['intensity_FLOP_per_B']:.3g})")
     ax.set(xscale="log", yscale="log", xlabel="operational intensity I (FLOP/byte)", ylabel="attainable GFLOP/s",
            ylim=(bw * x[0] / 2, data["GFLOPs"].max() * 3))
-    if note := data["note"].fillna("").iloc[0]:
-        ax.text(0.98, 0.03, f"{note}: no tensor-core ceiling" if "tensor" in note else note, transform=ax.transAxes,
-                ha="right", fontsize=8, color="0.3")
+    if note := data["note"].fillna("").iloc[0]:   # upper left, above the memory roof: the B labels are below
+        ax.text(0.02, 0.97, f"{note}: no tensor-core ceiling" if "tensor" in note else note, transform=ax.transAxes,
+                ha="left", va="top", fontsize=8, color="0.3")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
 
 

@@ -57,13 +57,25 @@ def legend_handles(measured: pd.DataFrame, roofs) -> list:
     return out
 
 
+def no_counters(main: pd.DataFrame, gpu: dict):
+    """A small figure that says the run has no counters, and why (the rows' status, e.g. the cpu
+    profile's "profiler none"), in place of empty panels."""
+    why = sorted(set(main["status"]) - {"measured"})
+    fig = plt.figure(figsize=(7, 1.3))
+    fig.text(0.5, 0.62, f"Achieved roofline, {gpu['name']}: no counters", ha="center", fontsize=12)
+    fig.text(0.5, 0.25, "; ".join(why) or "no counter rows in this run", ha="center", fontsize=8, color="0.3")
+    return fig
+
+
 def figure(wqi: pd.DataFrame, gpu: dict, precisions=PRECISIONS):
     """The roofline figure of the measured main rows of `wqi`, a panel per precision of `precisions`, and one
-    legend right of them (the panels' upper left stays for notes)."""
-    fig, axes = plt.subplots(1, len(precisions), figsize=(6 * len(precisions) + 2.2, 4.8), squeeze=False)
+    legend right of them (the panels' upper left stays for notes); no_counters where none is measured."""
     main = wqi[wqi["part"] == "main"]
-    precision = main["precision"].fillna("fp64") if "precision" in main else pd.Series("fp64", main.index)
     measured = main["status"] == "measured"
+    if not measured.any():
+        return no_counters(main, gpu)
+    fig, axes = plt.subplots(1, len(precisions), figsize=(6 * len(precisions) + 2.2, 4.8), squeeze=False)
+    precision = main["precision"].fillna("fp64") if "precision" in main else pd.Series("fp64", main.index)
     roofs = set()
     for ax, name in zip(axes[0], precisions):
         here, p = precision == name, peaks.at(gpu, name)

@@ -4,6 +4,7 @@ run's config assembled from its layers in one documented order (config/README.md
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,14 +14,23 @@ import jsonschema
 import yaml
 
 
-def checkout() -> Path:
-    """The membound checkout whose config/ and workflow/ the package reads: $MEMBOUND_CHECKOUT, else
-    the one the package lies in (an editable install), else the working directory; otherwise stop
-    with one line (a non-editable install carries the code only)."""
+def found() -> Path | None:
+    """The membound checkout whose config/, profiles/ and workflow/ the package reads: $MEMBOUND_CHECKOUT,
+    else the one the package lies in (an editable install), else the working directory; None where none is."""
     given = os.environ.get("MEMBOUND_CHECKOUT")
     for place in [Path(given)] if given else [Path(__file__).resolve().parents[3], Path.cwd()]:
         if (place / "config" / "gpus").is_dir() and (place / "workflow").is_dir():
             return place.resolve()
+    return None
+
+
+@functools.cache
+def checkout() -> Path:
+    """found(), or a stop with one line: a non-editable install carries the code only, and only what
+    reads the checkout's files (the workflow, the profiles, the device specs) needs one."""
+    if (place := found()) is not None:
+        return place
+    given = os.environ.get("MEMBOUND_CHECKOUT")
     if given:
         raise SystemExit(f"membound: MEMBOUND_CHECKOUT={given} has no config/gpus/ and workflow/; set it to a membound "
                          "checkout (docs/environment.md)")
@@ -28,11 +38,22 @@ def checkout() -> Path:
                      f"{Path.cwd()}; cd into the membound checkout or set MEMBOUND_CHECKOUT to it (docs/environment.md)")
 
 
-REPO = checkout()
-GPUS_DIR = REPO / "config" / "gpus"
-MATRICES_FILE = REPO / "config" / "matrices.yaml"
-DEFAULTS_FILE = REPO / "config" / "config.yaml"
-SCHEMAS = REPO / "workflow" / "schemas"
+PATHS = {"REPO": ".", "GPUS_DIR": "config/gpus", "MATRICES_FILE": "config/matrices.yaml",
+         "DEFAULTS_FILE": "config/config.yaml", "SCHEMAS": "workflow/schemas"}
+
+
+def in_checkout(key: str) -> Path:
+    """The checkout's file or folder PATHS[key], found on first use: importing membound needs no checkout."""
+    return (checkout() / PATHS[key]).resolve()
+
+
+def __getattr__(name: str) -> Path:
+    """config.REPO, config.GPUS_DIR, ... (PATHS): in_checkout(name)."""
+    if name in PATHS:
+        return in_checkout(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 EMPTY = MappingProxyType({})
 PROFILE_KEYS = ("gpu", "reference")  # a profile's own: its device, hence its results folder, and its mode
 
@@ -43,12 +64,12 @@ class ConfigError(ValueError):
 
 def profiles() -> list[str]:
     """Names of the devices that have a spec file (config/gpus/<name>.yaml)."""
-    return sorted(p.stem for p in GPUS_DIR.glob("*.yaml"))
+    return sorted(p.stem for p in in_checkout("GPUS_DIR").glob("*.yaml"))
 
 
 def load_gpu(name: str) -> dict:
     """The spec of device `name`, from config/gpus/<name>.yaml."""
-    path = GPUS_DIR / f"{name}.yaml"
+    path = in_checkout("GPUS_DIR") / f"{name}.yaml"
     if not path.is_file():
         raise ConfigError(f"unknown gpu '{name}': choose one of {', '.join(profiles())} "
                           f"(or add config/gpus/{name}.yaml)")
@@ -108,7 +129,7 @@ def schema_of(name: str, blocks: Mapping[str, dict] = EMPTY) -> dict:
     """The schema workflow/schemas/<name>.schema.yaml with `blocks` (key -> schema) added as required
     properties: the config's takes every kernel family's block (the `schema` of each registry entry,
     membound.families, which the rules pass in; run/ imports no registry)."""
-    rules = yaml.safe_load((SCHEMAS / f"{name}.schema.yaml").read_text())
+    rules = yaml.safe_load((in_checkout("SCHEMAS") / f"{name}.schema.yaml").read_text())
     rules["properties"].update(blocks)
     rules["required"] = [*rules["required"], *(key for key in blocks if key not in rules["required"])]
     return rules
@@ -138,30 +159,37 @@ def typed(value):
 
 
 def assemble(configfiles, command_line: dict, gpu: str | None = None,
-             blocks: Mapping[str, dict] = EMPTY) -> tuple[dict, list[str]]:
+             blocks: Mapping[str, dict] = EMPTY, detected=None) -> tuple[dict, list[str]]:
     """The run's config and its layers' names, lowest precedence first:
     config/config.yaml < the device spec's `workload:` < the configfiles (the profile's
     profiles/<name>/membound.yaml, then any --configfile) < --config. `gpu` and `reference` come from
-    the profile alone (`gpu` given: a module of the Snakefile for that GPU). Every layer and the
+    the profile alone (`gpu` given: a module of the Snakefile for that GPU; none: the profile that
+    `detected()` names, where given, as if its membound.yaml came first). Every layer and the
     merged result are checked against the config's schema with the families' `blocks` (schema_of)."""
     command_line = typed(dict(command_line))
     if taken := [key for key in PROFILE_KEYS if key in command_line]:
         raise ConfigError(f"--config {taken[0]}=...: '{taken[0]}' belongs to the profile; drop it and pick "
                           f"the profile instead: --profile <name> ({', '.join(profiles())} or reference)")
-    layers = [(str(Path(f).resolve().relative_to(REPO)) if Path(f).resolve().is_relative_to(REPO) else str(f),
+    repo, defaults = checkout(), in_checkout("DEFAULTS_FILE")
+    layers = [(str(Path(f).resolve().relative_to(repo)) if Path(f).resolve().is_relative_to(repo) else str(f),
                yaml.safe_load(Path(f).read_text()) or {}) for f in configfiles]
     chosen = {}
     for source, layer in layers:
         check(layer, "config", source, partial=True, blocks=blocks)
         chosen = merge(chosen, layer)
+    if "gpu" not in chosen and detected is not None:
+        file = f"profiles/{detected()}/membound.yaml"
+        layers.insert(0, (file, yaml.safe_load((repo / file).read_text())))
+        chosen = merge(layers[0][1], chosen)
     if "gpu" not in chosen:
-        raise ConfigError("no gpu chosen: run with --profile <name> (" + ", ".join(profiles()) + ", reference); "
-                          "a --configfile replaces the profile's, so name that too: "
+        raise ConfigError("no gpu chosen: run with --profile <name> (" + ", ".join(profiles()) + ", reference), "
+                          "before any overlay (--profile slurm); a --configfile replaces the profile's, so name "
+                          "that too: "
                           "--configfile profiles/<name>/membound.yaml yours.yaml")
     chosen["gpu"] = gpu or chosen["gpu"]
     spec = load_gpu(chosen["gpu"])
     check(spec, "gpu", f"config/gpus/{chosen['gpu']}.yaml")
-    layers = [(str(DEFAULTS_FILE.relative_to(REPO)), yaml.safe_load(DEFAULTS_FILE.read_text())),
+    layers = [(str(defaults.relative_to(repo)), yaml.safe_load(defaults.read_text())),
               (f"config/gpus/{chosen['gpu']}.yaml workload", spec.get("workload", {})),
               *layers, ("--config", command_line)]
     merged = {}
@@ -175,9 +203,9 @@ def assemble(configfiles, command_line: dict, gpu: str | None = None,
                     for i, (source, layer) in enumerate(layers) if layer]
 
 
-def load_matrices(path: Path = MATRICES_FILE) -> list[dict]:
-    """The 21 matrices of the paper's Table 2, in the paper's order (D1..D21)."""
-    return yaml.safe_load(Path(path).read_text())["matrices"]
+def load_matrices(path: Path | None = None) -> list[dict]:
+    """The 21 matrices of the paper's Table 2 (config/matrices.yaml), in the paper's order (D1..D21)."""
+    return yaml.safe_load(Path(path or in_checkout("MATRICES_FILE")).read_text())["matrices"]
 
 
 def select_matrices(selection, matrices: list[dict] | None = None) -> list[dict]:

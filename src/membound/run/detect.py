@@ -69,6 +69,14 @@ def other(names: list[str]) -> str:
         return found if found != "cpu" else f"{probe.new_name(names[0])} (python -m membound.specs new writes it)"
 
 
+def this_machine() -> str:
+    """The profile a run takes where no --profile is named (a bare `snakemake`), said on stderr."""
+    name = profile_for(device_names())
+    print(f"membound: no --profile: running this machine's, {name} (python -m membound.run.detect); "
+          f"--profile <name> picks another", file=sys.stderr)
+    return name
+
+
 def require(profile: str, spec: dict) -> None:
     """Raise config.ConfigError unless the device that `profile` measures is present and its spec
     describes it (probe.mismatches)."""

@@ -4,8 +4,9 @@ Snakemake looks a bare profile name up in the working directory, then in its use
 directory (${XDG_CONFIG_HOME:-~/.config}/snakemake). `python -m membound.run.profiles install` links
 each profiles/<name> there and says where each name points: a link that dangles (its checkout was
 deleted) is repaired; a name taken by another checkout or by a profile not ours is left alone.
-`python -m membound.run.profiles check NAME` stops with the valid names unless NAME is a profile.
-`--profile profiles/<name>` always means this checkout's profile, links or not.
+`python -m membound.run.profiles check NAME` stops in one line unless NAME is a device profile (an
+overlay such as slurm goes after one). `--profile profiles/<name>` always means this checkout's profile,
+links or not. profiles/default is Snakemake's workflow profile, read on every run here: no --profile name.
 """
 
 from __future__ import annotations
@@ -14,14 +15,24 @@ import os
 import sys
 from pathlib import Path
 
-from membound.run.config import REPO
+from membound.run import config
 
-PROFILES = REPO / "profiles"
+WORKFLOW_PROFILE = "default"
+
+
+def folder() -> Path:
+    """This checkout's profiles/."""
+    return config.checkout() / "profiles"
 
 
 def names() -> list[str]:
-    """This checkout's profile names."""
-    return sorted(p.name for p in PROFILES.iterdir() if p.is_dir())
+    """This checkout's profile names (--profile <name>): device profiles and overlays."""
+    return sorted(p.name for p in folder().iterdir() if p.is_dir() and p.name != WORKFLOW_PROFILE)
+
+
+def device_profiles() -> list[str]:
+    """The device profiles: each names its gpu in its membound.yaml (the rest are overlays)."""
+    return [name for name in names() if (folder() / name / "membound.yaml").is_file()]
 
 
 def user_profile_dir() -> Path:
@@ -36,7 +47,7 @@ def install(target: Path | None = None) -> list[str]:
     target.mkdir(parents=True, exist_ok=True)
     lines = []
     for name in names():
-        profile, link = (PROFILES / name).resolve(), target / name
+        profile, link = (folder() / name).resolve(), target / name
         if link.is_symlink() and not link.exists():
             old = os.readlink(link)
             link.unlink()
@@ -54,9 +65,12 @@ def install(target: Path | None = None) -> list[str]:
 
 
 def check(name: str) -> None:
-    """Stop with the valid names unless `name` is one of this checkout's profiles."""
-    if name not in names():
-        sys.exit(f"unknown profile '{name}': choose one of {', '.join(names())}")
+    """Stop in one line unless `name` is one of this checkout's device profiles (`make run` runs one)."""
+    if name in names() and name not in device_profiles():
+        sys.exit(f"profile '{name}' is an overlay: it goes after a device profile, "
+                 f"snakemake --profile <device> --profile {name} all (README, On a cluster)")
+    if name not in device_profiles():
+        sys.exit(f"unknown profile '{name}': choose one of {', '.join(device_profiles())}")
 
 
 if __name__ == "__main__":

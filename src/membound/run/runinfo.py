@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 
 import membound
-from membound.run import devices, inventory
-from membound.run.config import REPO
+from membound.run import config, devices, inventory
 
 
 def _nvidia_smi(pci_bus_id: str) -> dict:
@@ -54,9 +53,12 @@ def _cuda() -> dict:
 
 
 @functools.cache
-def commit(repo: Path = REPO) -> str:
-    """The git commit of the workflow checkout `repo`, '+dirty' appended where tracked files differ
-    from it ('' outside a git checkout): the code that measured a row."""
+def commit(repo: Path | None = None) -> str:
+    """The git commit of the workflow checkout `repo` (config.found()), '+dirty' appended where tracked
+    files differ from it ('' outside a git checkout): the code that measured a row."""
+    repo = repo or config.found()
+    if repo is None:
+        return ""
     git = inventory.git(repo)
     return "" if git["status"] != inventory.PRESENT else git["commit"] + ("+dirty" if git["dirty"] else "")
 
