@@ -38,8 +38,8 @@ def checkout() -> Path:
                      f"{Path.cwd()}; cd into the membound checkout or set MEMBOUND_CHECKOUT to it (docs/environment.md)")
 
 
-PATHS = {"REPO": ".", "GPUS_DIR": "config/gpus", "MATRICES_FILE": "config/matrices.yaml",
-         "DEFAULTS_FILE": "config/config.yaml", "SCHEMAS": "workflow/schemas"}
+PATHS = {"REPO": ".", "GPUS_DIR": "config/gpus", "ARCHS_FILE": "config/archs.yaml",
+         "MATRICES_FILE": "config/matrices.yaml", "DEFAULTS_FILE": "config/config.yaml", "SCHEMAS": "workflow/schemas"}
 
 
 def in_checkout(key: str) -> Path:

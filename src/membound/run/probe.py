@@ -23,7 +23,6 @@ import yaml
 
 from membound.run import config, devices
 
-ARCHS_FILE = config.REPO / "config" / "archs.yaml"
 TOLERANCE = 0.05            # a spec describes a device whose numbers are within 5% of its own
 SMI_FIELDS = ("name", "compute_cap", "memory.total", "clocks.max.sm", "clocks.max.memory")
 MiB = 2**20
@@ -58,7 +57,7 @@ class Device:
 
 def archs() -> dict:
     """config/archs.yaml: one record per architecture, checked against its schema."""
-    data = yaml.safe_load(ARCHS_FILE.read_text())
+    data = yaml.safe_load(config.ARCHS_FILE.read_text())
     config.check(data, "archs", "config/archs.yaml")
     return data
 
