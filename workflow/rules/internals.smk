@@ -2,6 +2,9 @@
 # Tested with Snakemake 9.27.1 (pyproject pins snakemake>=9.27.1,<9.28: a newer minor version is tested
 # here first); tests/test_workflow.py::test_snakemake_internals_are_called_only_here holds the rest of
 # the workflow to the public API (`rules`, `config`, `workflow.basedir`, the directives).
+import shlex
+import sys
+
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 
@@ -14,6 +17,15 @@ def config_layers():
     """The --configfile files and the --config values as given, before Snakemake merges them: the
     config's layers keep their order and each error names its layer (membound.run.config)."""
     return workflow.config_settings.configfiles, workflow.config_settings.config
+
+
+def invocation():
+    """This Snakemake's command line, and its --config values and --configfile files as given."""
+    return {
+        "command": shlex.join(["snakemake", *sys.argv[1:]]),
+        "config": workflow.config_settings.config,
+        "configfiles": [str(f) for f in workflow.config_settings.configfiles],
+    }
 
 
 def plans_local_jobs():
