@@ -10,6 +10,8 @@ import pytest
 
 import membound
 from membound import ae
+from membound.ae import tables
+from membound.ae.__main__ import main as ae_main
 from membound.analysis import claims, reproduced, table3
 from membound.analysis.claims import report
 from membound.run import config, measure
@@ -183,11 +185,11 @@ def test_appendix_carries_the_acm_check_list_from_the_inventory_config_and_timin
 
 
 def test_the_license_is_pyprojects_else_mit(tmp_path):
-    assert ae.license_of(tmp_path) == "MIT"
+    assert tables.license_of(tmp_path) == "MIT"
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nlicense = "BSD-3-Clause"\n')
-    assert ae.license_of(tmp_path) == "BSD-3-Clause"
+    assert tables.license_of(tmp_path) == "BSD-3-Clause"
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nlicense = {text = "MIT"}\n')
-    assert ae.license_of(tmp_path) == "MIT"
+    assert tables.license_of(tmp_path) == "MIT"
 
 
 @pytest.mark.skipif(shutil.which("sha256sum") is None, reason="no sha256sum here")
@@ -325,9 +327,9 @@ def test_the_appendix_gives_each_reference_runs_time_and_what_counts_as_reproduc
 
 
 def test_the_doi_is_citation_cffs(tmp_path):
-    assert ae.doi_of(tmp_path) is None
+    assert tables.doi_of(tmp_path) is None
     (tmp_path / "CITATION.cff").write_text("cff-version: 1.2.0\ndoi: 10.5281/zenodo.42\n")
-    assert ae.doi_of(tmp_path) == "10.5281/zenodo.42"
+    assert tables.doi_of(tmp_path) == "10.5281/zenodo.42"
 
 
 def _run_folder(folder, verdicts, values):
@@ -348,7 +350,7 @@ def test_reproduced_checks_the_verdicts_and_each_figures_ratios(tmp_path, capsys
     _run_folder(tmp_path / "same", {**VERDICTS, ("C2", "fp64"): "SUPPORTED", ("C1", "bf16"): "LEVEL"},
                 {k: v * 1.1 for k, v in VALUES.items()})              # LEVEL may move; 10% off: within both ratios
     assert reproduced.misses(tmp_path / "same", tmp_path / "ref") == []
-    assert ae.main(["reproduced", str(tmp_path / "same"), str(tmp_path / "ref")]) == 0
+    assert ae_main(["reproduced", str(tmp_path / "same"), str(tmp_path / "ref")]) == 0
     _run_folder(tmp_path / "off", {**VERDICTS, ("C3", "fp16"): "INCONCLUSIVE"},
                 {(1024, "cuda_core"): 100.0 * reproduced.CASE_RATIO * 1.01, (2**20, "cuda_core"): 3000.0})
     lines = reproduced.misses(tmp_path / "off", tmp_path / "ref")
@@ -363,5 +365,5 @@ def test_reproduced_checks_the_verdicts_and_each_figures_ratios(tmp_path, capsys
     assert reproduced.misses(tmp_path / "slow", tmp_path / "ref") == [
         f"fig6_scale: geometric mean ratio 0.769, outside a factor {reproduced.FIGURE_RATIO:g}"]
     capsys.readouterr()
-    assert ae.main(["reproduced", str(tmp_path / "slow"), str(tmp_path / "none")]) == 1
+    assert ae_main(["reproduced", str(tmp_path / "slow"), str(tmp_path / "none")]) == 1
     assert capsys.readouterr().out.startswith(f"{tmp_path / 'none' / 'claims.json'}: missing; render it first")

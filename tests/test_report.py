@@ -138,7 +138,7 @@ def test_the_archive_bundles_the_cpu_run_and_verifies_itself_unpacked_one_line_p
     with tarfile.open(cpu_run / "results" / "archive" / "membound-cpu.tar.gz") as bundle:
         names = {n.split("/", 1)[1] for n in bundle.getnames() if "/" in n}
         bundle.extractall(tmp_path, filter="tar")
-    assert {"Snakefile", "src/membound/ae.py", "results/cpu/raw/scale.csv", "results/cpu/ae/manifest.sha256",
+    assert {"Snakefile", "src/membound/ae/__init__.py", "results/cpu/raw/scale.csv", "results/cpu/ae/manifest.sha256",
             "results/cpu/ae/appendix.md", "results/cpu/claims.md", REPORT, "results/cpu/logs/bench_scale.log",
             "results/cpu/logs/commands.jsonl", "ARCHIVE.json"} <= names
     unpacked = next(tmp_path.glob("membound-*"))
