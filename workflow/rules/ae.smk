@@ -90,6 +90,8 @@ rule ae:
         "../../scripts/ae.py"
 
 
+# Not in the manifest: the job logs and the HTML report, which hold the run's times (rule archive
+# carries them beside it); everything in it renders byte for byte from the raw rows (membound.ae verify).
 rule manifest:
     input:
         config=["config/config.yaml", GPU_FILE, "config/matrices.yaml", config["lockfile"]],
