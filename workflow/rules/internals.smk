@@ -21,10 +21,11 @@ def config_layers():
 
 def invocation():
     """This Snakemake's command line, and its --config values and --configfile files as given."""
+    configfiles, overrides = config_layers()
     return {
         "command": shlex.join(["snakemake", *sys.argv[1:]]),
-        "config": workflow.config_settings.config,
-        "configfiles": [str(f) for f in workflow.config_settings.configfiles],
+        "config": overrides,
+        "configfiles": [str(f) for f in configfiles],
     }
 
 
