@@ -367,3 +367,19 @@ def test_reproduced_checks_the_verdicts_and_each_figures_ratios(tmp_path, capsys
     capsys.readouterr()
     assert ae_main(["reproduced", str(tmp_path / "slow"), str(tmp_path / "none")]) == 1
     assert capsys.readouterr().out.startswith(f"{tmp_path / 'none' / 'claims.json'}: missing; render it first")
+
+
+def test_verify_names_a_folder_that_is_no_unpacked_archive_and_each_differing_file(tmp_path, capsys):
+    from membound.run import verify
+    assert ae_main(["verify", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.startswith(f"{tmp_path / 'ARCHIVE.json'}: missing: run this in the folder")
+    (tmp_path / "a.csv").write_text("a\n")
+    (tmp_path / "b.csv").write_text("b\n")
+    (tmp_path / "m.sha256").write_text(ae.manifest([tmp_path / "a.csv", tmp_path / "b.csv"], []).replace(f"{tmp_path}/", ""))
+    (tmp_path / "b.csv").write_text("changed\n")
+    (tmp_path / "a.csv").unlink()
+    assert verify.differing(verify.manifest(tmp_path / "m.sha256"), tmp_path, "as unpacked") == [
+        "a.csv: missing (as unpacked)", "b.csv: differs from the manifest (as unpacked)"]
+    record = {"profile": "cpu", "config": {"matrices": ["dc2"], "counters": False}}
+    assert verify.render_command(record)[3:] == ["--profile", "profiles/cpu", "all", "--forceall", "--config",
+                                                 'matrices=["dc2"]', "counters=false", "render_only=true"]
