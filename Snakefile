@@ -13,7 +13,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/model.smk"
 
 
-if not REFERENCE:  # the reference profile renders committed raw results and measures nothing
+if MEASURES:  # the reference profile (and render_only) renders raw results already there, measures nothing
 
     include: "workflow/rules/matrices.smk"
     include: "workflow/rules/bench.smk"

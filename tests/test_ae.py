@@ -8,8 +8,11 @@ import subprocess
 import pandas as pd
 import pytest
 
+import membound
 from membound import ae
-from membound.analysis import claims, table3
+from membound.ae import tables
+from membound.ae.__main__ import main as ae_main
+from membound.analysis import claims, reproduced, table3
 from membound.analysis.claims import report
 from membound.run import config, measure
 
@@ -161,7 +164,9 @@ def test_appendix_carries_the_acm_check_list_from_the_inventory_config_and_timin
     table = ae.checklist(INVENTORY, result, ae.run_times(tmp_path), setup)
     assert list(table["item"]) == CHECKLIST
     value = dict(zip(table["item"], table["value"]))
-    assert value["Hardware"] == "NVIDIA H100 80GB HBM3" and "CuPy 13.3.0" in value["Compilation"]
+    assert value["Hardware"] == ("1 x NVIDIA H100 80GB HBM3 (81559 MiB); host CPU Xeon, 16 logical CPUs, 128.0 GiB"
+                                 ) and "CuPy 13.3.0" in value["Compilation"]
+    assert f"with its {result['statistics']['interval']};" in value["Metrics"] and "bootstrap" not in value["Metrics"]
     assert value["Run-time environment"] == "Ubuntu 22.04 (Linux), kernel 5.15, Python 3.11.7"
     assert value["Data set"].startswith("21 SpMV matrices: SURROGATE stand-ins")
     assert "SpMV, stencils in fp64, fp16, 5 repetitions" in value["Experiments"]
@@ -170,7 +175,9 @@ def test_appendix_carries_the_acm_check_list_from_the_inventory_config_and_timin
     assert value["How much time is needed to complete experiments (approximately)?"].startswith("1:02:05")
     assert value["Code licenses (if publicly available)?"] == "BSD-3-Clause"
     assert value["Workflow framework used?"] == "Snakemake 9.27.1"
-    assert value["Archived (provide DOI)?"] == "to be filled on archiving"
+    assert value["Archived (provide DOI)?"].startswith("not yet: CITATION.cff names no DOI")
+    doi = ae.checklist(INVENTORY, result, ae.run_times(tmp_path), {**setup, "doi": "10.5281/zenodo.123"})
+    assert dict(zip(doi["item"], doi["value"]))["Archived (provide DOI)?"] == "doi:10.5281/zenodo.123"
     text = ae.appendix(INVENTORY, result, ae.run_times(tmp_path), "h100", "h100", "results/h100", setup=setup)
     assert "## ACM artifact check-list" in text and all(item in text for item in CHECKLIST)
     assert "ACM artifact check-list" not in ae.appendix(INVENTORY, result, ae.run_times(tmp_path), "h100", "h100",
@@ -178,11 +185,11 @@ def test_appendix_carries_the_acm_check_list_from_the_inventory_config_and_timin
 
 
 def test_the_license_is_pyprojects_else_mit(tmp_path):
-    assert ae.license_of(tmp_path) == "MIT"
+    assert tables.license_of(tmp_path) == "MIT"
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nlicense = "BSD-3-Clause"\n')
-    assert ae.license_of(tmp_path) == "BSD-3-Clause"
+    assert tables.license_of(tmp_path) == "BSD-3-Clause"
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nlicense = {text = "MIT"}\n')
-    assert ae.license_of(tmp_path) == "MIT"
+    assert tables.license_of(tmp_path) == "MIT"
 
 
 @pytest.mark.skipif(shutil.which("sha256sum") is None, reason="no sha256sum here")
@@ -262,10 +269,12 @@ def test_the_archive_holds_the_code_at_its_commit_and_the_runs_files(tmp_path):
     (raw / "scale.csv").write_text("n\n1\n")
     (repo / "results" / "cpu" / "manifest.sha256").write_text("x  results/cpu/raw/scale.csv\n")
     out = tmp_path / "bundle.tar.gz"
-    names = artifact.write(out, repo, ["results/cpu/raw/scale.csv", "results/cpu/manifest.sha256"])
+    names = artifact.write(out, repo, ["results/cpu/raw/scale.csv", "results/cpu/manifest.sha256"],
+                           {artifact.RECORD: '{"profile": "cpu"}\n'})
     sha = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout[:12]
     with tarfile.open(out) as bundle:
         assert set(bundle.getnames()) == set(names)
+        assert bundle.extractfile(f"membound-{sha}/ARCHIVE.json").read() == b'{"profile": "cpu"}\n'
         assert bundle.extractfile(f"membound-{sha}/src/code.py").read() == b"x = 1\n"
         assert bundle.extractfile(f"membound-{sha}/results/cpu/raw/scale.csv").read() == b"n\n1\n"
     assert f"membound-{sha}/scratch.txt" not in names             # untracked: not the code at its commit
@@ -273,3 +282,104 @@ def test_the_archive_holds_the_code_at_its_commit_and_the_runs_files(tmp_path):
     with pytest.raises(artifact.ArtifactError, match="uncommitted changes in src/code.py"):
         artifact.write(tmp_path / "again.tar.gz", repo, [])
     assert not (tmp_path / "again.tar.gz").exists()
+
+
+def test_the_hardware_is_the_inventorys_gpus_counted(tmp_path):
+    two = {**INVENTORY, "gpus": {"status": "present", "devices": [INVENTORY["gpus"]["devices"][0]] * 2}}
+    assert ae.hardware(two).startswith("2 x NVIDIA H100 80GB HBM3 (81559 MiB); host CPU Xeon")
+    assert ae.hardware({**INVENTORY, "gpus": {"status": "absent", "why": "x"}}) == "" == ae.hardware(None)
+
+
+def _cpu_claims(source="surrogate"):
+    raw = rows(stencil_rows("2d5pt", "64x64", 3), spmv_rows("dc2", source))
+    return json.loads(report.to_json(claims.check(raw, config.load_gpu("h100"), STENCILS, 0.02, 0.6)))
+
+
+def test_the_appendix_states_the_interval_method_the_claims_record_and_the_datas_licenses():
+    result = _cpu_claims()
+    result["statistics"]["interval"] = "99% made-up interval of the claims module"
+    text = ae.appendix(INVENTORY, result, ae.run_times("/x"), "h100", "h100", "results/h100")
+    assert "Each estimate's interval: the 99% made-up interval of the claims module." in text
+    assert "bootstrap" not in text and f"membound {membound.__version__} from" in text
+    assert ae.SURROGATE_DATA in text and "CC BY 4.0" not in text and "doi:10.1145/3725798.3725803" in text
+    real = ae.appendix(INVENTORY, _cpu_claims("real"), ae.run_times("/x"), "h100", "h100", "results/h100")
+    assert "the SuiteSparse Matrix Collection (Davis and Hu" in real and "licensed CC BY 4.0" in real
+
+
+def test_the_appendix_gives_each_reference_runs_time_and_what_counts_as_reproduced(tmp_path):
+    for gpu, seconds in (("h100", (3000, 600)), ("h200", (1200,))):
+        bench = tmp_path / gpu / "raw" / "benchmarks"
+        bench.mkdir(parents=True)
+        for i, s in enumerate(seconds):
+            (bench / f"bench_scale.rep{i}.tsv").write_text(f"s\n{s}\n")
+        (bench / "convert_matrix-dc2.tsv").write_text("s\n99\n")         # matrices: not the measurement
+    (tmp_path / "h100" / "raw" / "inventory.json").write_text(json.dumps(INVENTORY))
+    refs = {gpu: str(tmp_path / gpu) for gpu in ("h100", "h200")}
+    table = ae.reference_times(refs).set_index("GPU")
+    assert table.loc["h100", "jobs"] == 2 and table.loc["h100", "summed job time"] == "1:00:00"
+    assert table.loc["h100", "hardware"].startswith("1 x NVIDIA H100") and table.loc["h200", "hardware"] == "not recorded"
+    text = ae.appendix(INVENTORY, _cpu_claims(), ae.run_times("/x"), "h100", "h100", "results/h100", references=refs)
+    assert re.search(r"\| h100 +\| 1 x NVIDIA H100 .*\| +2 \| 1:00:00 ", text) and "## Results Reproduced" in text
+    assert reproduced.criteria() in text
+    assert "`python -m membound.ae reproduced results/h100 results/reference/h100` checks them" in text
+    cpu = ae.appendix(INVENTORY, _cpu_claims(), ae.run_times("/x"), "cpu", "cpu", "results/cpu", references=refs)
+    assert "No reference run of `cpu` is committed" in cpu and "committed: h100, h200" in cpu
+
+
+def test_the_doi_is_citation_cffs(tmp_path):
+    assert tables.doi_of(tmp_path) is None
+    (tmp_path / "CITATION.cff").write_text("cff-version: 1.2.0\ndoi: 10.5281/zenodo.42\n")
+    assert tables.doi_of(tmp_path) == "10.5281/zenodo.42"
+
+
+def _run_folder(folder, verdicts, values):
+    (folder / "figures").mkdir(parents=True)
+    (folder / "claims.json").write_text(json.dumps({"claims": [{"id": c, "precision": p, "verdict": v}
+                                                               for (c, p), v in verdicts.items()]}))
+    pd.DataFrame([{"n": n, "precision": "fp64", "unit": u, "role": "STREAM", "impl": u, "metric": "GB/s", "value": v,
+                   "gpu": "H100", "date": "2026"} for (n, u), v in values.items()]).to_csv(folder / "figures" / "fig6_scale.csv",
+                                                                                        index=False)
+
+
+VERDICTS = {("C1", "fp64"): "SUPPORTED", ("C2", "fp64"): "LEVEL", ("C3", "fp16"): "CONTRADICTED"}
+VALUES = {(1024, "cuda_core"): 100.0, (1024, "tensor_core"): 100.0, (2**20, "cuda_core"): 3000.0}
+
+
+def test_reproduced_checks_the_verdicts_and_each_figures_ratios(tmp_path, capsys):
+    _run_folder(tmp_path / "ref", VERDICTS, VALUES)
+    _run_folder(tmp_path / "same", {**VERDICTS, ("C2", "fp64"): "SUPPORTED", ("C1", "bf16"): "LEVEL"},
+                {k: v * 1.1 for k, v in VALUES.items()})              # LEVEL may move; 10% off: within both ratios
+    assert reproduced.misses(tmp_path / "same", tmp_path / "ref") == []
+    assert ae_main(["reproduced", str(tmp_path / "same"), str(tmp_path / "ref")]) == 0
+    _run_folder(tmp_path / "off", {**VERDICTS, ("C3", "fp16"): "INCONCLUSIVE"},
+                {(1024, "cuda_core"): 100.0 * reproduced.CASE_RATIO * 1.01, (2**20, "cuda_core"): 3000.0})
+    lines = reproduced.misses(tmp_path / "off", tmp_path / "ref")
+    assert lines[0] == "claim C3 (fp16): INCONCLUSIVE, the reference CONTRADICTED"
+    assert lines[1].startswith("fig6_scale: precision fp64, unit cuda_core, role STREAM, impl cuda_core, metric GB/s, "
+                               "n 1024: 151.5, 1.51 times the reference's 100")
+    assert lines[2] == ("fig6_scale: precision fp64, unit tensor_core, role STREAM, impl tensor_core, metric GB/s, "
+                        "n 1024: not plotted")
+    assert lines[3] == f"fig6_scale: geometric mean ratio 1.23, outside a factor {reproduced.FIGURE_RATIO:g}"
+    assert len(lines) == 4
+    _run_folder(tmp_path / "slow", VERDICTS, {k: v / 1.3 for k, v in VALUES.items()})   # each within 1.5, all 1.3 off
+    assert reproduced.misses(tmp_path / "slow", tmp_path / "ref") == [
+        f"fig6_scale: geometric mean ratio 0.769, outside a factor {reproduced.FIGURE_RATIO:g}"]
+    capsys.readouterr()
+    assert ae_main(["reproduced", str(tmp_path / "slow"), str(tmp_path / "none")]) == 1
+    assert capsys.readouterr().out.startswith(f"{tmp_path / 'none' / 'claims.json'}: missing; render it first")
+
+
+def test_verify_names_a_folder_that_is_no_unpacked_archive_and_each_differing_file(tmp_path, capsys):
+    from membound.run import verify
+    assert ae_main(["verify", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.startswith(f"{tmp_path / 'ARCHIVE.json'}: missing: run this in the folder")
+    (tmp_path / "a.csv").write_text("a\n")
+    (tmp_path / "b.csv").write_text("b\n")
+    (tmp_path / "m.sha256").write_text(ae.manifest([tmp_path / "a.csv", tmp_path / "b.csv"], []).replace(f"{tmp_path}/", ""))
+    (tmp_path / "b.csv").write_text("changed\n")
+    (tmp_path / "a.csv").unlink()
+    assert verify.differing(verify.manifest(tmp_path / "m.sha256"), tmp_path, "as unpacked") == [
+        "a.csv: missing (as unpacked)", "b.csv: differs from the manifest (as unpacked)"]
+    record = {"profile": "cpu", "config": {"matrices": ["dc2"], "counters": False}}
+    assert verify.render_command(record)[3:] == ["--profile", "profiles/cpu", "all", "--forceall", "--config",
+                                                 'matrices=["dc2"]', "counters=false", "render_only=true"]

@@ -63,6 +63,17 @@ def test_bare_machine_has_every_tool_absent(monkeypatch):
     assert set(inv["packages"]) == {"snakemake", "numpy", "scipy", "pandas", "cupy", "matplotlib"}
 
 
+def test_every_installed_package_and_the_membound_version_are_recorded():
+    import importlib.metadata
+
+    import membound
+    inv = inventory.collect("/nowhere")
+    assert inv["membound"] == membound.__version__
+    every = {d.metadata["Name"] for d in importlib.metadata.distributions()}
+    assert set(inv["installed"]) == every and len(every) > len(inv["packages"])
+    assert inv["installed"]["pytest"] == importlib.metadata.version("pytest")
+
+
 def test_dirty_checkout(monkeypatch):
     monkeypatch.setattr(inventory, "run", lambda cmd: " M Snakefile\n" if "status" in cmd else "abc\n")
     assert inventory.git("/repo") == {"status": "present", "commit": "abc", "dirty": True}
@@ -104,12 +115,10 @@ def test_row_commit_names_the_checkout_and_its_uncommitted_changes(checkout, tmp
     assert runinfo.commit.__wrapped__(tmp_path_factory.mktemp("bare")) == ""
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="no git here")
-def test_provenance_names_the_commit_and_whether_a_commit_holds_that_code(checkout):
-    repo, sha = checkout
-    assert inventory.provenance([sha], repo) == (f"Measured at commit {sha}; `git diff --stat {sha[:7]} -- Snakefile "
-                                                 "workflow src scripts config profiles envs pyproject.toml` lists the "
-                                                 "code changed since.")
-    assert "uncommitted changes" in inventory.provenance([sha + "+dirty"], repo)
-    assert "history lacks" in inventory.provenance(["0" * 40], repo)
-    assert "code that measured is unknown" in inventory.provenance([], repo)
+def test_provenance_names_the_commit_and_whether_a_commit_holds_that_code():
+    sha = "0123456789abcdef" * 2 + "01234567"
+    assert inventory.provenance([sha]) == (f"Measured at commit {sha}; in a clone of the repository, `git diff --stat "
+                                           f"{sha[:7]} -- Snakefile workflow src scripts config profiles envs "
+                                           "pyproject.toml` lists the code changed since.")
+    assert "uncommitted changes" in inventory.provenance([sha + "+dirty"])
+    assert "code that measured is unknown" in inventory.provenance([])

@@ -23,3 +23,16 @@ def test_a_failed_write_leaves_nothing(tmp_path):
         open(tmp, "w").write("partial")
         raise RuntimeError
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_figure_saved_twice_a_second_apart_is_the_same_bytes(tmp_path):
+    import time
+
+    import matplotlib.pyplot as plt
+    for i in (0, 1):
+        fig, ax = plt.subplots()
+        ax.plot([1, 2, 3])
+        outputs.save_figure(fig, tmp_path / f"{i}.pdf", tmp_path / f"{i}.png")
+        time.sleep(1.1 * (1 - i))                     # a PDF's creation date has seconds
+    for ext in ("pdf", "png"):
+        assert (tmp_path / f"0.{ext}").read_bytes() == (tmp_path / f"1.{ext}").read_bytes(), ext

@@ -18,6 +18,7 @@ from report_data import report_data
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 WORKLOAD = ["--config", "matrices=[dc2]"]  # the cpu profile on one matrix: every rule, fewer jobs
+REPORT = "results/cpu/report.html"  # where rule archive takes the report from
 
 # Runs in the report's page once it has loaded; writes the problems found into <pre id="membound-check">.
 CHECK = r"""<script>
@@ -106,7 +107,7 @@ def cpu_run(tmp_path_factory):
     copy = tmp_path_factory.mktemp("cpu") / "membound"
     shutil.copytree(REPO, copy, ignore=shutil.ignore_patterns(".git", ".venv", ".snakemake", "data", "results",
                                                                 "__pycache__", ".pytest_cache"))
-    for args in (["all", *WORKLOAD, "--cores", "2"], ["--report", "report.html", *WORKLOAD]):
+    for args in (["all", *WORKLOAD, "--cores", "2"], ["--report", REPORT, *WORKLOAD]):
         run = snakemake(copy, "--profile", "profiles/cpu", *args)
         assert run.returncode == 0, run.stderr[-3000:]
     return copy
@@ -116,12 +117,17 @@ def cpu_run(tmp_path_factory):
 def cpu_report(cpu_run):
     if CHROMIUM is None:
         pytest.skip("no chromium here: `make test` installs Debian's chromium as root where apt-get works")
-    return cpu_run / "report.html"
+    return cpu_run / REPORT
 
 
 @pytest.mark.slow
-def test_the_archive_rule_bundles_the_code_at_its_commit_and_the_cpu_runs_files(cpu_run):
+def test_the_archive_bundles_the_cpu_run_and_verifies_itself_unpacked_one_line_per_changed_file(cpu_run, tmp_path):
     import tarfile
+    (cpu_run / REPORT).rename(cpu_run / "report.kept")
+    run = snakemake(cpu_run, "--profile", "profiles/cpu", "archive", *WORKLOAD, "--cores", "1")
+    log = (cpu_run / "results" / "archive" / "membound-cpu.log").read_text()
+    assert run.returncode != 0 and f"error: {REPORT}: no report to archive; make it with" in log, log
+    (cpu_run / "report.kept").rename(cpu_run / REPORT)
     run = snakemake(cpu_run, "--profile", "profiles/cpu", "archive", *WORKLOAD, "--cores", "1")
     log = (cpu_run / "results" / "archive" / "membound-cpu.log").read_text()
     assert run.returncode != 0 and "is not a git checkout" in log and "Traceback" not in log
@@ -131,8 +137,25 @@ def test_the_archive_rule_bundles_the_code_at_its_commit_and_the_cpu_runs_files(
     assert run.returncode == 0, run.stderr[-3000:]
     with tarfile.open(cpu_run / "results" / "archive" / "membound-cpu.tar.gz") as bundle:
         names = {n.split("/", 1)[1] for n in bundle.getnames() if "/" in n}
-    assert {"Snakefile", "src/membound/ae.py", "results/cpu/raw/scale.csv", "results/cpu/ae/manifest.sha256",
-            "results/cpu/ae/appendix.md", "results/cpu/claims.md"} <= names
+        bundle.extractall(tmp_path, filter="tar")
+    assert {"Snakefile", "src/membound/ae/__init__.py", "results/cpu/raw/scale.csv", "results/cpu/ae/manifest.sha256",
+            "results/cpu/ae/appendix.md", "results/cpu/claims.md", REPORT, "results/cpu/logs/bench_scale.log",
+            "results/cpu/logs/commands.jsonl", "ARCHIVE.json"} <= names
+    unpacked = next(tmp_path.glob("membound-*"))
+    record = json.loads((unpacked / "ARCHIVE.json").read_text())
+    assert record["profile"] == "cpu" and record["config"] == {"matrices": ["dc2"]}
+    assert record["command"].startswith("snakemake --profile profiles/cpu archive --config")
+    assert len(json.loads((unpacked / "results/cpu/raw/inventory.json").read_text())["installed"]) > 20
+    changed = unpacked / "results" / "cpu" / "tables" / "table1_platforms.md"
+    changed.write_text(changed.read_text() + "edited\n")
+    env = {**os.environ, "PYTHONPATH": str(unpacked / "src"), "XDG_CONFIG_HOME": str(tmp_path / "no-profiles"),
+           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
+    verify = subprocess.run([sys.executable, "-m", "membound.ae", "verify"], cwd=unpacked, env=env,
+                            capture_output=True, text=True, timeout=1800)
+    log = (unpacked / "verify.log").read_text() if (unpacked / "verify.log").exists() else ""
+    assert verify.stdout.splitlines() == ["results/cpu/tables/table1_platforms.md: differs from the manifest "
+                                          "(as unpacked)"], verify.stdout + log[-3000:]
+    assert verify.returncode == 1
 
 
 @pytest.mark.slow

@@ -399,10 +399,12 @@ def test_the_archive_rule_runs_on_the_reference_profile(reference_run):
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
         subprocess.run(["git", "-C", str(copy), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
                        capture_output=True)
-    run = snakemake("--profile", "profiles/reference", "archive", "--cores", "1", cwd=copy, env=env)
-    assert run.returncode == 0, run.stderr[-3000:]
+    for args in (["--report", "results/reference/report.html"], ["archive", "--cores", "1"]):  # the report it holds
+        run = snakemake("--profile", "profiles/reference", *args, cwd=copy, env=env)
+        assert run.returncode == 0, run.stderr[-3000:]
     with tarfile.open(copy / "results" / "archive" / "membound-reference.tar.gz") as bundle:
         names = {n.split("/", 1)[1] for n in bundle.getnames() if "/" in n}
+    assert {"results/reference/report.html", "ARCHIVE.json"} <= names
     for gpu in config.reference_gpus("h100", str(copy / "results" / "reference")):
         assert {f"results/reference/{gpu}/raw/stencil.csv", f"results/reference/{gpu}/ae/manifest.sha256",
                 f"results/reference/{gpu}/ae/appendix.md"} <= names, gpu

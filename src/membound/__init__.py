@@ -5,4 +5,4 @@ Subpackages and modules hold the logic; the Snakemake rules under workflow/ only
 them.
 """
 
-__version__ = "0.3.0"
+__version__ = "1.0.0"

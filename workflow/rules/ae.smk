@@ -47,14 +47,27 @@ rule claims:
 
 
 INVENTORY = f"{RESULTS}/raw/inventory.json"
+# The committed reference runs (GPU -> folder), whose run times and hardware the appendix states.
+REFERENCE_RUNS = {
+    gpu: f"results/reference/{gpu}"
+    for gpu in mbconfig.reference_gpus(GPU_NAME)
+    if Path(f"results/reference/{gpu}/raw/benchmarks").is_dir()
+}
 
 
 rule ae:
     input:
         # the reference profile takes the committed inventory, where its raw results have one
-        **({"inventory": INVENTORY} if not REFERENCE or Path(INVENTORY).exists() else {}),
+        **({"inventory": INVENTORY} if MEASURES or Path(INVENTORY).exists() else {}),
         claims=rules.claims.output.json,
         originals=originals_raw(ext="json"),  # the original codes' run records
+        matrices=rules.table2.input[0],  # the matrices' sizes (the check-list's disk)
+        citation="CITATION.cff",  # the DOI, once minted
+        references=[  # expected run time and hardware per GPU
+            f
+            for folder in REFERENCE_RUNS.values()
+            for f in sorted(glob.glob(f"{folder}/raw/benchmarks/**/*.tsv", recursive=True))
+        ],
         code=code("scripts/ae.py"),
         after_every_measurement=[rules.wqi.output.csv, rules.table2.output.csv],  # so every benchmark file exists
     output:
@@ -71,12 +84,14 @@ rule ae:
         precisions=config["precisions"],
         repeats=REPEATS,
         matrices=len(MATRICES) if raw("spmv") else 0,
-        matrix_folders=[] if REFERENCE else [config["data_dir"]],  # the disk the check-list counts
-        repo=workflow.basedir,  # its pyproject.toml names the license
+        references=REFERENCE_RUNS,
+        repo=workflow.basedir,  # its pyproject.toml names the license, its CITATION.cff the DOI
     script:
         "../../scripts/ae.py"
 
 
+# Not in the manifest: the job logs and the HTML report, which hold the run's times (rule archive
+# carries them beside it); everything in it renders byte for byte from the raw rows (membound.ae verify).
 rule manifest:
     input:
         config=["config/config.yaml", GPU_FILE, "config/matrices.yaml", config["lockfile"]],
@@ -97,19 +112,29 @@ rule manifest:
 
 
 # The bundle to upload (not part of `all`: `snakemake --profile <profile> archive`): the code at its
-# commit and every file of each GPU's manifest (raw results, tables, figures, claims, appendix) with
-# the manifest; once, in the main Snakefile (the reference profile: every GPU it renders).
+# commit, every file of each GPU's manifest (raw results, tables, figures, claims, appendix) with the
+# manifest, the job logs, the HTML report and ARCHIVE.json (this command and its --config, which
+# `python -m membound.ae verify` renders the unpacked archive with); once, in the main Snakefile (the
+# reference profile: every GPU it renders).
+ARCHIVED = "reference" if REFERENCE else GPU_NAME
+REPORT = f"results/{ARCHIVED}/report.html"
+
+
 rule archive:
     input:
         manifests=[f"results/reference/{gpu}/ae/manifest.sha256" for gpu in REFERENCE_GPUS] or rules.manifest.output,
+        report=[REPORT] if Path(REPORT).exists() else [],  # missing: scripts/archive.py says how to make it
         code=code("scripts/archive.py"),
     output:
-        f"results/archive/membound-{'reference' if REFERENCE else GPU_NAME}.tar.gz",
+        f"results/archive/membound-{ARCHIVED}.tar.gz",
     log:
-        f"results/archive/membound-{'reference' if REFERENCE else GPU_NAME}.log",
+        f"results/archive/membound-{ARCHIVED}.log",
     conda:
         "../../envs/membound.yaml"
     params:
         repo=workflow.basedir,
+        profile=ARCHIVED,
+        report=REPORT,
+        invocation=invocation(),  # the command and its --config, into ARCHIVE.json
     script:
         "../../scripts/archive.py"

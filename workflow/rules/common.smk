@@ -11,7 +11,7 @@ from membound.kernels import stencil as stencil_kernels
 from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
 from membound.run import config as mbconfig
-from membound.run import detect, devices, environment, gpu_slot, summary, supervise
+from membound.run import commands, detect, devices, environment, gpu_slot, summary, supervise
 
 min_version("9.0")
 
@@ -36,7 +36,8 @@ try:  # the layers in their documented order (config/README.md, "Precedence"), e
     GPU_NAME = config["gpu"]
     GPU = mbconfig.load_gpu(GPU_NAME)
     MATRICES = mbconfig.select_matrices(config["matrices"])
-    originals_check.check(config)  # the original codes' executables, before any job runs
+    if not config.get("render_only"):  # the original codes' executables, before any job runs
+        originals_check.check(config)
 except mbconfig.ConfigError as err:
     raise WorkflowError(str(err))
 
@@ -46,8 +47,12 @@ if conda_prefix() is not None:  # --sdm conda: the rules' conda env finds membou
         raise WorkflowError(_why)
 
 REFERENCE = config.get("reference", False)  # the reference profile: committed raw results, no device
+# --config render_only=true: the run's raw results as they are (an unpacked archive, `python -m
+# membound.ae verify`): its tables, figures and claims rendered anew, nothing measured, no device.
+RENDER_ONLY = config.get("render_only", False)
+MEASURES = not (REFERENCE or RENDER_ONLY)  # the measuring rules (benchmarks, counters, inventory) exist
 RESULTS = f"results/reference/{GPU_NAME}" if REFERENCE else f"results/{GPU_NAME}"
-if not REFERENCE:  # stencil depths the kernels cannot run on this GPU: refused here, before any job
+if MEASURES:  # stencil depths the kernels cannot run on this GPU: refused here, before any job
     try:
         for _why in stencil_kernels.check_config(
             config["stencil"]["kernels"], GPU_NAME, GPU["arch"], config["precisions"]
@@ -76,7 +81,7 @@ BACKEND = "cpu" if GPU["vendor"] == "cpu" else "cuda"  # amd: HIP; the harness s
 # One job per GPU (docs/performance.md): a local run on a GPU profile runs --resources gpu=N GPU jobs
 # at once, by default one per GPU of this node, each on a GPU of its own (membound.run.gpu_slot); a
 # node that mixes GPU models, or N above its GPUs, stops here. SLURM jobs ask SLURM for their GPU.
-if BACKEND == "cuda" and not REFERENCE and plans_local_jobs():
+if BACKEND == "cuda" and MEASURES and plans_local_jobs():
     try:
         _asked = resource_asked("gpu")
         _gpus = devices.visible(devices.listed())
@@ -90,11 +95,13 @@ elif BACKEND == "cpu" and plans_local_jobs() and not resource_asked("gpu"):
 onstart:
     # A GPU profile on a node without its device stops here, before any job runs; not where jobs
     # go to a cluster (the login node has no GPU: the nodes that run the jobs have).
-    if not REFERENCE and runs_here():
+    if MEASURES and runs_here():
         try:
             detect.require(GPU_NAME, GPU)
         except mbconfig.ConfigError as err:
             raise WorkflowError(str(err))
+    # The command and its --config, one JSON line per run that runs jobs (rule archive bundles the log).
+    commands.record(f"{RESULTS}/logs/commands.jsonl", invocation())
 
 
 onsuccess:
@@ -105,7 +112,7 @@ onsuccess:
 
 # A dry run (-n) runs no onstart: where the real run would stop there, one line says so and why (at
 # exit, below the plan: Snakemake knows that a run is dry only once the Snakefile is read).
-if not REFERENCE and plans_local_jobs() and is_main_snakefile():
+if MEASURES and plans_local_jobs() and is_main_snakefile():
     atexit.register(lambda: is_dry_run() and detect.dry_run_note(GPU_NAME, GPU))
 
 # Every job's command ends with this Snakemake should it be killed (membound.run.supervise, gpu_slot).

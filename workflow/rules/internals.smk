@@ -2,6 +2,9 @@
 # Tested with Snakemake 9.27.1 (pyproject pins snakemake>=9.27.1,<9.28: a newer minor version is tested
 # here first); tests/test_workflow.py::test_snakemake_internals_are_called_only_here holds the rest of
 # the workflow to the public API (`rules`, `config`, `workflow.basedir`, the directives).
+import shlex
+import sys
+
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 
@@ -20,6 +23,16 @@ def profile_given():
     """True where the command line or $SNAKEMAKE_PROFILE names a --profile (Snakemake keeps no record of
     it; its executor, e.g. the slurm overlay's, is not yet known while the Snakefile is read)."""
     return bool(os.environ.get("SNAKEMAKE_PROFILE")) or any(a.split("=")[0] == "--profile" for a in sys.argv)
+
+
+def invocation():
+    """This Snakemake's command line, and its --config values and --configfile files as given."""
+    configfiles, overrides = config_layers()
+    return {
+        "command": shlex.join(["snakemake", *sys.argv[1:]]),
+        "config": overrides,
+        "configfiles": [str(f) for f in configfiles],
+    }
 
 
 def plans_local_jobs():

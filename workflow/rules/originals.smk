@@ -4,7 +4,7 @@
 # and the appendix read them through originals_raw() (registry.smk); without codes nothing changes.
 import re
 
-if ORIGINAL_JOBS:
+if ORIGINAL_JOBS and MEASURES:
 
     rule original:
         input:

@@ -1,14 +1,17 @@
-"""The bundle to upload for artifact evaluation: the code at its commit (`git archive`) and a run's
-files (its raw results, tables, figures, claims, appendix and manifest), one .tar.gz."""
+"""The bundle to upload for artifact evaluation: the code at its commit (`git archive`), a run's
+files (its raw results, tables, figures, claims, appendix, manifest, logs and report) and its record
+(ARCHIVE.json: the command that made it), one .tar.gz."""
 
 from __future__ import annotations
 
 import io
 import subprocess
 import tarfile
+import time
 from pathlib import Path
 
 CODE_EXCLUDES = ("results",)  # run outputs: the bundle takes them from the run, beside the code
+RECORD = "ARCHIVE.json"  # at the bundle's root: profile, command, --config (membound.run.verify reads it)
 
 
 class ArtifactError(RuntimeError):
@@ -34,10 +37,10 @@ def commit(repo) -> str:
     return _git(repo, "rev-parse", "HEAD").strip()
 
 
-def write(out, repo, files) -> list[str]:
-    """Write `out` (.tar.gz): the code of `repo` at its commit under membound-<commit>/ and `files`
-    (paths relative to `repo`) beside it, each once (a run's file over the committed one). Returns
-    the archive's member names."""
+def write(out, repo, files, texts: dict[str, str] | None = None) -> list[str]:
+    """Write `out` (.tar.gz): the code of `repo` at its commit under membound-<commit>/, `files`
+    (paths relative to `repo`) beside it, each once (a run's file over the committed one), and
+    `texts` (path -> text, e.g. RECORD). Returns the archive's member names."""
     sha = commit(repo)
     prefix = f"membound-{sha[:12]}/"
     code = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", f"--prefix={prefix}", "HEAD"],
@@ -52,4 +55,10 @@ def write(out, repo, files) -> list[str]:
         for name, path in sorted(run_files.items()):
             bundle.add(path, arcname=name)
             names.append(name)
+        for name, text in sorted((texts or {}).items()):
+            data = text.encode()
+            member = tarfile.TarInfo(prefix + name)
+            member.size, member.mtime, member.mode = len(data), int(time.time()), 0o644
+            bundle.addfile(member, io.BytesIO(data))
+            names.append(prefix + name)
     return names

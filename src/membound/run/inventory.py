@@ -1,7 +1,8 @@
 """The machine inventory: what the benchmarks ran on, probed on the machine that runs them.
 
 GPUs (nvidia-smi), CUDA runtime and CuPy, nvcc, ncu, rocm-smi, rocprof, CPU, memory, OS, Python,
-the versions of the workflow's main packages and the workflow's git commit. A probe whose tool is
+the membound version, the versions of the workflow's main packages and of every installed
+distribution, and the workflow's git commit. A probe whose tool is
 missing or fails is recorded as {"status": "absent", "why": ...}, never an error; every command
 goes through `run`, the one place tests replace.
 """
@@ -18,6 +19,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import membound
 
 PRESENT, ABSENT = "present", "absent"
 PACKAGES = ("snakemake", "numpy", "scipy", "pandas", "cupy", "matplotlib")
@@ -129,6 +132,12 @@ def version(package: str) -> str:
         return ABSENT
 
 
+def installed() -> dict[str, str]:
+    """Every distribution installed in this environment, name -> version, sorted by name."""
+    found = {dist.metadata["Name"]: dist.version for dist in importlib.metadata.distributions() if dist.metadata["Name"]}
+    return dict(sorted(found.items(), key=lambda item: item[0].lower()))
+
+
 def git(repo) -> dict:
     """The workflow's commit and whether tracked files differ from it."""
     head = run(["git", "-C", str(repo), "rev-parse", "HEAD"])
@@ -141,10 +150,11 @@ def git(repo) -> dict:
 CODE = ("Snakefile", "workflow", "src", "scripts", "config", "profiles", "envs", "pyproject.toml")
 
 
-def provenance(commits: list[str], repo) -> str:
+def provenance(commits: list[str]) -> str:
     """Which code measured: one sentence per recorded row commit (runinfo.commit), and the command
     that lists the code files (CODE) changed since (a command, not its output: the text would go
-    stale with the next commit)."""
+    stale with the next commit). Nothing here reads the checkout: the same rows give the same text
+    in a clone and in an unpacked archive (`python -m membound.ae verify`)."""
     if not commits:
         return "The raw rows name no git commit (they predate the column): the code that measured is unknown."
     out = []
@@ -152,11 +162,9 @@ def provenance(commits: list[str], repo) -> str:
         sha = c.removesuffix("+dirty")
         if sha != c:
             out.append(f"Measured at commit {sha} with uncommitted changes: no commit holds that code.")
-        elif run(["git", "-C", str(repo), "cat-file", "-e", f"{sha}^{{commit}}"]) is None:
-            out.append(f"Measured at commit {sha}, which this checkout's history lacks.")
         else:
-            out.append(f"Measured at commit {sha}; `git diff --stat {sha[:7]} -- {' '.join(CODE)}` lists the code "
-                       "changed since.")
+            out.append(f"Measured at commit {sha}; in a clone of the repository, `git diff --stat {sha[:7]} -- "
+                       f"{' '.join(CODE)}` lists the code changed since.")
     return " ".join(out)
 
 
@@ -168,6 +176,8 @@ def collect(repo) -> dict:
         "cpu": cpu(), "memory": memory(), "system": system(),
         "python": {"version": platform.python_version(), "implementation": platform.python_implementation(),
                    "executable": sys.executable},
+        "membound": membound.__version__,
         "packages": {p: version(p) for p in PACKAGES},
+        "installed": installed(),
         "workflow": git(repo),
     }

@@ -87,13 +87,17 @@ def write_table(frame: pd.DataFrame, csv, md, title: str, legend: str = "") -> N
     write_text(markdown(frame, title, legend), md)
 
 
+# No creation date in a PDF: the same rows render the same bytes (`python -m membound.ae verify`).
+REPRODUCIBLE = {"pdf": {"CreationDate": None}, "png": {}}
+
+
 def save_figure(fig, pdf, png, dpi: int = 150) -> None:
-    """Write a matplotlib figure as PDF and PNG, each atomically, and close it."""
+    """Write a matplotlib figure as PDF and PNG, each atomically and byte-reproducibly, and close it."""
     import matplotlib.pyplot as plt
 
     for path, fmt in ((pdf, "pdf"), (png, "png")):
         with atomic(path, f".{fmt}") as tmp:
-            fig.savefig(tmp, format=fmt, dpi=dpi)
+            fig.savefig(tmp, format=fmt, dpi=dpi, metadata=REPRODUCIBLE[fmt])
     plt.close(fig)
 
 
