@@ -11,7 +11,7 @@ from membound.kernels import stencil as stencil_kernels
 from membound.originals import check as originals_check
 from membound.plots import compare as compare_plots
 from membound.run import config as mbconfig
-from membound.run import detect, devices, environment, gpu_slot, supervise
+from membound.run import detect, devices, environment, gpu_slot, runlock, supervise
 
 min_version("9.0")
 
@@ -69,6 +69,9 @@ IN_COMPARED_FIGURES, IN_COMPARED_CLAIMS = (
 )
 PLATFORMS = mbconfig.profiles()
 print(f"membound: {RESULTS}/ from {' < '.join(LAYERS)}", file=sys.stderr)
+# A second run on this results folder while one is going on stops here, naming that run (membound.run.runlock).
+if is_main_snakefile() and takes_lock() and runlock.refuse_second(RESULTS):
+    raise WorkflowError(runlock.refuse_second(RESULTS))
 BACKEND = "cpu" if GPU["vendor"] == "cpu" else "cuda"  # amd: HIP; the harness skips tensor-core impls
 
 
@@ -85,13 +88,23 @@ if BACKEND == "cuda" and not REFERENCE and plans_local_jobs():
 
 
 onstart:
+    runlock.hold(RESULTS)  # this run holds Snakemake's lock now; onsuccess and onerror drop the record
     # A GPU profile on a node without its device stops here, before any job runs; not where jobs
-    # go to a cluster (the login node has no GPU: the nodes that run the jobs have).
-    if not REFERENCE and runs_here():
+    # go to a cluster (the login node has no GPU: the nodes that run the jobs have), nor with --touch,
+    # which runs no job.
+    if not REFERENCE and runs_here() and not is_touch():
         try:
             detect.require(GPU_NAME, GPU)
         except mbconfig.ConfigError as err:
             raise WorkflowError(str(err))
+
+
+onsuccess:
+    runlock.release(RESULTS)
+
+
+onerror:
+    runlock.release(RESULTS)
 
 
 # A dry run (-n) runs no onstart: where the real run would stop there, one line says so and why (at
