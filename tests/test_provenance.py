@@ -38,6 +38,7 @@ def every_rep(*stems: str) -> set[str]:
 COUNTERS = {f"counters/{f}" for f in families.FAMILIES}
 STUB = "STUB"  # a second stub executable's path (the fixture's)
 SPMV_INPUTS = every_rep("spmv", "originals/dasp/dc2", "originals/dasp/mip1") | {"counters/spmv", "matrices"}
+STENCIL_ORIGINALS = every_rep(*(f"originals/{code}/{case}" for code, case in CODES.items() if case))
 
 # key (dotted; `*` a name the schema leaves open) -> (its --config value, the raw files the plan measures
 # again, relative to raw/ without .csv; a `*` pattern matches one or more). A key the schema gains
@@ -73,7 +74,7 @@ ROWS = {
     "stencil.reps": ("stencil={reps: 7}", every_rep("stencil")),
     "stencil.warmup_s": ("stencil={warmup_s: 1}", every_rep("stencil")),
     # SCALE times a copy of the stencils' fields with as many launches as they have steps
-    "stencil.steps": ("stencil={steps: 24}", every_rep("stencil", "scale") | {"originals/[!db]*"}),
+    "stencil.steps": ("stencil={steps: 24}", every_rep("stencil", "scale") | STENCIL_ORIGINALS),
     "stencil.sweep_repeats": ("stencil={sweep_repeats: 1}", {"stencil.rep1"}),  # the sweep now in rep 0 only
     "stencil.domain_2d": ("stencil={domain_2d: [256, 256]}",
                           every_rep("stencil", "scale", "originals/ebisu/2d5pt", "originals/convstencil/2d9pt",
@@ -91,9 +92,8 @@ ROWS = {
     "gemv.warmup": ("gemv={warmup: 3}", every_rep("gemv")),
     "gemv.reps": ("gemv={reps: 7}", every_rep("gemv")),
     "gemv.warmup_s": ("gemv={warmup_s: 1}", every_rep("gemv")),
-    "originals.problems": ("originals={problems: paper}",
-                           every_rep("originals/ebisu/2d5pt", "originals/convstencil/2d9pt",
-                                     "originals/lorastencil/2d5pt", "originals/brick/3d7pt")),
+    # Table 3's 2D problem of ConvStencil and LoRAStencil is the default's: theirs stay
+    "originals.problems": ("originals={problems: paper}", every_rep("originals/ebisu/2d5pt", "originals/brick/3d7pt")),
     "originals.*.executable": (f"originals={{dasp: {{executable: {STUB}}}}}", every_rep("originals/dasp/*")),
     "originals.*.executables": (f"originals={{brick: {{executables: {{3d7pt: {STUB}}}}}}}",
                                 every_rep("originals/brick/3d7pt")),
