@@ -1,6 +1,7 @@
 """Rule raw_check: every raw file the tables, figures and claims read, checked once before any of them
 runs (membound.run.raw), each against the record its job wrote beside it: a damaged or unrecorded one
-stops the run with one line naming it, what is wrong and the fix; otherwise tables/raw_inputs.csv lists each file, its rows and SHA-256."""
+stops the run with one line naming it, what is wrong and the fix; otherwise tables/raw_inputs.csv
+lists each file, its rows and SHA-256."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log (the profiles show a failed job's log)

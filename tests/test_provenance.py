@@ -37,6 +37,7 @@ def every_rep(*stems: str) -> set[str]:
 
 COUNTERS = {f"counters/{f}" for f in families.FAMILIES}
 STUB = "STUB"  # a second stub executable's path (the fixture's)
+STENCIL = {*every_rep("stencil"), "counters/stencil"}
 SPMV_INPUTS = every_rep("spmv", "originals/dasp/dc2", "originals/dasp/mip1") | {"counters/spmv", "matrices"}
 STENCIL_ORIGINALS = every_rep(*(f"originals/{code}/{case}" for code, case in CODES.items() if case))
 
@@ -81,10 +82,9 @@ ROWS = {
                                     "originals/lorastencil/2d5pt") | {"counters/stencil"}),
     "stencil.domain_3d": ("stencil={domain_3d: [64, 64, 64]}",
                           every_rep("stencil", "scale", "originals/brick/3d7pt") | {"counters/stencil"}),
-    "stencil.kernels.*.shape": ("stencil={kernels: {2d13pt: {shape: box}}}", {*every_rep("stencil"), "counters/stencil"}),
-    "stencil.kernels.*.dims": ("stencil={kernels: {2d13pt: {dims: 3, depths: [1]}}}",
-                               {*every_rep("stencil"), "counters/stencil"}),
-    "stencil.kernels.*.radius": ("stencil={kernels: {2d13pt: {radius: 2}}}", {*every_rep("stencil"), "counters/stencil"}),
+    "stencil.kernels.*.shape": ("stencil={kernels: {2d13pt: {shape: box}}}", STENCIL),
+    "stencil.kernels.*.dims": ("stencil={kernels: {2d13pt: {dims: 3, depths: [1]}}}", STENCIL),
+    "stencil.kernels.*.radius": ("stencil={kernels: {2d13pt: {radius: 2}}}", STENCIL),
     "stencil.kernels.*.depth": ("stencil={kernels: {2d9pt: {depth: 2, depths: [2]}}}",
                                 every_rep("stencil", "originals/convstencil/2d9pt") | {"counters/stencil"}),
     "stencil.kernels.*.depths": ("stencil={kernels: {2d9pt: {depths: [1, 3]}}}", every_rep("stencil")),

@@ -20,11 +20,11 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = "results/cpu"
 # A tiny cpu run (minutes on two cores): one precision, matrix and repetition, small problems.
+STENCILS = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["stencil"]["kernels"]
 TINY = {"repeats": 1, "matrices": ["dc2"], "precisions": ["fp64"], "scale": {"log2_min": 10, "log2_max": 11},
         "gemv": {"sizes": [64]},
         "stencil": {"domain_2d": [64, 64], "domain_3d": [16, 16, 16],
-                    "kernels": {name: {"depths": [spec["depth"]]} for name, spec in
-                                yaml.safe_load((REPO / "config" / "config.yaml").read_text())["stencil"]["kernels"].items()}}}
+                    "kernels": {name: {"depths": [spec["depth"]]} for name, spec in STENCILS.items()}}}
 
 
 def environment(copy: Path) -> dict:
@@ -64,7 +64,8 @@ def assert_complete(copy: Path, *extra: str) -> None:
         meta = json.loads(Path(f"{copy / path}.meta.json").read_text())
         assert meta["sha256"] == row["sha256"] == hashlib.sha256((copy / path).read_bytes()).hexdigest(), path
         assert len(rows) == meta["rows"] == int(row["rows"]) > 0, path
-    manifest = dict(reversed(line.split(None, 1)) for line in (results / "ae" / "manifest.sha256").read_text().splitlines())
+    lines = (results / "ae" / "manifest.sha256").read_text().splitlines()
+    manifest = dict(reversed(line.split(None, 1)) for line in lines)
     on_disk = {p.relative_to(copy).as_posix() for d in ("raw", "tables", "figures") for p in (results / d).rglob("*")
                if p.is_file()}
     assert on_disk <= set(manifest), sorted(on_disk - set(manifest))[:5]
@@ -107,17 +108,17 @@ def test_raw_checks_fixes_followed_as_printed_complete_the_folder(tiny_run):
     """A changed raw file, then one without its record (a file from another machine): each stops `all`
     at raw_check with one line naming the file and the fix; followed as printed (delete it and run
     `all`; record it on purpose), `all` ends with the folder complete."""
-    gemv, scale = (tiny_run / RESULTS / "raw" / f"{f}.csv" for f in ("gemv", "scale"))
-    edit_a_value(gemv)
+    scale, gemv = (tiny_run / RESULTS / "raw" / f"{f}.csv" for f in ("scale", "gemv"))  # raw_check's order
     edit_a_value(scale)
-    Path(f"{scale}.meta.json").unlink()
+    edit_a_value(gemv)
+    Path(f"{gemv}.meta.json").unlink()
     line = refusal(tiny_run)
-    assert line.startswith(f"membound: {RESULTS}/raw/gemv.csv: not the file its job wrote")
+    assert line.startswith(f"membound: {RESULTS}/raw/scale.csv: not the file its job wrote")
     assert line.endswith("; delete it and run `all` again (rule bench writes it anew)"), line
-    gemv.unlink()  # as printed
-    record = f"python tools/record_raw.py {RESULTS}/raw/scale.csv"
+    scale.unlink()  # as printed
+    record = f"python tools/record_raw.py {RESULTS}/raw/gemv.csv"
     assert refusal(tiny_run) == (
-        f"membound: {RESULTS}/raw/scale.csv: no record scale.csv.meta.json beside it, so not a file its job wrote "
+        f"membound: {RESULTS}/raw/gemv.csv: no record gemv.csv.meta.json beside it, so not a file its job wrote "
         f"(one brought from another machine is used once recorded: {record}); delete it and run `all` again "
         "(rule bench writes it anew)")
     recorded = subprocess.run(record.split(), cwd=tiny_run, env=environment(tiny_run), capture_output=True, text=True)

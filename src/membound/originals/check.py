@@ -51,8 +51,9 @@ def _not_a_program(path: str) -> str:
     if head.startswith(b"\x7fELF"):
         found = int.from_bytes(head[18:20], "little" if head[5:6] == b"\x01" else "big")
         ours = ELF_MACHINES.get(platform.machine())
-        mismatch = ours is not None and found != ours
-        return f"is an ELF binary for another architecture (e_machine {found}, not {platform.machine()})" if mismatch else ""
+        if ours is None or found == ours:
+            return ""
+        return f"is an ELF binary for another architecture (e_machine {found}, not {platform.machine()})"
     if head.startswith(b"#!"):
         line = head[2:].split(b"\n", 1)[0].decode(errors="replace").strip()
         interpreter = (shlex.split(line) or [""])[0]

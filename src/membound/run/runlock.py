@@ -1,4 +1,4 @@
-"""One run per results folder: the running Snakemake's pid, host and command, recorded once it holds
+"""One run per results folder: the running Snakemake's pid, host and start, recorded once it holds
 Snakemake's lock (onstart), so that a second run on the same folder stops at start with one line saying
 which run holds it and to wait. Snakemake's own LockException advises --unlock, which is right only for
 the lock a killed run left (its pid is gone), never while the run that holds it is going on."""
