@@ -7,7 +7,6 @@ import csv
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -88,11 +87,14 @@ def tiny_run(tmp_path_factory) -> Path:
 
 
 def edit_a_value(path: Path) -> None:
-    """Change one digit of the file's last row (a number that still parses)."""
-    text = path.read_text()
-    head, last = text.rstrip("\n").rsplit("\n", 1)
-    digit = re.search(r"[1-8]", last)
-    path.write_text(f"{head}\n{last[:digit.start()]}{int(digit.group()) + 1}{last[digit.end():]}\n")
+    """Change the last row's measured value (still a number: the file stays well-formed)."""
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    rows[-1]["value"] = str(float(rows[-1]["value"]) * 1.5)
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
 
 
 def refusal(copy: Path) -> str:

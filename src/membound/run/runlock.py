@@ -20,9 +20,10 @@ def record_path(results: str) -> Path:
 
 
 def _running(pid: int) -> bool:
-    """True where `pid` is a live Snakemake process of this host."""
+    """True where `pid` is a live Snakemake process of this host in this working directory."""
     try:
-        return b"snakemake" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        proc = Path(f"/proc/{pid}")
+        return b"snakemake" in (proc / "cmdline").read_bytes() and (proc / "cwd").resolve() == Path.cwd().resolve()
     except OSError:
         return False
 
