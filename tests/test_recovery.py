@@ -208,3 +208,25 @@ def test_an_original_that_is_no_program_of_this_machine_stops_the_run_at_start(t
     line = f"originals.dasp.executable: {program} {why}"
     out = run.stdout + run.stderr
     assert run.returncode != 0 and any(s.startswith(line) for s in out.splitlines()) and "Job stats" not in out, out
+
+
+def test_a_run_record_names_a_live_snakemake_of_this_folder_and_never_a_gone_one(tmp_path, monkeypatch):
+    from membound.run import runlock
+
+    monkeypatch.chdir(tmp_path)
+    assert runlock.refuse_second("results/cpu") == ""  # no record
+    stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "snakemake"])
+    try:
+        monkeypatch.setattr(os, "getpid", lambda: stand_in.pid)
+        runlock.hold("results/cpu")
+        monkeypatch.undo()
+        monkeypatch.chdir(tmp_path)
+        line = runlock.refuse_second("results/cpu")
+        assert line.startswith(f"membound: another run (pid {stand_in.pid}, started ") and "--unlock argument" not in line
+        assert line.endswith("is writing results/cpu/; wait until it ends, then run again (not --unlock: that is only "
+                             "for the lock a killed run left)")
+        assert runlock.refuse_second("results/h100") == ""  # another folder
+    finally:
+        stand_in.kill()
+        stand_in.wait()
+    assert runlock.refuse_second("results/cpu") == ""  # a killed run: Snakemake's own text (--unlock) is right
