@@ -45,9 +45,19 @@ for ref_gpu, ref_module, ref_prefix in ((gpu, f"ref_{gpu}", f"{gpu}_") for gpu i
     use rule * from ref_module exclude compare, intro, archive as ref_prefix*
 
 
+# The files under results/<gpu>/ that the rules below read (raw files, raw_check's list of them, the DGEMM
+# counter check): a target's input, as Snakemake remakes a missing file only where a target asks for it,
+# not where it is the input of outputs that are up to date; so a raw file deleted (raw_check's fix) or
+# lost with a killed or failed job is made again by `all`.
+INTERMEDIATES = sorted(
+    {f for r in (rules.raw_check, rules.table2, rules.wqi, rules.ae) for f in r.input if f.startswith(f"{RESULTS}/")}
+)
+
+
 rule all:
     default_target: True
     input:
+        INTERMEDIATES,
         rules.table1.output,
         rules.bounds.output,
         rules.table2.output,

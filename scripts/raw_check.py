@@ -1,6 +1,7 @@
 """Rule raw_check: every raw file the tables, figures and claims read, checked once before any of them
-runs (membound.run.raw): a damaged one stops the run with one line naming it, what is wrong and the
-fix; otherwise tables/raw_inputs.csv lists each file, its rows and SHA-256."""
+runs (membound.run.raw), each against the record its job wrote beside it: a damaged or unrecorded one
+stops the run with one line naming it, what is wrong and the fix; otherwise tables/raw_inputs.csv
+lists each file, its rows and SHA-256."""
 import sys
 
 sys.stderr = open(snakemake.log[0], "w")  # errors go to the rule's log (the profiles show a failed job's log)
@@ -16,9 +17,8 @@ try:
         for path in snakemake.input.get(key, []):
             rule = "counters_dgemm" if "/counters/dgemm." in path else snakemake.params.rules[key]
             fix = snakemake.params.fix.format(path=path, rule=rule)
-            rows = raw.read(path, schema, fix)
-            checked.append({"file": path, "kind": schema.name, "rows": len(rows), "sha256": outputs.sha256(path),
-                            "recorded": outputs.meta_path(path).exists()})
+            rows = raw.read(path, schema, fix, recorded=True)
+            checked.append({"file": path, "kind": schema.name, "rows": len(rows), "sha256": outputs.sha256(path)})
 except raw.RawError as err:
     sys.exit(f"membound: {err}")
-outputs.write_csv(pd.DataFrame(checked, columns=["file", "kind", "rows", "sha256", "recorded"]), snakemake.output[0])
+outputs.write_csv(pd.DataFrame(checked, columns=["file", "kind", "rows", "sha256"]), snakemake.output[0])

@@ -275,8 +275,9 @@ def test_a_damaged_raw_file_stops_the_run_in_one_line_before_any_table(tmp_path)
     said = [line for line in out.splitlines() if line.startswith("membound: results/reference/h100/raw/")]
     assert said == [f"membound: results/reference/h100/raw/stencil.csv: not the file its job wrote "
                     f"({len(cut.splitlines()) - 1} rows, {recorded} recorded; "
-                    "SHA-256 differs from stencil.csv.meta.json); restore the committed file: "
-                    "git checkout -- results/reference/h100/raw/stencil.csv"], out[-3000:]
+                    "SHA-256 differs from stencil.csv.meta.json); restore the committed file and its record: "
+                    "git checkout -- results/reference/h100/raw/stencil.csv "
+                    "results/reference/h100/raw/stencil.csv.meta.json"], out[-3000:]
 
 
 def jobs_in(folder: Path) -> list[int]:

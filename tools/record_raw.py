@@ -1,7 +1,11 @@
-"""Record raw CSVs written before their jobs recorded them (outputs.recorded): beside each FILE its
-rows and SHA-256 (`FILE.meta.json`), so that membound.run.raw finds the file cut or changed later.
+"""Record raw CSVs on purpose, beside each FILE its rows and SHA-256 (`FILE.meta.json`, as its job
+records it: outputs.recorded), so that rule raw_check uses the file and membound.run.raw finds it cut or
+changed later: a raw file brought from another machine without its record (README, Troubleshooting;
+rule raw_check refuses an unrecorded file and names this command), or one written before jobs
+recorded them (the committed reference runs':
+`python tools/record_raw.py results/reference/*/raw/*.csv results/reference/*/raw/counters/*.csv`).
 
-    python tools/record_raw.py results/reference/*/raw/*.csv results/reference/*/raw/counters/*.csv
+    python tools/record_raw.py FILE...
 
 Each file is read first (membound.run.raw, its schema): a damaged file is named and not recorded.
 """

@@ -38,9 +38,9 @@ rule raw_check:
         # the rule that writes each kind of file, and the fix of a damaged one
         rules={"bench": "bench", "originals": "original", "counters": "counters", "counted": "counters"},
         fix=lambda wildcards: (  # a template of raw_check.py: {path} and {rule} are its
-            "restore the committed file: git checkout -- {path}"
+            "restore the committed file and its record: git checkout -- {path} {path}.meta.json"
             if REFERENCE
-            else "delete it and run the same command again (rule {rule} writes it anew)"
+            else "delete it and run `all` again (rule {rule} writes it anew)"
         ),
     script:
         "../../scripts/raw_check.py"

@@ -28,7 +28,7 @@ rule counters:
         gpu=1,
     params:
         ncu=NCU,
-        cases=lambda wc, input: bench_args(wc, input, counters=True),
+        cases=lambda wc: bench_args(wc, counters=True),
     shell:
         "python -m membound.run.gpu_slot -- python -m membound.counters.ncu {params.ncu} --out {output.counters}"
         " -- python -m membound.kernels.batch {wildcards.family} --out {output.rows} --backend cuda --warmup 0"

@@ -53,6 +53,16 @@ def is_dry_run():
     return workflow.dryrun and workflow.local_exec
 
 
+def takes_lock():
+    """True in the main process of a run that locks the working directory (not a dry run)."""
+    return workflow.is_main_process and not workflow.dryrun
+
+
+def is_touch():
+    """True in a run with --touch, which runs no job and only marks outputs up to date."""
+    return workflow.touch
+
+
 def runs_here():
     """True where jobs run on this node (the local executor), also in a dry run."""
     return workflow.local_exec

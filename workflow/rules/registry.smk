@@ -85,12 +85,17 @@ def bench_inputs(wildcards, counters=False):
     }
 
 
-def bench_args(wildcards, input, counters=False):
+def bench_args(wildcards, counters=False):
     """A family's job runs every case in one process (membound.kernels.batch): each case's problem
-    arguments (and its case file)."""
-    cases = families.cases(wildcards.family, config, MATRICES)
+    arguments (and its case file). A function of the wildcards alone, not of `input`: Snakemake
+    compares only such params with the last run's (a param derived from input or output is not a
+    rerun trigger), so that a config change of the problem reruns the job (tests/test_provenance.py)."""
+    family = FAMILY[wildcards.family]
+    cases = families.cases(family.name, config, MATRICES)
     rep = 0 if counters else families.rep_index(wildcards.rep)
-    return families.batch_args(wildcards.family, config, cases, input.case_files, counters, rep, input.plan_files)
+    case_files = [csr_file(case) for case in cases] if family.case_file else []
+    plan_files = [plan_file(case) for case in cases] if family.plan_file else []
+    return families.batch_args(family.name, config, cases, case_files, counters, rep, plan_files)
 
 
 # What the logger plugin `membound` says is left after each job (membound.run.progress).

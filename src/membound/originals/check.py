@@ -1,11 +1,14 @@
 """The `originals` config block, checked at start-up before any job runs (workflow/rules/common.smk):
-its shape by the config schema, then here every executable (it exists and may be run) and every
+its shape by the config schema, then here every executable (it exists, may be run, and is a program
+this machine runs: an ELF binary of its architecture or a script whose #! interpreter exists) and every
 stencil it is named for (configured, run by the code, in Table 3 under `problems: paper`, a whole
 number of the code's launches). Each failure is one line naming the key and the fix."""
 
 from __future__ import annotations
 
 import os
+import platform
+import shlex
 from collections.abc import Mapping
 
 from membound.originals.codes import CODES, LAUNCH_STEPS, supports
@@ -32,6 +35,32 @@ def _runnable(path: str, key: str, title: str) -> None:
                           "and give the executable's path, or drop the key")
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         raise ConfigError(f"{key}: {path} is not an executable file; give the binary the build made (chmod +x it)")
+    why = _not_a_program(path)
+    if why:
+        raise ConfigError(f"{key}: {path} {why}; give the binary {title}'s build made on this machine")
+
+
+ELF_MACHINES = {"x86_64": 62, "aarch64": 183, "ppc64le": 21}   # uname -m -> the ELF header's e_machine
+
+
+def _not_a_program(path: str) -> str:
+    """Why this machine cannot run the file `path` ('' where it can): neither an ELF binary of this
+    machine's architecture nor a script whose #! interpreter exists."""
+    with open(path, "rb") as fh:
+        head = fh.read(256)
+    if head.startswith(b"\x7fELF"):
+        found = int.from_bytes(head[18:20], "little" if head[5:6] == b"\x01" else "big")
+        ours = ELF_MACHINES.get(platform.machine())
+        if ours is None or found == ours:
+            return ""
+        return f"is an ELF binary for another architecture (e_machine {found}, not {platform.machine()})"
+    if head.startswith(b"#!"):
+        line = head[2:].split(b"\n", 1)[0].decode(errors="replace").strip()
+        interpreter = (shlex.split(line) or [""])[0]
+        if interpreter and os.access(interpreter, os.X_OK):
+            return ""
+        return f"is a script whose interpreter '{interpreter}' (its #! line) is not here"
+    return "is neither an ELF binary nor a script with a #! line, so not a program this machine runs"
 
 
 def _stencil(config: Mapping, code: str, name: str, key: str) -> None:

@@ -20,7 +20,8 @@ def _file(root: Path, module: str) -> Path | None:
     return None
 
 
-def _imports(root: Path, path: Path) -> set[str]:
+@cache
+def _imports(root: Path, path: Path) -> frozenset[str]:
     """The membound modules `path` imports (`from membound.x import y` counts y when it is a module)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
@@ -30,7 +31,7 @@ def _imports(root: Path, path: Path) -> set[str]:
             found.add(node.module)
             found |= {f"{node.module}.{a.name}" for a in node.names if _file(root, f"{node.module}.{a.name}")}
     parents = {".".join(m.split(".")[:i]) for m in found for i in range(1, m.count(".") + 1)}
-    return found | parents
+    return frozenset(found | parents)
 
 
 @cache

@@ -125,6 +125,19 @@ def check_depths(kernels: dict) -> None:
                               f"(Table 3's and the claims'): add {spec['depth']} to depths")
 
 
+RANGES = (("scale", "log2_min", "log2_max"), ("ncu", "scale_log2_min", "scale_log2_max"))  # (block, low, high)
+
+
+def check_ranges(merged: dict) -> None:
+    """Each range of RANGES not reversed (an empty range, which the schema cannot see: no job could run
+    it), or a one-line ConfigError with the fix."""
+    for block, low, high in RANGES:
+        lo, hi = merged[block][low], merged[block][high]
+        if lo > hi:
+            raise ConfigError(f"{block}.{low} {lo} is above {block}.{high} {hi}, an empty range: "
+                              f"set {block}.{low} <= {block}.{high}")
+
+
 def schema_of(name: str, blocks: Mapping[str, dict] = EMPTY) -> dict:
     """The schema workflow/schemas/<name>.schema.yaml with `blocks` (key -> schema) added as required
     properties: the config's takes every kernel family's block (the `schema` of each registry entry,
@@ -199,6 +212,7 @@ def assemble(configfiles, command_line: dict, gpu: str | None = None,
     merged["gpu"] = chosen["gpu"]
     check(merged, "config", "the merged config", blocks=blocks)
     check_depths(merged["stencil"]["kernels"])
+    check_ranges(merged)
     return merged, [source if i == 0 else f"{source} ({', '.join(layer)})"
                     for i, (source, layer) in enumerate(layers) if layer]
 

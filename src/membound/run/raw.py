@@ -3,7 +3,8 @@ checked as it is read: a file its job did not write whole, or that is not a tabl
 RawError, one line naming the file, what is wrong and the fix; never a frame with damaged numbers.
 
 What is checked: the file against the row count and SHA-256 its job recorded beside it
-(outputs.recorded, `<file>.meta.json`; files written before there were records have none), that it
+(outputs.recorded, `<file>.meta.json`; where `recorded` is asked, as rule raw_check asks, a file with no
+record is damaged too: one brought from another machine is recorded on purpose, RECORD), that it
 ends where a line ends (a file cut mid-line does not), that every quoted field closes and every row
 has the header's fields, the schema's columns, numbers where numbers belong, finite ones where a
 row needs one, and the text every row names. Rows written before a column existed get its default
@@ -26,7 +27,8 @@ import pandas as pd
 from membound.run import outputs
 from membound.run.measure import ROW_COLUMNS
 
-FIX = "delete it and run the same command again (Snakemake reruns the job that writes it)"
+FIX = "delete it and run `all` again (Snakemake reruns the job that writes it)"
+RECORD = "python tools/record_raw.py"   # records a raw file on purpose (one from another machine)
 
 
 class RawError(ValueError):
@@ -81,11 +83,11 @@ ROWS = Schema(
 )
 
 
-def read(path, schema: Schema = ROWS, fix: str = FIX) -> pd.DataFrame:
-    """The rows of the raw CSV `path`, checked (see the module) and completed by `schema.later`;
-    RawError '<path>: <what>; <fix>' where it is damaged."""
+def read(path, schema: Schema = ROWS, fix: str = FIX, recorded: bool = False) -> pd.DataFrame:
+    """The rows of the raw CSV `path`, checked (see the module; `recorded`: its record required) and
+    completed by `schema.later`; RawError '<path>: <what>; <fix>' where it is damaged."""
     try:
-        return _checked(Path(path), schema)
+        return _checked(Path(path), schema, recorded)
     except _Damage as what:
         raise RawError(f"{path}: {what}; {fix}") from None
 
@@ -102,12 +104,12 @@ class _Damage(Exception):
     """What is wrong with a file (read adds the file and the fix)."""
 
 
-def _checked(path: Path, schema: Schema) -> pd.DataFrame:
+def _checked(path: Path, schema: Schema, recorded: bool = False) -> pd.DataFrame:
     try:
         data = path.read_bytes()
     except OSError as err:
         raise _Damage(f"cannot be read ({err.strerror})") from None
-    _against_record(path, data)
+    _against_record(path, data, recorded)
     records = _records(data)
     if not records:
         raise _Damage("empty: no header, no rows")
@@ -138,10 +140,14 @@ def _records(data: bytes) -> list[list[str]]:
         raise _Damage(f"malformed at line {reader.line_num} ({err}; a quoted field cut?)") from None
 
 
-def _against_record(path: Path, data: bytes) -> None:
-    """_Damage where the record its job wrote (`<path>.meta.json`) says other rows or another SHA-256."""
+def _against_record(path: Path, data: bytes, required: bool) -> None:
+    """_Damage where the record its job wrote (`<path>.meta.json`) says other rows or another SHA-256,
+    or, `required`, where there is none."""
     meta = outputs.meta_path(path)
     if not meta.exists():
+        if required:
+            raise _Damage(f"no record {meta.name} beside it, so not a file its job wrote (one brought from another "
+                          f"machine is used once recorded: {RECORD} {path})")
         return
     try:
         recorded = json.loads(meta.read_text())
