@@ -23,6 +23,8 @@ from test_workflow import REPO, SNAKEMAKE, copy_checkout, snakemake
 
 CPU = ["--profile", "profiles/cpu"]
 
+pytestmark = pytest.mark.slow  # Snakemake started anew in each test, seconds at least
+
 
 def originals_file(tmp_path, **extra) -> str:
     """A config file naming a fake executable of every code (stencils: a few each)."""

@@ -21,6 +21,8 @@ PROFILES = sorted(p.name for p in (REPO / "profiles").iterdir() if p.is_dir() an
 FIGURES = ["fig2_roofline", "fig3_4_breakdown", "fig6_scale", "fig7_spmv", "fig8_stencil", "fusion", "classification"]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
+pytestmark = pytest.mark.slow  # Snakemake started anew in each test, seconds at least
+
 
 def snakemake(*args, cwd=REPO, env=None):
     # no timeout: a full reference `all` (reference_run) on a busy machine takes minutes, and ends
