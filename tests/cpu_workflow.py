@@ -18,10 +18,10 @@ WORKLOAD = ["--config", "matrices=[dc2]", "scale={log2_min: 10, log2_max: 18}",
 RESULTS = "results/cpu"
 
 
-def snakemake(copy: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+def snakemake(copy: Path, *args: str) -> subprocess.CompletedProcess:
     """`python -m snakemake *args` in `copy`, its own code imported and no user profile read."""
     env = {**os.environ, "PYTHONPATH": str(copy / "src"), "XDG_CONFIG_HOME": str(copy / ".no-user-profiles"),
-           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]), **(env or {})}
+           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
     return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=copy, env=env, capture_output=True,
                           text=True)
 
