@@ -90,6 +90,7 @@ def test_gpu_rules_without_any_timing_are_named():
     assert p.line().endswith("; 3 jobs without an estimate)")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gpus", [1, 2])
 def test_a_dry_run_with_gpus_says_what_is_left(gpus):
     env = {**os.environ, "XDG_CONFIG_HOME": str(REPO / ".no-user-profiles")}
