@@ -157,7 +157,7 @@ def test_appendix_names_the_executor_and_the_slurm_jobs_that_measured(runs, clus
 
 def test_a_job_killed_with_scancel_is_reported_with_its_log_and_rerun_next_time(runs, cluster):
     args = [*SNAKEMAKE, "--profile", "profiles/cpu", "--profile", str(runs["overlay"]), f"{RESULTS}/raw/scale.csv",
-            *WORKLOAD]
+            *WORKLOAD, "scale={log2_min: 10, log2_max: 20}"]  # seconds of benchmark: scancel comes first
     done = max(j["id"] for j in sacct_jobs(cluster))
     with subprocess.Popen([*args, "--forcerun", "bench"], cwd=runs["slurm"], env=runs["env"],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as killed:
