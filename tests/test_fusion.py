@@ -239,9 +239,10 @@ def _texts_smaller_than_the_ticks(fig, caption):
     the caption footer aside."""
     from matplotlib.text import Text
     tick = min(label.get_fontsize() for ax in fig.axes if ax.get_visible() for label in ax.get_xticklabels())
-    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip() and t.get_text() != caption
-             and t not in {label for ax in fig.axes for label in (*ax.get_xticklabels(), *ax.get_yticklabels(),
-                                                                   *ax.get_xminorticklabels(), *ax.get_yminorticklabels())}]
+    found = fig.findobj(Text)
+    ticks = {label for ax in fig.axes for label in (*ax.get_xticklabels(), *ax.get_yticklabels(),
+                                                    *ax.get_xminorticklabels(), *ax.get_yminorticklabels())}  # once
+    texts = [t for t in found if t.get_visible() and t.get_text().strip() and t.get_text() != caption and t not in ticks]
     assert texts
     return [(t.get_text(), t.get_fontsize()) for t in texts if t.get_fontsize() < tick]
 
