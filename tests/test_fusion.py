@@ -109,6 +109,7 @@ def test_the_copy_of_each_stencils_arrays_is_its_measured_roof(tmp_path):
 # ------------------------------------------------------------------------------- the classification
 
 
+@pytest.mark.slow  # every spec's sparse layouts: seconds of CPU
 def test_grid_covers_every_spec_and_precision_of_the_stencil_layouts_and_configuration():
     specs = {n: config.load_gpu(n) for n in config.profiles()}
     g = cl.grid(specs)
