@@ -28,7 +28,7 @@ test: $(VENV)/.installed slurm-packages chromium-package
 	$(PY) -m pytest
 
 # The inner loop: every test but those marked slow or slurm (the workflow runs among them), about
-# 2 minutes of CPU; `make test` (and CI) runs them all (docs/architecture.md, "The tests").
+# 95 s of CPU; `make test` (and CI) runs them all (docs/architecture.md, "The tests").
 test-fast: $(VENV)/.installed
 	$(PY) -m pytest -m "not slow and not slurm"
 
