@@ -19,7 +19,7 @@ $(error GPU=$(GPU): no lock $(GPU_LOCK); use GPU=cuda12 or GPU=cuda13, the drive
 endif
 endif
 
-.PHONY: run test install lock slurm-packages chromium-package
+.PHONY: run test test-fast install lock slurm-packages chromium-package
 run: install
 	@profile=$${PROFILE:-$$($(PY) -m membound.specs new --if-missing)} && $(PY) -m membound.run.profiles check "$$profile" && \
 	echo "make run: snakemake --profile profiles/$$profile all" && \
@@ -27,6 +27,11 @@ run: install
 
 test: $(VENV)/.installed slurm-packages chromium-package
 	$(PY) -m pytest
+
+# The inner loop: every test but those marked slow or slurm (the workflow runs among them), about
+# 95 s of CPU; `make test` (and CI) runs them all (docs/architecture.md, "The tests").
+test-fast: $(VENV)/.installed
+	$(PY) -m pytest -m "not slow and not slurm"
 
 # The Debian packages of the SLURM test (tests/test_slurm.py: a one-node cluster on localhost).
 # Installed as root where apt-get works; otherwise that test skips and says why.

@@ -109,6 +109,7 @@ def test_the_copy_of_each_stencils_arrays_is_its_measured_roof(tmp_path):
 # ------------------------------------------------------------------------------- the classification
 
 
+@pytest.mark.slow  # every spec's sparse layouts: seconds of CPU
 def test_grid_covers_every_spec_and_precision_of_the_stencil_layouts_and_configuration():
     specs = {n: config.load_gpu(n) for n in config.profiles()}
     g = cl.grid(specs)
@@ -239,9 +240,10 @@ def _texts_smaller_than_the_ticks(fig, caption):
     the caption footer aside."""
     from matplotlib.text import Text
     tick = min(label.get_fontsize() for ax in fig.axes if ax.get_visible() for label in ax.get_xticklabels())
-    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip() and t.get_text() != caption
-             and t not in {label for ax in fig.axes for label in (*ax.get_xticklabels(), *ax.get_yticklabels(),
-                                                                   *ax.get_xminorticklabels(), *ax.get_yminorticklabels())}]
+    found = fig.findobj(Text)
+    ticks = {label for ax in fig.axes for label in (*ax.get_xticklabels(), *ax.get_yticklabels(),
+                                                    *ax.get_xminorticklabels(), *ax.get_yminorticklabels())}  # once
+    texts = [t for t in found if t.get_visible() and t.get_text().strip() and t.get_text() != caption and t not in ticks]
     assert texts
     return [(t.get_text(), t.get_fontsize()) for t in texts if t.get_fontsize() < tick]
 

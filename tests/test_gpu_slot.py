@@ -130,6 +130,7 @@ def test_every_job_shares_one_kernel_cache_unless_one_is_set(node, tmp_path):
     assert slot({**env, "CUPY_CACHE_DIR": "/x"}, *show).communicate(timeout=30)[0].strip() == "/x"
 
 
+@pytest.mark.slow
 def test_a_dry_run_on_two_gpus_sends_every_gpu_job_through_a_slot_one_job_per_repetition():
     repo = Path(__file__).resolve().parents[1]
     env = {**os.environ, "XDG_CONFIG_HOME": str(repo / ".no-user-profiles")}

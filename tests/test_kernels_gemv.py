@@ -3,10 +3,6 @@ against the reference within the format's bound, the MMA operand columns, checks
 analytical W and Q, and the cpu profile's rules end to end."""
 
 import re
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,7 +13,6 @@ from membound.kernels import SOURCES, gemv, harness
 from membound.model import equations, precision
 from membound.run import config, measure
 
-REPO = Path(__file__).resolve().parents[1]
 SHAPES = [(1, 1), (7, 5), (8, 32), (33, 70), (17, 130), (1000, 517)]
 PRECISIONS = gemv.PRECISIONS
 CPU = [i for i in gemv.IMPLS if i.backend == "cpu"]
@@ -122,19 +117,10 @@ def test_analytical_w_and_q_are_eq_6_7():
 
 
 @pytest.mark.slow
-def test_cpu_profile_measures_and_plots_gemv(tmp_path):
-    copy = tmp_path / "membound"
-    shutil.copytree(REPO, copy, ignore=shutil.ignore_patterns(".git", ".venv", ".snakemake", "data", "results",
-                                                                "__pycache__", ".pytest_cache"))
-    target = "results/cpu/figures/gemv.csv"
-    run = subprocess.run([sys.executable, "-m", "snakemake", "--profile", "profiles/cpu", "--cores", "2", target],
-                         cwd=copy, capture_output=True, text=True, timeout=300,
-                         env={"PATH": str(Path(sys.executable).parent) + ":/usr/bin:/bin", "PYTHONPATH": str(copy / "src"),
-                              "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "none")})
-    assert run.returncode == 0, run.stderr[-3000:]
-    plotted = pd.read_csv(copy / target)
+def test_cpu_profile_measures_and_plots_gemv(cpu_run):
+    plotted = pd.read_csv(cpu_run / "results/cpu/figures/gemv.csv")
     assert set(plotted.unit) == {"cuda_core", "tensor_core"} and sorted(plotted.n.unique()) == [64, 256, 1024]
-    assert (copy / "results/cpu/figures/gemv.png").stat().st_size > 0
+    assert (cpu_run / "results/cpu/figures/gemv.png").stat().st_size > 0
 
 
 @pytest.mark.gpu

@@ -180,6 +180,7 @@ def test_shared_bytes_are_what_the_launch_asks_for(monkeypatch, gpu, precision):
                                   (P.shared_bytes("tc", st, precision=precision), elem)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("precision", PRECISIONS)
 def test_compile_ahead_names_the_modules_the_runner_compiles(monkeypatch, precision):
     """stencil_cuda.modules (the job's compile-ahead) from the structure alone: the very (source,
@@ -258,6 +259,7 @@ def test_plan_refuses_what_does_not_fit_and_keeps_the_role_depth():
     assert P.plan(st, range(1, 9), NAMES)[1] == []          # no limit (the CPU): every depth runs
 
 
+@pytest.mark.slow
 def test_check_config_on_the_h100_and_a100():
     kernels = {name: dict(shape=sh, dims=d, radius=r, depth=t, depths=list(range(1, P.MAX_DEPTH[d] + 1)))
                for name, (sh, d, r, t) in STENCILS.items()}

@@ -15,7 +15,8 @@ from membound.kernels.stencil.tiles import CC3, ST, TB2, TB3
 from membound.model.precision import decode, fmt, quantize
 from membound.run import measure
 
-pytestmark = pytest.mark.skipif(not emulated.available(), reason="no g++ here")
+pytestmark = [pytest.mark.skipif(not emulated.available(), reason="no g++ here"),
+              pytest.mark.slow]  # g++ builds a binary for each case: minutes in all
 
 SMALL_TB3 = dict(TB3, BX=8, BY=8, BZ=8, NTHREADS=32)
 CASES = [  # (shape, dims, radius, depth, tile, field); fields ragged, several blocks and segments

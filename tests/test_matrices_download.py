@@ -207,6 +207,7 @@ def snakemake(*args):
                           timeout=300, env=env)
 
 
+@pytest.mark.slow
 def test_workflow_downloads_and_converts_a_real_matrix(server, tmp_path):
     entry = next(m for m in mbconfig.load_matrices() if m["name"] == "dc2")
     matrix, _ = surrogate.generate(entry)  # a stand-in with dc2's exact shape, served as dc2's tarball
@@ -230,6 +231,7 @@ def test_workflow_downloads_and_converts_a_real_matrix(server, tmp_path):
     assert lock.read(data / "csr" / "real" / "lock.tsv") == lock.read(lockfile)
 
 
+@pytest.mark.slow
 def test_unknown_matrix_fails_at_start_listing_the_valid_names():
     run = snakemake("--profile", "profiles/cpu", "--config", "matrix_source=real", "matrices=[rma10,rma11]", "-n")
     out = run.stdout + run.stderr

@@ -107,6 +107,7 @@ def test_a_generic_rules_jobs_are_timed_per_family_and_untimed_while_a_family_is
                              f"1 s on 1 GPU); 1 not yet timed (bench: {progress.UNTIMED})"), p.line()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gpus", [1, 2])
 def test_a_dry_run_with_gpus_says_what_is_left(gpus):
     env = {**os.environ, "XDG_CONFIG_HOME": str(REPO / ".no-user-profiles")}

@@ -5,20 +5,17 @@ text and the captions, and that no section is empty. Skipped, with the reason, w
 
 import html
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+import yaml
+from cpu_workflow import REPORT, WORKLOAD, snakemake
 from report_data import report_data
 
-REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-WORKLOAD = ["--config", "matrices=[dc2]"]  # the cpu profile on one matrix: every rule, fewer jobs
-REPORT = "results/cpu/report.html"  # where rule archive takes the report from
 
 # Runs in the report's page once it has loaded; writes the problems found into <pre id="membound-check">.
 CHECK = r"""<script>
@@ -87,30 +84,11 @@ def browser_check(report: Path, tmp_path: Path) -> list[str]:
     return json.loads(html.unescape(found.group(1)))
 
 
-def snakemake(copy, *args):
-    env = {**os.environ, "PYTHONPATH": str(copy / "src"), "XDG_CONFIG_HOME": str(copy / ".no-user-profiles"),
-           "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
-    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=copy, env=env, capture_output=True,
-                          text=True, timeout=1800)
-
-
 def commit_all(copy):
     """The copy as a git checkout of one commit (the archive takes the code at its commit)."""
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "copy"]):
         subprocess.run(["git", "-C", str(copy), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True,
                        capture_output=True)
-
-
-@pytest.fixture(scope="module")
-def cpu_run(tmp_path_factory):
-    """A copy of the checkout (no results) after the cpu profile's `all` and its HTML report."""
-    copy = tmp_path_factory.mktemp("cpu") / "membound"
-    shutil.copytree(REPO, copy, ignore=shutil.ignore_patterns(".git", ".venv", ".snakemake", "data", "results",
-                                                                "__pycache__", ".pytest_cache"))
-    for args in (["all", *WORKLOAD, "--cores", "2"], ["--report", REPORT, *WORKLOAD]):
-        run = snakemake(copy, "--profile", "profiles/cpu", *args)
-        assert run.returncode == 0, run.stderr[-3000:]
-    return copy
 
 
 @pytest.fixture(scope="module")
@@ -123,19 +101,20 @@ def cpu_report(cpu_run):
 @pytest.mark.slow
 def test_the_archive_bundles_the_cpu_run_and_verifies_itself_unpacked_one_line_per_changed_file(cpu_run, tmp_path):
     import tarfile
-    (cpu_run / REPORT).rename(cpu_run / "report.kept")
-    run = snakemake(cpu_run, "--profile", "profiles/cpu", "archive", *WORKLOAD, "--cores", "1")
-    log = (cpu_run / "results" / "archive" / "membound-cpu.log").read_text()
+    copy = shutil.copytree(cpu_run, tmp_path / "membound", symlinks=True)   # the shared run stays as it is
+    (copy / REPORT).rename(copy / "report.kept")
+    run = snakemake(copy, "--profile", "profiles/cpu", "archive", *WORKLOAD, "--cores", "1")
+    log = (copy / "results" / "archive" / "membound-cpu.log").read_text()
     assert run.returncode != 0 and f"error: {REPORT}: no report to archive; make it with" in log, log
-    (cpu_run / "report.kept").rename(cpu_run / REPORT)
-    run = snakemake(cpu_run, "--profile", "profiles/cpu", "archive", *WORKLOAD, "--cores", "1")
-    log = (cpu_run / "results" / "archive" / "membound-cpu.log").read_text()
+    (copy / "report.kept").rename(copy / REPORT)
+    run = snakemake(copy, "--profile", "profiles/cpu", "archive", *WORKLOAD, "--cores", "1")
+    log = (copy / "results" / "archive" / "membound-cpu.log").read_text()
     assert run.returncode != 0 and "is not a git checkout" in log and "Traceback" not in log
-    assert not (cpu_run / "results" / "archive" / "membound-cpu.tar.gz").exists()
-    commit_all(cpu_run)
-    run = snakemake(cpu_run, "--profile", "profiles/cpu", "archive", *WORKLOAD, "--cores", "1")
+    assert not (copy / "results" / "archive" / "membound-cpu.tar.gz").exists()
+    commit_all(copy)
+    run = snakemake(copy, "--profile", "profiles/cpu", "archive", *WORKLOAD, "--cores", "1")
     assert run.returncode == 0, run.stderr[-3000:]
-    with tarfile.open(cpu_run / "results" / "archive" / "membound-cpu.tar.gz") as bundle:
+    with tarfile.open(copy / "results" / "archive" / "membound-cpu.tar.gz") as bundle:
         names = {n.split("/", 1)[1] for n in bundle.getnames() if "/" in n}
         bundle.extractall(tmp_path, filter="tar")
     assert {"Snakefile", "src/membound/ae/__init__.py", "results/cpu/raw/scale.csv", "results/cpu/ae/manifest.sha256",
@@ -143,7 +122,8 @@ def test_the_archive_bundles_the_cpu_run_and_verifies_itself_unpacked_one_line_p
             "results/cpu/logs/commands.jsonl", "ARCHIVE.json"} <= names
     unpacked = next(tmp_path.glob("membound-*"))
     record = json.loads((unpacked / "ARCHIVE.json").read_text())
-    assert record["profile"] == "cpu" and record["config"] == {"matrices": ["dc2"]}
+    given = dict(yaml.safe_load(item.replace("=", ": ", 1)) for item in WORKLOAD[1:])   # as Snakemake parses --config
+    assert record["profile"] == "cpu" and record["config"] == given
     assert record["command"].startswith("snakemake --profile profiles/cpu archive --config")
     assert len(json.loads((unpacked / "results/cpu/raw/inventory.json").read_text())["installed"]) > 20
     changed = unpacked / "results" / "cpu" / "tables" / "table1_platforms.md"
@@ -151,7 +131,7 @@ def test_the_archive_bundles_the_cpu_run_and_verifies_itself_unpacked_one_line_p
     env = {**os.environ, "PYTHONPATH": str(unpacked / "src"), "XDG_CONFIG_HOME": str(tmp_path / "no-profiles"),
            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])}
     verify = subprocess.run([sys.executable, "-m", "membound.ae", "verify"], cwd=unpacked, env=env,
-                            capture_output=True, text=True, timeout=1800)
+                            capture_output=True, text=True)
     log = (unpacked / "verify.log").read_text() if (unpacked / "verify.log").exists() else ""
     assert verify.stdout.splitlines() == ["results/cpu/tables/table1_platforms.md: differs from the manifest "
                                           "(as unpacked)"], verify.stdout + log[-3000:]

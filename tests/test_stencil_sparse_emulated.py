@@ -15,7 +15,8 @@ from membound.model import sparse24_banks as BANKS
 from membound.model.geometry import support
 from membound.model.precision import decode, fmt, quantize, rounded
 
-pytestmark = pytest.mark.skipif(not emulated.available(), reason="no g++ here")
+pytestmark = [pytest.mark.skipif(not emulated.available(), reason="no g++ here"),
+              pytest.mark.slow]  # g++ builds a binary for each case: minutes in all
 
 CASES = [  # (shape, dims, radius, depth, precision, field): 3D over two z blocks (BZ 64), nx even and odd
     ("box", 3, 1, 3, "fp16", (70, 11, 20)),       # PAIR, pairs of halves by 4-byte cp.async
