@@ -5,9 +5,11 @@ text and the captions, and that no section is empty. Skipped, with the reason, w
 
 import html
 import json
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
