@@ -8,7 +8,6 @@ instructions cap it below the copy, its roof is that pipe's (analysis/roofs.py).
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from membound.analysis import roofs
