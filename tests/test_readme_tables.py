@@ -74,7 +74,7 @@ def commits(text: str) -> set[str]:
 
 def test_the_readme_is_a_manual_and_each_docs_page_is_short():
     readme = (REPO / "README.md").read_text()
-    assert len(readme.splitlines()) <= 250
+    assert len(readme.splitlines()) <= 300  # a manual: 250 before the "Your GPU" and artifact-evaluation sections
     assert len(commits(readme)) <= 5, sorted(commits(readme))
     long = {p.name: n for p in (REPO / "docs").glob("*.md") if (n := len(p.read_text().splitlines())) > 600}
     assert not long, long
