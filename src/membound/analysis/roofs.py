@@ -24,8 +24,11 @@ import numpy as np
 import pandas as pd
 
 from membound.model import peaks
-from membound.model.precision import fmt
+from membound.model.precision import FORMATS, fmt
 from membound.run import measure
+
+# the format whose CUDA-core SASS ops are the FMA pipes' (FFMA): their roof is its CUDA-core peak
+FMA_FORMAT = next(f.name for f in FORMATS.values() if "ffma" in f.cc_ops)
 
 UNDER = 0.90
 COLUMNS = ["copy_GStencil_s", "pipe", "pipe_GStencil_s", "issue_GStencil_s", "roof", "roof_GStencil_s",
@@ -50,7 +53,7 @@ def pipe_roofs(frame: pd.DataFrame, gpu: dict, counters: pd.DataFrame, counted: 
     items = counted.drop_duplicates("tag").set_index("tag")["work_items"]
     per_item = _instructions(main).div(items.reindex(main.index), axis=0)
     rate = {"FP64 pipe": 1e3 * peaks.at(gpu, "fp64").cuda_core / 2,        # G thread instructions a second
-            "FMA pipes": 1e3 * peaks.at(gpu, "fp32").cuda_core / 2}
+            "FMA pipes": 1e3 * peaks.at(gpu, FMA_FORMAT).cuda_core / 2}
     issue = gpu.get("issue_Ginst_s", np.nan)                                # G warp instructions a second
     out = []
     for r in frame.itertuples():
