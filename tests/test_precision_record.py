@@ -117,7 +117,8 @@ def test_the_counter_names_are_the_committed_ones():
         "sm__ops_path_tensor_src_bf16_dst_fp32.sum": "tensor_bf16_ops"}
     assert mma.OPS["bf16"] == ("tensor_bf16_ops", "sm__ops_path_tensor_src_bf16_dst_fp32")
     assert mma.MMA.pattern.endswith(r"(f64|tf32|f16|bf16)\b")
-    assert "sm__ops_path_tensor_src_tf32_dst_fp32.sum" in ncu.OPTIONAL and len(ncu.OPTIONAL) == 6  # 6th: smsp__inst_executed, the issue-slot roof
+    assert "sm__ops_path_tensor_src_tf32_dst_fp32.sum" in ncu.OPTIONAL
+    assert len(ncu.OPTIONAL) == 6  # the sixth: smsp__inst_executed, the issue-slot roof (analysis/roofs.py)
     assert rocprof.MFMA == [f"SQ_INSTS_VALU_MFMA_MOPS_{s}" for s in ("F64", "F32", "F16", "BF16")]
     assert {p: v[2] for p, v in rocprof.VALU.items()} == {
         "fp64": "SQ_INSTS_VALU_FMA_F64", "fp32": "SQ_INSTS_VALU_FMA_F32", "fp16": "SQ_INSTS_VALU_FMA_F16"}
