@@ -100,6 +100,7 @@ ROWS = {
     "originals.*.commit": ("originals={ebisu: {commit: other}}", every_rep("originals/ebisu/2d5pt")),
     "claims.margin": ("claims={margin: 0.05}", set()),
     "claims.dram_fraction": ("claims={dram_fraction: 0.5}", set()),
+    "render_only": ("render_only=true", set()),  # the raw files become sources: nothing is measured again
 }
 NOT_ON_THE_COMMAND_LINE = {"gpu", "reference", "reference_gpus"}  # the profile's own (--config refuses them)
 

@@ -353,7 +353,7 @@ def test_reference_profile_renders_every_gpu_with_raw_results_and_stacks_them(tm
     copy = tmp_path / "membound"
     shutil.copytree(REPO / "results" / "reference" / "h100" / "raw", copy / "results" / "reference" / "h100" / "raw")
     shutil.copytree(REPO / "results" / "reference" / "h100" / "raw", copy / "results" / "reference" / "a100" / "raw")
-    for part in ("Snakefile", "workflow", "config", "scripts", "src", "profiles"):
+    for part in ("Snakefile", "workflow", "config", "scripts", "src", "profiles", "CITATION.cff", "pyproject.toml"):
         (shutil.copytree if (REPO / part).is_dir() else shutil.copy)(REPO / part, copy / part)
     run = snakemake("--profile", "profiles/reference", "all", "-n", cwd=copy, env={"PYTHONPATH": str(copy / "src")})
     assert run.returncode == 0, run.stderr[-3000:]

@@ -17,7 +17,9 @@ COUNTER_INPUTS = (
 
 # the stencils' counters alone: each depth-1 stencil's pipe roofs (rule bandwidth)
 STENCIL_COUNTERS = {
-    k: [p for p in COUNTER_INPUTS[k] if "/stencil." in p] for k in ("counters", "counted") if COUNTER_INPUTS
+    k: [p for p in COUNTER_INPUTS[k] if os.path.basename(p).startswith("stencil.")]
+    for k in ("counters", "counted")
+    if COUNTER_INPUTS
 }
 
 
