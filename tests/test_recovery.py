@@ -216,6 +216,9 @@ def test_a_run_record_names_a_live_snakemake_of_this_folder_and_never_a_gone_one
     monkeypatch.chdir(tmp_path)
     assert runlock.refuse_second("results/cpu") == ""  # no record
     stand_in = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "snakemake"])
+    while b"snakemake" not in Path(f"/proc/{stand_in.pid}/cmdline").read_bytes():   # until it has started
+        assert stand_in.poll() is None
+        time.sleep(0.05)
     try:
         monkeypatch.setattr(os, "getpid", lambda: stand_in.pid)
         runlock.hold("results/cpu")
