@@ -462,13 +462,14 @@ def test_profiles_install_repairs_a_dangling_link_and_says_where_each_name_point
 
 
 def documented_commands() -> list[str]:
-    """Every `snakemake ...` command printed in README.md and config/README.md (placeholders aside)."""
+    """Every `snakemake ...` command printed in README.md, config/README.md and docs/*.md (placeholders aside)."""
     found = []
-    for doc in ("README.md", "config/README.md"):
-        text = (REPO / doc).read_text()
+    for doc in [REPO / "README.md", REPO / "config" / "README.md", *sorted((REPO / "docs").glob("*.md"))]:
+        text = doc.read_text()
         blocks = re.findall(r"```sh\n(.*?)```", text, re.DOTALL)
         lines = [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()]
-        found += [c for c in lines + re.findall(r"`(snakemake [^`]*)`", text) if c.startswith("snakemake ")]
+        found += [" ".join(c.split()) for c in lines + re.findall(r"`(snakemake [^`]*)`", text)
+                  if c.startswith("snakemake ")]
     return sorted({c for c in found if "<" not in c and "--report" not in c})  # --report: test_html_report
 
 
