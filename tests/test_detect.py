@@ -118,3 +118,17 @@ def test_make_runs_profile_is_the_one_that_describes_the_gpu_else_one_written_fr
                            "profiles/l40s/config.v8+.yaml", "profiles/l40s/membound.yaml"]
     else:
         assert err == "" and written == ["config", "config/gpus", "profiles"]
+
+
+@pytest.mark.parametrize("gpu, profile", [("h100_sxm5", "h100"), ("l40s", None), ("h100_pcie", None)])
+def test_a_bare_snakemake_takes_the_profile_that_describes_the_gpu_never_cpu(gpu, profile, monkeypatch):
+    """A bare `snakemake` (profiles/default) takes what `python -m membound.run.detect` and `make run` take:
+    on a GPU no profile describes it stops with one line naming the one to write, never cpu or another card's."""
+    on(monkeypatch, gpu)
+    if profile:
+        assert detect.this_machine() == profile
+        return
+    with pytest.raises(config.ConfigError) as stop:
+        detect.this_machine()
+    assert "no profile describes this NVIDIA" in str(stop.value) and "membound.specs new" in str(stop.value)
+    assert "\n" not in str(stop.value)

@@ -70,8 +70,17 @@ def other(names: list[str]) -> str:
 
 
 def this_machine() -> str:
-    """The profile a run takes where no --profile is named (a bare `snakemake`), said on stderr."""
-    name = profile_for(device_names())
+    """The profile a run takes where no --profile is named (a bare `snakemake`), said on stderr: the one
+    whose spec describes this GPU (as `make run` takes it; by its name alone where CuPy cannot read it),
+    cpu where no GPU answers; a GPU that no profile describes raises config.ConfigError, never cpu."""
+    names = device_names()
+    try:
+        name = profile_of(probe.device(probe.query())) if names else "cpu"
+    except probe.QueryError:
+        name = profile_for(names)    # the start-up check (require) then says what is missing
+    if name is None or (names and name == "cpu"):
+        raise config.ConfigError(f"no --profile, and no profile describes this {names[0]}: `make run` writes one "
+                                 f"from it and runs it, or name one: --profile {other(names)}")
     print(f"membound: no --profile: running this machine's, {name} (python -m membound.run.detect); "
           f"--profile <name> picks another", file=sys.stderr)
     return name
