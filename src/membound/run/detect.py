@@ -56,8 +56,10 @@ def profile_of(dev: probe.Device) -> str | None:
 
 
 def to_use(dev: probe.Device) -> str:
-    """The profile to name for `dev`: the one that describes it, or the one `specs new` would write."""
-    return profile_of(dev) or f"{probe.new_name(dev.name)} (python -m membound.specs new writes it from this GPU)"
+    """The profile to name for `dev`: the one that describes it, or the one `specs new` would write, by its
+    path (a profile written since `make install` linked the names is found by its path alone)."""
+    written = f"profiles/{probe.new_name(dev.name)} (python -m membound.specs new writes it from this GPU)"
+    return profile_of(dev) or written
 
 
 def other(names: list[str]) -> str:
@@ -66,7 +68,8 @@ def other(names: list[str]) -> str:
         return to_use(probe.device(probe.query()))
     except probe.QueryError:
         found = profile_for(names)
-        return found if found != "cpu" else f"{probe.new_name(names[0])} (python -m membound.specs new writes it)"
+        written = f"profiles/{probe.new_name(names[0])} (python -m membound.specs new writes it)"
+        return found if found != "cpu" else written
 
 
 def this_machine() -> str:
