@@ -50,12 +50,13 @@ def test_detect_names_the_profile_whose_spec_describes_the_gpu_never_cpu(gpu, pr
 
 @pytest.mark.parametrize("gpu, profile, says", [
     ("h100_pcie", "h100", "profile 'h100' measures an NVIDIA H100 80GB HBM3 (SXM5), but this node's NVIDIA H100 PCIe "
-     "has 114 SMs (spec 132), 2.04 TB/s (spec 3.35): use --profile h100_pcie (python -m membound.specs new writes "
+     "has 114 SMs (spec 132), 2.04 TB/s (spec 3.35): use --profile profiles/h100_pcie (python -m membound.specs new "
+     "writes "
      "it from this GPU)"),
     ("h100_pcie", "h200", "profile 'h200' measures an NVIDIA H200 (SXM, 141 GB), but this node has NVIDIA H100 PCIe: "
-     "use --profile h100_pcie (python -m membound.specs new writes it from this GPU)"),
+     "use --profile profiles/h100_pcie (python -m membound.specs new writes it from this GPU)"),
     ("a100_sxm4_40gb", "a100", "profile 'a100' measures an NVIDIA A100 80GB PCIe, but this node's NVIDIA "
-     "A100-SXM4-40GB has 40 GB memory (spec 80), 1.56 TB/s (spec 1.94): use --profile a100_sxm4_40gb")])
+     "A100-SXM4-40GB has 40 GB memory (spec 80), 1.56 TB/s (spec 1.94): use --profile profiles/a100_sxm4_40gb")])
 def test_a_curated_profile_whose_spec_does_not_describe_the_gpu_stops_with_one_line(gpu, profile, says, monkeypatch):
     on(monkeypatch, gpu)
     with pytest.raises(config.ConfigError) as stop:
@@ -118,3 +119,26 @@ def test_make_runs_profile_is_the_one_that_describes_the_gpu_else_one_written_fr
                            "profiles/l40s/config.v8+.yaml", "profiles/l40s/membound.yaml"]
     else:
         assert err == "" and written == ["config", "config/gpus", "profiles"]
+
+
+@pytest.mark.parametrize("gpu, profile", [("h100_sxm5", "h100"), ("l40s", None), ("h100_pcie", None)])
+def test_a_bare_snakemake_takes_the_profile_that_describes_the_gpu_never_cpu(gpu, profile, monkeypatch):
+    """A bare `snakemake` (profiles/default) takes what `python -m membound.run.detect` and `make run` take:
+    on a GPU no profile describes it stops with one line naming the one to write, never cpu or another card's."""
+    on(monkeypatch, gpu)
+    if profile:
+        assert detect.this_machine() == profile
+        return
+    with pytest.raises(config.ConfigError) as stop:
+        detect.this_machine()
+    assert "no profile describes this NVIDIA" in str(stop.value) and "membound.specs new" in str(stop.value)
+    assert "\n" not in str(stop.value)
+
+
+def test_the_profile_to_write_is_named_by_its_path_which_snakemake_finds_unlinked(monkeypatch):
+    """A profile `specs new` writes is not linked into Snakemake's profile folder until `make install` runs
+    again, so `--profile <name>` would not find it: the fix names it `profiles/<name>`."""
+    on(monkeypatch, "h100_pcie")
+    assert detect.to_use(probe.device(probe.query())).startswith("profiles/h100_pcie ")
+    monkeypatch.setattr(probe, "query", lambda: (_ for _ in ()).throw(probe.QueryError("no CuPy")))
+    assert detect.other(["NVIDIA L40S"]).startswith("profiles/l40s ")

@@ -120,12 +120,12 @@ def test_a_dry_run_with_gpus_says_what_is_left(gpus):
 
 def test_the_end_of_a_run_says_where_its_outputs_are(tmp_path):
     root = tmp_path / "results" / "h100"
-    assert summary.text([str(root)], "h100") == ""                 # a run of a few targets made none of them
+    assert summary.text([str(root)], "h100", f"{root}/report.html") == ""                 # a run of a few targets made none of them
     (root / "figures").mkdir(parents=True)
     (root / "ae").mkdir()
     for made in ("claims.md", "figures/fig2_roofline.png", "figures/fig7_spmv.png", "ae/appendix.md"):
         (root / made).write_text("")
-    assert summary.text([str(root)], "h100").splitlines() == [
+    assert summary.text([str(root)], "h100", f"{root}/report.html").splitlines() == [
         "membound: this run's outputs",
         f"  claims    {root}/claims.md",
         f"  figures   {root}/figures/ (2 figures, .png and .pdf)",
@@ -147,5 +147,6 @@ def test_a_finished_run_ends_with_where_its_outputs_are_and_a_dry_run_does_not(t
     assert dry.returncode == 0 and "this run's outputs" not in dry.stderr, dry.stderr[-3000:]
     run = snakemake("--profile", "profiles/reference", "table1", "--cores", "1", cwd=copy, env=env)
     assert run.returncode == 0, run.stderr[-3000:]
+    # the report where rule archive takes it (results/reference/report.html: every GPU's, docs/release.md)
     assert ("membound: this run's outputs\n  claims    results/reference/h100/claims.md\n  report    snakemake "
-            "--profile reference --report results/reference/h100/report.html\n") in run.stderr
+            "--profile reference --report results/reference/report.html\n") in run.stderr

@@ -52,3 +52,15 @@ def test_one_version_everywhere():
         zenodo["related_identifiers"][0].items()
     released = re.findall(r"^## \[(\d[^]]*)\] - (\S+)$", (REPO / "CHANGELOG.md").read_text(), re.MULTILINE)
     assert released[0] == (version, citation()["date-released"])
+
+
+def test_the_changelog_names_the_claims_estimate_as_the_code_gives_it():
+    from membound.analysis.claims.verdicts import ESTIMAND
+
+    text = " ".join((REPO / "CHANGELOG.md").read_text().split())
+    claims = next(line for line in text.split("- ") if "claims C1-C5" in line)
+    assert f"each with a {ESTIMAND[True]} estimate" in claims, claims     # over problems (issue 72)
+
+
+def test_the_changelog_lists_the_spec_written_from_the_device():
+    assert "python -m membound.specs new" in (REPO / "CHANGELOG.md").read_text()   # issue 71's README section

@@ -115,9 +115,7 @@ rule manifest:
 # commit, every file of each GPU's manifest (raw results, tables, figures, claims, appendix) with the
 # manifest, the job logs, the HTML report and ARCHIVE.json (this command and its --config, which
 # `python -m membound.ae verify` renders the unpacked archive with); once, in the main Snakefile (the
-# reference profile: every GPU it renders).
-ARCHIVED = "reference" if REFERENCE else GPU_NAME
-REPORT = f"results/{ARCHIVED}/report.html"
+# reference profile: every GPU it renders; ARCHIVED and REPORT: common.smk).
 
 
 rule archive:

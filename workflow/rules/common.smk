@@ -52,6 +52,9 @@ REFERENCE = config.get("reference", False)  # the reference profile: committed r
 RENDER_ONLY = config.get("render_only", False)
 MEASURES = not (REFERENCE or RENDER_ONLY)  # the measuring rules (benchmarks, counters, inventory) exist
 RESULTS = f"results/reference/{GPU_NAME}" if REFERENCE else f"results/{GPU_NAME}"
+# The name of the run's archive (the reference profile's holds every GPU it renders) and the HTML report it bundles.
+ARCHIVED = "reference" if REFERENCE else GPU_NAME
+REPORT = f"results/{ARCHIVED}/report.html"
 if MEASURES:  # stencil depths the kernels cannot run on this GPU: refused here, before any job
     try:
         for _why in stencil_kernels.check_config(
@@ -112,7 +115,7 @@ onstart:
 onsuccess:
     # Where the claims, figures and appendix are, and the report and archive commands.
     _folders = [RESULTS, *(f"results/reference/{gpu}" for gpu in REFERENCE_GPUS[1:])]
-    sys.stderr.write(summary.text(_folders, "reference" if REFERENCE else GPU_NAME))
+    sys.stderr.write(summary.text(_folders, ARCHIVED, REPORT))
     runlock.release(RESULTS)
 
 

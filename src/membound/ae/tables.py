@@ -72,7 +72,7 @@ def checklist(inv: dict | None, claims: dict, times: pd.DataFrame, setup: dict, 
          + inv["python"]["version"] if inv else NOT_RECORDED),
         ("Hardware", hardware(inv) or ", ".join(m["device"])),
         ("Execution", f"`make run` (or `snakemake --profile {setup['gpu']} all`): one benchmark job per GPU at a time"),
-        ("Metrics", "median times over repetitions, GB/s, GFLOP/s, GStencil/s; each claim's geometric-mean ratio "
+        ("Metrics", "median times over repetitions, GB/s, GFLOP/s, GStencil/s; each claim's ratio over its problems "
                     f"with its {interval_method(claims)}; hardware counters (DRAM bytes, FLOPs) where measured"),
         ("Output", "tables (CSV, Markdown), figures (PDF, PNG), claims.md and claims.json, this appendix, "
                    "the SHA-256 manifest and the Snakemake report"),

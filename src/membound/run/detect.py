@@ -56,8 +56,10 @@ def profile_of(dev: probe.Device) -> str | None:
 
 
 def to_use(dev: probe.Device) -> str:
-    """The profile to name for `dev`: the one that describes it, or the one `specs new` would write."""
-    return profile_of(dev) or f"{probe.new_name(dev.name)} (python -m membound.specs new writes it from this GPU)"
+    """The profile to name for `dev`: the one that describes it, or the one `specs new` would write, by its
+    path (a profile written since `make install` linked the names is found by its path alone)."""
+    written = f"profiles/{probe.new_name(dev.name)} (python -m membound.specs new writes it from this GPU)"
+    return profile_of(dev) or written
 
 
 def other(names: list[str]) -> str:
@@ -66,12 +68,22 @@ def other(names: list[str]) -> str:
         return to_use(probe.device(probe.query()))
     except probe.QueryError:
         found = profile_for(names)
-        return found if found != "cpu" else f"{probe.new_name(names[0])} (python -m membound.specs new writes it)"
+        written = f"profiles/{probe.new_name(names[0])} (python -m membound.specs new writes it)"
+        return found if found != "cpu" else written
 
 
 def this_machine() -> str:
-    """The profile a run takes where no --profile is named (a bare `snakemake`), said on stderr."""
-    name = profile_for(device_names())
+    """The profile a run takes where no --profile is named (a bare `snakemake`), said on stderr: the one
+    whose spec describes this GPU (as `make run` takes it; by its name alone where CuPy cannot read it),
+    cpu where no GPU answers; a GPU that no profile describes raises config.ConfigError, never cpu."""
+    names = device_names()
+    try:
+        name = profile_of(probe.device(probe.query())) if names else "cpu"
+    except probe.QueryError:
+        name = profile_for(names)    # the start-up check (require) then says what is missing
+    if name is None or (names and name == "cpu"):
+        raise config.ConfigError(f"no --profile, and no profile describes this {names[0]}: `make run` writes one "
+                                 f"from it and runs it, or name one: --profile {other(names)}")
     print(f"membound: no --profile: running this machine's, {name} (python -m membound.run.detect); "
           f"--profile <name> picks another", file=sys.stderr)
     return name

@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def text(results: list[str], profile: str) -> str:
+def text(results: list[str], profile: str, report: str) -> str:
     """Where the outputs of a run of `--profile profile` are, under each folder of `results` (those that
-    exist: a run of a few targets makes a few), then the report and archive commands; '' where none is."""
+    exist: a run of a few targets makes a few), then the commands that build the report at `report` (where
+    rule archive takes it) and the archive; '' where none is."""
     found = []
     for root in map(Path, results):
         figures = sorted((root / "figures").glob("*.png"))
@@ -20,6 +21,6 @@ def text(results: list[str], profile: str) -> str:
     if not found:
         return ""
     return "\n".join(["membound: this run's outputs", *found,
-                      f"  {'report':9} snakemake --profile {profile} --report {results[0]}/report.html",
+                      f"  {'report':9} snakemake --profile {profile} --report {report}",
                       f"  {'archive':9} snakemake --profile {profile} archive   "
                       f"(results/archive/membound-{profile}.tar.gz)", ""])
