@@ -25,6 +25,14 @@ def test_cupy_advice_without_a_driver_version_and_on_amd():
     assert "ROCm" in detect.cupy_package("amd", None)
 
 
+@pytest.mark.parametrize("listed, fix", [([], "ROCm"), (["NVIDIA H100 80GB HBM3"], "GPU=cuda13")])
+def test_reading_a_gpu_without_cupy_names_the_package_of_its_vendor(monkeypatch, listed, fix):
+    monkeypatch.setitem(sys.modules, "cupy", None)   # import cupy fails
+    monkeypatch.setattr(probe.devices, "listed", lambda: [probe.devices.Gpu(0, "GPU-0", name, "0:0") for name in listed])
+    with pytest.raises(probe.QueryError, match=f"not installed: .*{fix}"):
+        probe.query()
+
+
 # A profile from what the device reports (issue 71): tests/fixtures/devices/*.json are faked reports.
 FIXTURES = Path(__file__).parent / "fixtures" / "devices"
 

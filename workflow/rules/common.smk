@@ -79,8 +79,8 @@ IN_COMPARED_FIGURES, IN_COMPARED_CLAIMS = (
 PLATFORMS = mbconfig.profiles()
 print(f"membound: {RESULTS}/ from {' < '.join(LAYERS)}", file=sys.stderr)
 # A second run on this results folder while one is going on stops here, naming that run (membound.run.runlock).
-if is_main_snakefile() and takes_lock() and runlock.refuse_second(RESULTS):
-    raise WorkflowError(runlock.refuse_second(RESULTS))
+if is_main_snakefile() and takes_lock() and (_running := runlock.refuse_second(RESULTS)):
+    raise WorkflowError(_running)
 BACKEND = "cpu" if GPU["vendor"] == "cpu" else "cuda"  # amd: HIP; the harness skips tensor-core impls
 
 

@@ -148,9 +148,12 @@ def query() -> dict:
     try:
         import cupy as cp
     except ImportError:
-        name = next((g.name for g in devices.listed()), "this node's GPU")
+        nvidia = devices.listed()
+        fix = ("make install GPU=cuda13 (or cuda12: the driver's CUDA major)" if nvidia else
+               "install CuPy for ROCm (docs.cupy.dev: Installation, AMD ROCm)")
+        name = nvidia[0].name if nvidia else "this node's GPU"
         raise QueryError(f"{name}: its SMs, L2 and bus width are read through CuPy, which is not installed: "
-                         "make install GPU=cuda13 (or cuda12: the driver's CUDA major)") from None
+                         f"{fix}") from None
     try:
         dev = cp.cuda.Device(0)
         props = {k: _text(v) for k, v in cp.cuda.runtime.getDeviceProperties(dev.id).items()}
