@@ -26,4 +26,4 @@ setup = {"families": [families.FAMILIES[f].title for f in p.families], "precisio
          "gpu": p.gpu}
 times = ae.run_times(p.benchmarks, p.families)
 write_text(ae.appendix(inventory, claims, times, p.profile, p.gpu, results, originals=originals, setup=setup,
-                       references=p.references), snakemake.output[0])
+                       references=p.references, platforms=p.platforms), snakemake.output[0])

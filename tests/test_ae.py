@@ -111,8 +111,9 @@ def test_appendix_has_inventory_commands_times_and_verdicts(tmp_path):
     result = claims.check(rows(stencil_rows("2d5pt", "64x64", 3, t_tc=0.5)), config.load_gpu("h100"), STENCILS, 0.02, 0.6)
     result = json.loads(report.to_json(result))                      # as rule ae reads it
     (tmp_path / "bench_stencil-2d5pt.tsv").write_text("s\n3725\n")
-    text = ae.appendix(INVENTORY, result, ae.run_times(tmp_path), "h100", "h100", "results/h100")
-    assert "NVIDIA H100 80GB HBM3; driver 550; memory 81559 MiB" in text
+    text = ae.appendix(INVENTORY, result, ae.run_times(tmp_path), "h100", "h100", "results/h100",
+                       platforms=["cpu", "h100", "h100_pcie"])
+    assert "NVIDIA H100 80GB HBM3; driver 550; memory 81559 MiB" in text and "(profiles: cpu, h100, h100_pcie;" in text
     assert "absent (ncu not found or failed)" in text and "present (its output is in inventory.json)" in text
     assert "abc123 (dirty: tracked files modified)" in text and "CUDA 12.4 / 12.4 (CuPy 13.3.0)" in text
     assert "make run" in text and "snakemake --profile h100 all" in text and "--profile reference all" in text
@@ -325,6 +326,10 @@ def test_the_appendix_gives_each_reference_runs_time_and_what_counts_as_reproduc
     assert "`python -m membound.ae reproduced results/h100 results/reference/h100` checks them" in text
     cpu = ae.appendix(INVENTORY, _cpu_claims(), ae.run_times("/x"), "cpu", "cpu", "results/cpu", references=refs)
     assert "No reference run of `cpu` is committed" in cpu and "committed: h100, h200" in cpu
+    itself = ae.appendix(INVENTORY, _cpu_claims(), ae.run_times("/x"), "reference", "h100", "results/reference/h100",
+                         references=refs)
+    assert ("This is the committed reference run of `h100`: `python -m membound.ae reproduced results/h100 "
+            "results/reference/h100` checks a run of it") in itself and "reproduced results/reference/h100 results" not in itself
 
 
 def test_the_doi_is_citation_cffs(tmp_path):
@@ -362,6 +367,10 @@ def test_reproduced_checks_the_verdicts_and_each_figures_ratios(tmp_path, capsys
                         "n 1024: not plotted")
     assert lines[3] == f"fig6_scale: geometric mean ratio 1.23, outside a factor {reproduced.FIGURE_RATIO:g}"
     assert len(lines) == 4
+    old = pd.read_csv(tmp_path / "same" / "figures" / "fig6_scale.csv")
+    old.drop(columns="role").to_csv(tmp_path / "same" / "figures" / "fig6_scale.csv", index=False)
+    assert reproduced.misses(tmp_path / "same", tmp_path / "ref") == [
+        "fig6_scale: the run's figure data has no column role: render both with one membound version"]
     _run_folder(tmp_path / "slow", VERDICTS, {k: v / 1.3 for k, v in VALUES.items()})   # each within 1.5, all 1.3 off
     assert reproduced.misses(tmp_path / "slow", tmp_path / "ref") == [
         f"fig6_scale: geometric mean ratio 0.769, outside a factor {reproduced.FIGURE_RATIO:g}"]
@@ -384,3 +393,17 @@ def test_verify_names_a_folder_that_is_no_unpacked_archive_and_each_differing_fi
     record = {"profile": "cpu", "config": {"matrices": ["dc2"], "counters": False}}
     assert verify.render_command(record)[3:] == ["--profile", "profiles/cpu", "all", "--forceall", "--config",
                                                  'matrices=["dc2"]', "counters=false", "render_only=true"]
+    record["configfiles"] = ["profiles/cpu/membound.yaml", "configfiles/1-originals.yaml"]
+    assert verify.render_command(record)[7:11] == ["--configfile", *record["configfiles"], "--config"]
+
+
+def test_the_archive_keeps_each_configfile_in_order_copying_those_outside_the_checkout(tmp_path):
+    from membound.run import artifact
+    repo, elsewhere = tmp_path / "repo", tmp_path / "originals.yaml"
+    (repo / "profiles").mkdir(parents=True)
+    (repo / "profiles" / "mine.yaml").write_text("counters: false\n")
+    elsewhere.write_text("originals: {dasp: {executable: /opt/dasp}}\n")
+    inside, texts, paths = artifact.configfiles(repo, ["profiles/mine.yaml", str(elsewhere), str(repo / "profiles/mine.yaml")])
+    assert inside == ["profiles/mine.yaml"] * 2 and paths == ["profiles/mine.yaml", "configfiles/1-originals.yaml",
+                                                            "profiles/mine.yaml"]
+    assert texts == {"configfiles/1-originals.yaml": elsewhere.read_text()}

@@ -113,7 +113,11 @@ def test_the_archive_bundles_the_cpu_run_and_verifies_itself_unpacked_one_line_p
     assert run.returncode != 0 and "is not a git checkout" in log and "Traceback" not in log
     assert not (copy / "results" / "archive" / "membound-cpu.tar.gz").exists()
     commit_all(copy)
-    run = snakemake(copy, "--profile", "profiles/cpu", "archive", *WORKLOAD, "--cores", "1")
+    # the stencil key from a --configfile outside the checkout: the bundle keeps a copy, verify gives it again
+    stencil = next(w for w in WORKLOAD if w.startswith("stencil="))
+    (tmp_path / "stencil.yaml").write_text(stencil.replace("=", ": ", 1) + "\n")
+    run = snakemake(copy, "--profile", "profiles/cpu", "archive", *(w for w in WORKLOAD if w != stencil), "--cores", "1",
+                    "--configfile", "profiles/cpu/membound.yaml", str(tmp_path / "stencil.yaml"))
     assert run.returncode == 0, run.stderr[-3000:]
     with tarfile.open(copy / "results" / "archive" / "membound-cpu.tar.gz") as bundle:
         names = {n.split("/", 1)[1] for n in bundle.getnames() if "/" in n}
@@ -123,8 +127,10 @@ def test_the_archive_bundles_the_cpu_run_and_verifies_itself_unpacked_one_line_p
             "results/cpu/logs/commands.jsonl", "ARCHIVE.json"} <= names
     unpacked = next(tmp_path.glob("membound-*"))
     record = json.loads((unpacked / "ARCHIVE.json").read_text())
-    given = {item.split("=", 1)[0] for item in WORKLOAD[1:]}   # the --config keys as given (Snakemake's values)
+    given = {item.split("=", 1)[0] for item in WORKLOAD[1:] if item != stencil}   # the --config keys as given
     assert record["profile"] == "cpu" and set(record["config"]) == given and record["config"]["matrices"] == ["dc2"]
+    assert record["configfiles"] == ["profiles/cpu/membound.yaml", "configfiles/1-stencil.yaml"]
+    assert (unpacked / "configfiles/1-stencil.yaml").read_text() == (tmp_path / "stencil.yaml").read_text()
     assert record["command"].startswith("snakemake --profile profiles/cpu archive --config")
     assert len(json.loads((unpacked / "results/cpu/raw/inventory.json").read_text())["installed"]) > 20
     changed = unpacked / "results" / "cpu" / "tables" / "table1_platforms.md"

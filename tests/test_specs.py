@@ -12,7 +12,6 @@ from membound import specs
 from membound.model import peaks, platforms
 from membound.run import config, detect, probe
 from membound.specs import __main__ as cli
-from membound.specs import write
 
 FIXTURES = Path(__file__).parent / "fixtures" / "devices"
 WITHIN = 0.03

@@ -85,6 +85,7 @@ rule ae:
         repeats=REPEATS,
         matrices=len(MATRICES) if raw("spmv") else 0,
         references=REFERENCE_RUNS,
+        platforms=PLATFORMS,  # the device profiles of the checkout, for "How to run"
         repo=workflow.basedir,  # its pyproject.toml names the license, its CITATION.cff the DOI
     script:
         "../../scripts/ae.py"

@@ -129,7 +129,10 @@ def _reference_section(references: dict) -> str:
 
 
 def _reproduced_section(results: str, gpu: str, references: dict) -> str:
-    check = (f"`python -m membound.ae reproduced {results} results/reference/{gpu}` checks them (after "
+    check = (f"This is the committed reference run of `{gpu}`: `python -m membound.ae reproduced results/{gpu} "
+             f"{results}` checks a run of it against this one, one line per miss and exit status 1 on any."
+             if results == f"results/reference/{gpu}" else
+             f"`python -m membound.ae reproduced {results} results/reference/{gpu}` checks them (after "
              "`snakemake --profile reference all` renders the reference), one line per miss and exit status 1 on any."
              if gpu in references else f"No reference run of `{gpu}` is committed: a run of it has nothing to "
              f"reproduce against (committed: {', '.join(sorted(references)) or 'none'}).")
@@ -137,11 +140,13 @@ def _reproduced_section(results: str, gpu: str, references: dict) -> str:
 
 
 def appendix(inv: dict | None, claims: dict, times: pd.DataFrame, profile: str, gpu: str, results: str,
-             originals: list[dict] = (), setup: dict | None = None, references: dict | None = None) -> str:
+             originals: list[dict] = (), setup: dict | None = None, references: dict | None = None,
+             platforms: list[str] = ()) -> str:
     """The artifact appendix as Markdown (see the module docstring) of a run of `profile` for device
     profile `gpu` (they differ for the reference profile); `inv` None: no inventory recorded;
     `originals`: the run records of the original codes (none: no section); `setup`: checklist's
-    (None: no check-list); `references`: the committed reference runs, GPU -> results folder."""
+    (None: no check-list); `references`: the committed reference runs, GPU -> results folder; `platforms`:
+    the device profiles of the checkout."""
     references = references or {}
     m = claims["measured"]
     surrogate = (f"\n\n{SURROGATE} `--config matrix_source=real` measures the paper's matrices."
@@ -174,7 +179,7 @@ make test    # runs the test suite
 `make install` installs the locked versions of `envs/requirements.txt`.
 
 With the venv active, `snakemake --profile {gpu} all` measures and renders everything on a node with
-this device (profiles: a100, gh200, h100, h200, mi250x, cpu; a GPU profile stops at once on a node
+this device (profiles: {', '.join(platforms) or 'profiles/'}; a GPU profile stops at once on a node
 without its GPU). From a SLURM login node, `snakemake --profile {gpu} --profile slurm all` submits
 the jobs through the cluster overlay `profiles/slurm` (its SITE block set for the cluster; README.md,
 "On a cluster"). Rerun one figure from the raw data already measured, e.g. Figure 6:

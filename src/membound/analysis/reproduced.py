@@ -47,6 +47,9 @@ def figure_misses(name: str, run: pd.DataFrame, reference: pd.DataFrame) -> list
     """A line per case of `reference` missing from `run` or outside CASE_RATIO, and one where the
     figure's geometric mean ratio is outside FIGURE_RATIO."""
     keys = [k for k in (*CASE, *FIGURES[name]) if k in reference.columns]
+    if lacking := [k for k in [*keys, "value"] if k not in run.columns]:
+        return [f"{name}: the run's figure data has no column {', '.join(lacking)}: render both with one membound "
+                "version"]
     plotted = reference[keys + ["value"]].dropna(subset=["value"])
     both = plotted.merge(run[keys + ["value"]], on=keys, how="left", suffixes=("_ref", ""))
     ratio = both["value"] / both["value_ref"]

@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 CODE_EXCLUDES = ("results",)  # run outputs: the bundle takes them from the run, beside the code
-RECORD = "ARCHIVE.json"  # at the bundle's root: profile, command, --config (membound.run.verify reads it)
+RECORD = "ARCHIVE.json"  # at the bundle's root: profile, command, --config, --configfile (membound.run.verify reads it)
+CONFIGFILES = "configfiles"  # the bundle's copies of --configfile files from outside the checkout
 
 
 class ArtifactError(RuntimeError):
@@ -35,6 +36,22 @@ def commit(repo) -> str:
         raise ArtifactError(f"uncommitted changes in {', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''}: "
                             "commit them (the archive holds the code at its commit), then rerun rule archive")
     return _git(repo, "rev-parse", "HEAD").strip()
+
+
+def configfiles(repo, given: list[str]) -> tuple[list[str], dict[str, str], list[str]]:
+    """The run's --configfile files for the bundle: (files inside `repo`, to add as run files; texts of those
+    outside it, under CONFIGFILES/; every file's path in the bundle, in the order given)."""
+    repo = Path(repo).resolve()
+    inside, texts, paths = [], {}, []
+    for i, name in enumerate(given):
+        path = (repo / name).resolve()
+        if path.is_relative_to(repo):
+            inside.append(path.relative_to(repo).as_posix())
+            paths.append(inside[-1])
+        else:
+            paths.append(f"{CONFIGFILES}/{i}-{path.name}")
+            texts[paths[-1]] = path.read_text()
+    return inside, texts, paths
 
 
 def write(out, repo, files, texts: dict[str, str] | None = None) -> list[str]:

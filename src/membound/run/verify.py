@@ -1,7 +1,7 @@
 """Verify an unpacked archive (rule archive) offline: check its files against its manifests, render
-every table, figure, claim and appendix anew from its raw rows (Snakemake with the archive's profile
-and --config, `render_only`: nothing measured, no device) and check them again. One line per file
-that differs; `main` exits 1 on any."""
+every table, figure, claim and appendix anew from its raw rows (Snakemake with the archive's profile,
+--configfile files and --config, `render_only`: nothing measured, no device) and check them again.
+One line per file that differs; `main` exits 1 on any."""
 
 from __future__ import annotations
 
@@ -36,7 +36,9 @@ def differing(entries: dict[str, str], root, when: str) -> list[str]:
 
 def render_command(record: dict) -> list[str]:
     """The Snakemake command that renders the archive's run anew from its raw rows."""
+    files = record.get("configfiles") or []
     return [sys.executable, "-m", "snakemake", "--profile", f"profiles/{record['profile']}", "all", "--forceall",
+            *(["--configfile", *files] if files else []),
             "--config", *commands.config_args(record.get("config") or {}), "render_only=true"]
 
 
