@@ -79,8 +79,7 @@ VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", every(2))], "unroll4"
             **{f"pipe{p}": [(spmv, "TC_PIPE", every(p))] for p in (0, 1)},
             **{f"pipe{p}_unroll{u}": [(spmv, "TC_PIPE", every(p)), (spmv, "TC_UNROLL", every(u))]
                for p in (0, 1) for u in (2, 3, 4)},
-            **{f"threads{n}": [(spmv, "THREADS", n)] for n in (32, 64, 128, 256)},
-            **{f"loop{b}_minb{m}": [(spmv, "TC_LOOP", b), (spmv, "TC_MINB", m)] for b, m in ((4, 2), (6, 3), (8, 4))}}
+            **{f"threads{n}": [(spmv, "THREADS", n)] for n in (32, 64, 128, 256)}}
 
 
 def entries(names):

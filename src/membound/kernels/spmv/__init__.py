@@ -50,7 +50,6 @@ TC_UNROLL, TC_MINB, TC_AHEAD = {"fp64": 4, "fp32": 4, "fp16": 2}, 4, 2048
 TC_SEGFREE = {"fp64": 1, "fp32": 0, "fp16": 1}
 TC_PIPE = {"fp64": 1, "fp32": 0, "fp16": 1}
 TC_PREF = {"fp64": (4, 0), "fp32": (4, 4), "fp16": (16, 16)}  # tiles, matrix in the L2 / beyond it
-TC_LOOP = 0  # 0: a warp a descriptor; k: k blocks an SM loop over them (docs/kernels_spmv.md, "What was tried")
 THREADS = 128  # a block: its SM slots wait for its slowest warp (docs/kernels_spmv.md, "Threads a block")
 
 
@@ -127,8 +126,7 @@ def tc_knobs(precision: str, twin: bool, packed_bytes: int, l2_bytes: int) -> di
     """spmv_tc.cu's -D knobs; TC_PREF by the packed matrix's bytes against the L2 (docs/kernels_spmv.md)."""
     p = fmt(precision).tuned
     return dict(PREC=precision, TC_UNROLL=TC_UNROLL[p], TC_MINB=TC_MINB, TC_SEGFREE=TC_SEGFREE[p], TC_PIPE=TC_PIPE[p],
-                TC_AHEAD=TC_AHEAD, TC_PREF=TC_PREF[p][packed_bytes > l2_bytes], TC_THREADS=THREADS, TC_LOOP=TC_LOOP,
-                TWIN=int(twin))
+                TC_AHEAD=TC_AHEAD, TC_PREF=TC_PREF[p][packed_bytes > l2_bytes], TC_THREADS=THREADS, TWIN=int(twin))
 
 
 def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False):
@@ -144,8 +142,6 @@ def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False
     args = (dev["desc"], np.int64(warps), dev["pval"], dev["pcol"], x, y, dev["rows"], dev["long_row"],
             dev["long_pieces"], dev["long_acc"], dev["long_cnt"])
     grid = -(-warps * 32 // THREADS)
-    if knobs["TC_LOOP"]:
-        grid = min(grid, knobs["TC_LOOP"] * cp.cuda.Device().attributes["MultiProcessorCount"])
 
     def run():
         if warps:

@@ -49,9 +49,6 @@
 #ifndef TC_PREF  // a group of two batches or more sends its next TC_PREF tiles to the L2 as it starts (0: none)
 #define TC_PREF 0
 #endif
-#ifndef TC_LOOP  // 0: a warp a descriptor; k: a grid of k blocks an SM, each warp taking every grid's-worth of warps
-#define TC_LOOP 0
-#endif
 #ifndef TC_SEGFREE  // where no segment masks are applied, bits: 1 groups of one segment a tile row, 2 long rows' pieces
 #define TC_SEGFREE 1
 #endif
@@ -267,11 +264,20 @@ __device__ __forceinline__ void piece(int4 w, int lane, const val_t* __restrict_
     }
 }
 
-// One warp's descriptor.
-__device__ __forceinline__ void work(const int4 w, int lane, const val_t* __restrict__ pval, const int* __restrict__ pcol,
-                                     const val_t* __restrict__ x, val_t* __restrict__ y, const int* __restrict__ rows,
-                                     const int* __restrict__ long_row, const int* __restrict__ long_pieces,
-                                     acc_t* __restrict__ long_acc, unsigned* __restrict__ long_cnt) {
+extern "C" __global__ void __launch_bounds__(TC_THREADS, TC_MINB * 256 / TC_THREADS)
+    spmv_tc(const int4* __restrict__ desc, long long n_warps, const val_t* __restrict__ pval,
+            const int* __restrict__ pcol, const val_t* __restrict__ x, val_t* __restrict__ y,
+            const int* __restrict__ rows, const int* __restrict__ long_row, const int* __restrict__ long_pieces,
+            acc_t* __restrict__ long_acc, unsigned* __restrict__ long_cnt) {
+    const int lane = threadIdx.x & 31;
+    const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+    if (warp >= n_warps) return;  // warp-uniform
+    const int4 w = __ldg(desc + warp);
+#if TC_AHEAD
+    // later warps' descriptors (one 128-byte line: 8 warps), so that they start on an L2 hit
+    if (lane == 0 && (warp & 7) == 0 && warp + TC_AHEAD < n_warps)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(desc + warp + TC_AHEAD));
+#endif
     const int kind = w.w >> 16;
     if (kind == GROUPS && (GROUP_SEG || (w.w >> 8 & 0xff) > 1)) {
         groups<true>(w, lane, pval, pcol, x, y, rows);
@@ -282,27 +288,4 @@ __device__ __forceinline__ void work(const int4 w, int lane, const val_t* __rest
     } else if (lane < w.z) {
         y[rows[w.y + lane]] = P::narrow(acc_t(0));
     }
-}
-
-extern "C" __global__ void __launch_bounds__(TC_THREADS, TC_MINB * 256 / TC_THREADS)
-    spmv_tc(const int4* __restrict__ desc, long long n_warps, const val_t* __restrict__ pval,
-            const int* __restrict__ pcol, const val_t* __restrict__ x, val_t* __restrict__ y,
-            const int* __restrict__ rows, const int* __restrict__ long_row, const int* __restrict__ long_pieces,
-            acc_t* __restrict__ long_acc, unsigned* __restrict__ long_cnt) {
-    const int lane = threadIdx.x & 31;
-    long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
-    if (warp >= n_warps) return;  // warp-uniform
-#if TC_LOOP
-    const long long stride = (static_cast<long long>(gridDim.x) * blockDim.x) >> 5;
-#pragma unroll 1
-    for (; warp < n_warps; warp += stride) work(__ldg(desc + warp), lane, pval, pcol, x, y, rows, long_row, long_pieces, long_acc, long_cnt);
-#else
-    const int4 w = __ldg(desc + warp);
-#if TC_AHEAD
-    // later warps' descriptors (one 128-byte line: 8 warps), so that they start on an L2 hit
-    if (lane == 0 && (warp & 7) == 0 && warp + TC_AHEAD < n_warps)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(desc + warp + TC_AHEAD));
-#endif
-    work(w, lane, pval, pcol, x, y, rows, long_row, long_pieces, long_acc, long_cnt);
-#endif
 }
