@@ -8,9 +8,10 @@ import pytest
 import cpu_workflow
 from membound.run import runinfo
 
-# The module or session fixtures that run a workflow or start daemons (a minute or more each): a test
-# using one joins the xdist group of the first it uses (cpu_run first: the SLURM tests compare with it).
-SHARED = ("cpu_run", "reference_run", "tiny_run", "recorded", "rendered_claims")
+# The module or session fixtures that run a workflow (a minute or more each): a test using one joins the
+# xdist group of the first it uses (cpu_run first: the SLURM tests compare with it). test_provenance's
+# `recorded` (18 s, then 48 dry runs) is made by each worker instead, its tests spread over both.
+SHARED = ("cpu_run", "reference_run", "tiny_run", "rendered_claims")
 
 
 @pytest.hookimpl(tryfirst=True)   # before xdist reads the groups

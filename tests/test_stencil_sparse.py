@@ -177,9 +177,13 @@ def sizes_in(tmp_path, monkeypatch):
     (package / "__init__.py").write_text("")
     monkeypatch.setattr(SPL, "SIZES", tmp_path / "cache")
     monkeypatch.setattr(SPL.membound, "__file__", str(package / "__init__.py"))
-    for cached in (SPL.sizes_file, SPL._known_sizes):
-        cached.cache_clear()
+    _forget_sizes()
     yield package
+    _forget_sizes()
+
+
+def _forget_sizes():
+    """As a new process: sp_layout's source digest and kept sizes read anew."""
     for cached in (SPL.sizes_file, SPL._known_sizes):
         cached.cache_clear()
 
@@ -194,11 +198,10 @@ def test_the_start_ups_sizes_are_the_layouts_kept_on_disk_per_version_of_the_sou
     kept = SPL.sizes_file()
     assert kept.parent == SPL.SIZES and json.loads(kept.read_text()) == {key: smem}
     kept.write_text(json.dumps({key: smem + 1}))      # a next process reads the file, not the layout
-    SPL._known_sizes.cache_clear()
+    _forget_sizes()
     assert SPL.structure_bytes("box", 3, 1, 3, "fp32") == smem + 1
     (sizes_in / "__init__.py").write_text("# changed\n")
-    for cached in (SPL.sizes_file, SPL._known_sizes):
-        cached.cache_clear()
+    _forget_sizes()
     assert SPL.sizes_file() != kept and SPL.structure_bytes("box", 3, 1, 3, "fp32") == smem
     assert json.loads(SPL.sizes_file().read_text()) == {key: smem}
 
