@@ -1,7 +1,7 @@
 """Shared test setup: GPU tests (marker `gpu`) are skipped where no CUDA device is usable; `cpu_run` is
 the suite's one run of the cpu profile's workflow (cpu_workflow.py), made at its first use by whichever
-pytest-xdist worker asks first. Under xdist (`make test`: `-n 2 --dist loadgroup`) the tests that share
-one of SHARED's module fixtures run on one worker, so that each is made once."""
+pytest-xdist worker asks first (`make test`: `-n 2 --dist loadscope`, each test module on one worker,
+so its module fixtures are made once)."""
 
 import fcntl
 import shutil
@@ -11,17 +11,8 @@ import pytest
 import cpu_workflow
 from membound.run import runinfo
 
-# The module fixtures that run a workflow (a minute or more each; `runs`: the SLURM cluster's): a test
-# using one joins the xdist group named after it. test_provenance's `recorded` (18 s, then 48 dry runs)
-# is made by each worker instead, its tests spread over both.
-SHARED = ("runs", "reference_run", "tiny_run", "rendered_claims")
 
-
-@pytest.hookimpl(tryfirst=True)   # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if shared := [name for name in SHARED if name in item.fixturenames]:
-            item.add_marker(pytest.mark.xdist_group(shared[0]))
     if runinfo.has_gpu():
         return
     skip = pytest.mark.skip(reason="no CUDA GPU with CuPy here")
