@@ -25,10 +25,10 @@ run: install
 	echo "make run: snakemake --profile profiles/$$profile all" && \
 	PATH="$(abspath $(VENV))/bin:$$PATH" snakemake --profile "profiles/$$profile" all
 
-# pytest-xdist: two workers (CI's two cores), each test module on one (its module fixtures made once);
-# TEST_WORKERS=0 runs them in this process.
+# pytest-xdist: two workers (CI's two cores), each test module on one (its module fixtures made once),
+# in the order of tests/conftest.py (the workflow runs first); TEST_WORKERS=0 runs them in this process.
 TEST_WORKERS ?= 2
-PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 test: $(VENV)/.installed slurm-packages chromium-package
 	$(PYTEST)

@@ -1,7 +1,7 @@
 """Shared test setup: GPU tests (marker `gpu`) are skipped where no CUDA device is usable; `cpu_run` is
 the suite's one run of the cpu profile's workflow (cpu_workflow.py), made at its first use by whichever
 pytest-xdist worker asks first (`make test`: `-n 2 --dist loadscope`, each test module on one worker,
-so its module fixtures are made once)."""
+so its module fixtures are made once, the modules that run the workflow first)."""
 
 import fcntl
 import shutil
@@ -12,7 +12,14 @@ import cpu_workflow
 from membound.run import runinfo
 
 
+# The modules that run the workflow, longest first: they come first, so that under xdist (`make test`,
+# `--no-loadscope-reorder`) each starts on a free worker while the short modules fill the other's time.
+FIRST = ("test_slurm.py", "test_workflow.py", "test_recovery.py", "test_provenance.py", "test_report.py",
+         "test_originals_workflow.py")
+
+
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: FIRST.index(item.path.name) if item.path.name in FIRST else len(FIRST))
     if runinfo.has_gpu():
         return
     skip = pytest.mark.skip(reason="no CUDA GPU with CuPy here")
