@@ -25,13 +25,18 @@ run: install
 	echo "make run: snakemake --profile profiles/$$profile all" && \
 	PATH="$(abspath $(VENV))/bin:$$PATH" snakemake --profile "profiles/$$profile" all
 
+# pytest-xdist: two workers (CI's two cores), each test module on one (its module fixtures made once),
+# in the order of tests/conftest.py (the workflow runs first); TEST_WORKERS=0 runs them in this process.
+TEST_WORKERS ?= 2
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
+
 test: $(VENV)/.installed slurm-packages chromium-package
-	$(PY) -m pytest
+	$(PYTEST)
 
 # The inner loop: every test but those marked slow or slurm (the workflow runs among them), about
 # 95 s of CPU; `make test` (and CI) runs them all (docs/architecture.md, "The tests").
 test-fast: $(VENV)/.installed
-	$(PY) -m pytest -m "not slow and not slurm"
+	$(PYTEST) -m "not slow and not slurm"
 
 # The Debian packages of the SLURM test (tests/test_slurm.py: a one-node cluster on localhost).
 # Installed as root where apt-get works; otherwise that test skips and says why.

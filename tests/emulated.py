@@ -77,11 +77,13 @@ def build(source: str, macros: dict, seg_arg: bool = False, kernel: str | None =
     code = f'{defines}#include "{HEADER}"\n{text}\n{tail}'
     CACHE.mkdir(exist_ok=True)
     binary = CACHE / hashlib.sha256((code + HEADER.read_text()).encode()).hexdigest()[:16]
-    if not binary.exists():
-        src = binary.with_suffix(".cpp")
-        src.write_text(code)
+    if not binary.exists():   # built in a folder of its own, then renamed: a concurrent test never runs half a binary
         ub = [] if kernel is None else ["-fsanitize=alignment", "-fno-sanitize-recover=alignment"]   # vector loads
-        subprocess.run(["g++", "-std=c++17", "-O1", "-w", *ub, "-o", str(binary), str(src)], check=True)
+        with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+            src, out = Path(tmp) / "kernel.cpp", Path(tmp) / "kernel"
+            src.write_text(code)
+            subprocess.run(["g++", "-std=c++17", "-O1", "-w", *ub, "-o", str(out), str(src)], check=True)
+            out.replace(binary)
     return binary
 
 

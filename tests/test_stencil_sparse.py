@@ -4,6 +4,7 @@ kernel against the float64 reference."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -166,6 +167,43 @@ def test_shared_bytes_count_the_fragments_held_in_shared_memory():
     frag_bytes = macros["NFRAG"] * 32 * 20 + macros["NGRP"] * 32 * 4 * macros["NOFF"]   # B offsets per group
     assert macros["FSM"] == 1 and frag_bytes > 48 * 1024
     assert P.shared_bytes("tc_sparse", S.Stencil("3d27pt", "box", 3, 1, 3), precision="fp32") == smem > frag_bytes
+
+
+@pytest.fixture
+def sizes_in(tmp_path, monkeypatch):
+    """sp_layout.structure_bytes kept under tmp_path/cache, for a package whose source is tmp_path/src/membound."""
+    package = tmp_path / "src" / "membound"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    monkeypatch.setattr(SPL, "SIZES", tmp_path / "cache")
+    monkeypatch.setattr(SPL.membound, "__file__", str(package / "__init__.py"))
+    _forget_sizes()
+    yield package
+    _forget_sizes()
+
+
+def _forget_sizes():
+    """As a new process: sp_layout's source digest and kept sizes read anew."""
+    for cached in (SPL.sizes_file, SPL._known_sizes):
+        cached.cache_clear()
+
+
+def test_the_start_ups_sizes_are_the_layouts_kept_on_disk_per_version_of_the_source(sizes_in):
+    """The workflow's start-up check sizes tc_sparse from a file per version of membound's source: the
+    layout's own bytes, read back by the next process, and a new file once any source file changes."""
+    from membound.kernels.stencil import launch as P
+
+    key, smem = "box 3 1 3 fp32", SPL.structure_module("box", 3, 1, 3, "fp32")[1]
+    assert P.shared_bytes("tc_sparse", S.Stencil("3d27pt", "box", 3, 1, 3), precision="fp32") == smem
+    kept = SPL.sizes_file()
+    assert kept.parent == SPL.SIZES and json.loads(kept.read_text()) == {key: smem}
+    kept.write_text(json.dumps({key: smem + 1}))      # a next process reads the file, not the layout
+    _forget_sizes()
+    assert SPL.structure_bytes("box", 3, 1, 3, "fp32") == smem + 1
+    (sizes_in / "__init__.py").write_text("# changed\n")
+    _forget_sizes()
+    assert SPL.sizes_file() != kept and SPL.structure_bytes("box", 3, 1, 3, "fp32") == smem
+    assert json.loads(SPL.sizes_file().read_text()) == {key: smem}
 
 
 def test_2d_fragments_in_shared_memory_up_to_the_precisions_size_and_two_blocks_an_sm():

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.signal
 
 from membound.model.precision import FORMATS, PRECISIONS
 
@@ -45,6 +44,8 @@ def support(shape: str, dims: int, radius: int) -> np.ndarray:
 
 def fuse(w: np.ndarray, t: int) -> np.ndarray:
     """The weights of t steps applied at once: the t-fold self-convolution, radius t*r (paper 002 Fig. 6)."""
+    import scipy.signal   # here: a second of import that every start of the workflow (and each job) would pay
+
     out = w
     for _ in range(t - 1):
         out = scipy.signal.convolve(out, w, mode="full", method="direct")

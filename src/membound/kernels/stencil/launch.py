@@ -200,10 +200,10 @@ def shared_bytes(impl: str, st: Stencil, gpu: str | None = None, precision: str 
     """Dynamic shared memory per block of `impl` for stencil `st` at its depth (cc_naive: depth 1) on
     `gpu` in `precision`."""
     if impl == "tc_sparse":    # stencil_sp(3).cu: the tile or plane buffers, and the fragments in shared memory
-        from membound.kernels.stencil.sp_layout import structure_module
+        from membound.kernels.stencil.sp_layout import structure_bytes
 
         sp = precision if fmt(precision).mma_sp else next(p for p in PRECISIONS if fmt(p).mma_sp)
-        return structure_module(st.shape, st.dims, st.radius, st.depth, sp)[1]
+        return structure_bytes(st.shape, st.dims, st.radius, st.depth, sp)
     if impl.startswith("tc"):
         mask = fused_support(support(st.shape, st.dims, st.radius), st.depth)
         return tc_config(st, len(tc_rows(mask.astype(float), mask, precision)[1]), impl == "tc_twin", precision)[2]
