@@ -95,27 +95,18 @@ def fresh_copy(dest: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def runs(cluster, tmp_path_factory, request):
-    """The cpu profile's `all` through SLURM in a copy of its own, beside the suite's local run of it
-    (`cpu_run`, asked for while the SLURM run goes on: most of its time is waiting for the queue)."""
+def runs(cluster, cpu_run, tmp_path_factory):
+    """The cpu profile's `all` through SLURM in a copy of its own, beside the suite's local run of it."""
     base = tmp_path_factory.mktemp("slurm")
     remote = fresh_copy(base / "slurm")
     overlay = site_overlay(base / "overlay")
     # the shell rules run `python`: this interpreter's, on the node too (sbatch --export=ALL)
     env = {**cluster.env, "XDG_CONFIG_HOME": str(base), "PYTHONPATH": str(remote / "src"),
            "PATH": os.pathsep.join([str(Path(sys.executable).parent), cluster.env["PATH"]])}
-    with open(base / "snakemake.log", "w+") as log:
-        run = subprocess.Popen([*SNAKEMAKE, "--profile", "profiles/cpu", "--profile", str(overlay), "all", *WORKLOAD],
-                               cwd=remote, env=env, stdout=subprocess.DEVNULL, stderr=log, text=True)
-        try:
-            local = request.getfixturevalue("cpu_run")
-            returncode = run.wait(timeout=3600)  # a hang, not a slow run
-        finally:
-            run.kill()
-        log.seek(0)
-        stderr = log.read()
-    assert returncode == 0, stderr[-5000:]
-    return {"local": local, "slurm": remote, "log": stderr, "overlay": overlay, "env": env}
+    run = subprocess.run([*SNAKEMAKE, "--profile", "profiles/cpu", "--profile", str(overlay), "all", *WORKLOAD],
+                         cwd=remote, env=env, capture_output=True, text=True, timeout=3600)  # a hang, not a slow run
+    assert run.returncode == 0, run.stderr[-5000:]
+    return {"local": cpu_run, "slurm": remote, "log": run.stderr, "overlay": overlay, "env": env}
 
 
 def submitted(log: str) -> collections.Counter:
