@@ -9,12 +9,12 @@ gives the one it writes, and a line on stderr says so.
 from __future__ import annotations
 
 import importlib.util
-import re
 import shutil
 import subprocess
 import sys
 
 from membound.run import config, probe
+from membound.run.probe import cuda_major, cupy_package
 
 
 def device_names() -> list[str]:
@@ -55,11 +55,15 @@ def profile_of(dev: probe.Device) -> str | None:
     return _best(dev.name, lambda spec: not probe.mismatches(spec, dev, records))
 
 
+def to_write(name: str) -> str:
+    """The profile `specs new` would write for the GPU called `name`, by its path (a profile written since
+    `make install` linked the names is found by its path alone)."""
+    return f"profiles/{probe.new_name(name)} (python -m membound.specs new writes it from this GPU)"
+
+
 def to_use(dev: probe.Device) -> str:
-    """The profile to name for `dev`: the one that describes it, or the one `specs new` would write, by its
-    path (a profile written since `make install` linked the names is found by its path alone)."""
-    written = f"profiles/{probe.new_name(dev.name)} (python -m membound.specs new writes it from this GPU)"
-    return profile_of(dev) or written
+    """The profile to name for `dev`: the one that describes it, or the one `specs new` would write."""
+    return profile_of(dev) or to_write(dev.name)
 
 
 def other(names: list[str]) -> str:
@@ -68,8 +72,7 @@ def other(names: list[str]) -> str:
         return to_use(probe.device(probe.query()))
     except probe.QueryError:
         found = profile_for(names)
-        written = f"profiles/{probe.new_name(names[0])} (python -m membound.specs new writes it)"
-        return found if found != "cpu" else written
+        return found if found != "cpu" else to_write(names[0])
 
 
 def this_machine() -> str:
@@ -120,25 +123,6 @@ def dry_run_note(profile: str, spec: dict) -> None:
         require(profile, spec)
     except config.ConfigError as err:
         print(f"membound: this was a dry run; the real run would stop before any job: {err}", file=sys.stderr)
-
-
-def cuda_major() -> int | None:
-    """The CUDA major version the NVIDIA driver supports (nvidia-smi's header), or None."""
-    try:
-        out = subprocess.run(["nvidia-smi"], capture_output=True, text=True, timeout=30).stdout
-    except (subprocess.SubprocessError, OSError):
-        return None
-    found = re.search(r"CUDA Version:\s*(\d+)", out)
-    return int(found.group(1)) if found else None
-
-
-def cupy_package(vendor: str, cuda: int | None) -> str:
-    """What to install for CuPy on this node."""
-    if vendor == "amd":
-        return "install CuPy for ROCm (docs.cupy.dev: Installation, AMD ROCm)"
-    if cuda is None:
-        return "make install GPU=cuda12 (or GPU=cuda13: the node's CUDA major; docs/environment.md)"
-    return f"make install GPU=cuda{cuda} (the driver supports CUDA {cuda}; docs/environment.md)"
 
 
 def main() -> str:

@@ -143,17 +143,34 @@ def mismatches(spec: dict, dev: Device, records: dict) -> list[str]:
     return out
 
 
+def cuda_major() -> int | None:
+    """The CUDA major version the NVIDIA driver supports (nvidia-smi's header), or None."""
+    try:
+        out = subprocess.run(["nvidia-smi"], capture_output=True, text=True, timeout=30).stdout
+    except (subprocess.SubprocessError, OSError):
+        return None
+    found = re.search(r"CUDA Version:\s*(\d+)", out)
+    return int(found.group(1)) if found else None
+
+
+def cupy_package(vendor: str, cuda: int | None) -> str:
+    """What to install for CuPy on this node."""
+    if vendor == "amd":
+        return "install CuPy for ROCm (docs.cupy.dev: Installation, AMD ROCm)"
+    if cuda is None:
+        return "make install GPU=cuda12 (or GPU=cuda13: the node's CUDA major; docs/environment.md)"
+    return f"make install GPU=cuda{cuda} (the driver supports CUDA {cuda}; docs/environment.md)"
+
+
 def query() -> dict:
     """The raw report of the first GPU this process sees; QueryError (one line) where it cannot be read."""
     try:
         import cupy as cp
     except ImportError:
         nvidia = devices.listed()
-        fix = ("make install GPU=cuda13 (or cuda12: the driver's CUDA major)" if nvidia else
-               "install CuPy for ROCm (docs.cupy.dev: Installation, AMD ROCm)")
         name = nvidia[0].name if nvidia else "this node's GPU"
         raise QueryError(f"{name}: its SMs, L2 and bus width are read through CuPy, which is not installed: "
-                         f"{fix}") from None
+                         f"{cupy_package('nvidia' if nvidia else 'amd', cuda_major())}") from None
     try:
         dev = cp.cuda.Device(0)
         props = {k: _text(v) for k, v in cp.cuda.runtime.getDeviceProperties(dev.id).items()}
