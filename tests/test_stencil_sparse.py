@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import scipy.ndimage
 
+from membound.model import kept
 from membound.kernels import harness
 from membound.kernels import stencil as S
 from membound.kernels.stencil import sp as SP
@@ -171,21 +172,21 @@ def test_shared_bytes_count_the_fragments_held_in_shared_memory():
 
 @pytest.fixture
 def sizes_in(tmp_path, monkeypatch):
-    """sp_layout.structure_bytes kept under tmp_path/cache, for a package whose source is tmp_path/src/membound."""
+    """model.kept's cache under tmp_path/cache, for a package whose source is tmp_path/src/membound."""
     package = tmp_path / "src" / "membound"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    monkeypatch.setattr(SPL, "SIZES", tmp_path / "cache")
-    monkeypatch.setattr(SPL.membound, "__file__", str(package / "__init__.py"))
+    monkeypatch.setattr(kept, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(kept, "SOURCE", package)
     _forget_sizes()
     yield package
     _forget_sizes()
 
 
 def _forget_sizes():
-    """As a new process: sp_layout's source digest and kept sizes read anew."""
-    for cached in (SPL.sizes_file, SPL._known_sizes):
-        cached.cache_clear()
+    """As a new process: the source digest and the kept sizes read anew."""
+    kept.digest.cache_clear()
+    SPL.structure_bytes.forget()
 
 
 def test_the_start_ups_sizes_are_the_layouts_kept_on_disk_per_version_of_the_source(sizes_in):
@@ -195,15 +196,15 @@ def test_the_start_ups_sizes_are_the_layouts_kept_on_disk_per_version_of_the_sou
 
     key, smem = "box 3 1 3 fp32", SPL.structure_module("box", 3, 1, 3, "fp32")[1]
     assert P.shared_bytes("tc_sparse", S.Stencil("3d27pt", "box", 3, 1, 3), precision="fp32") == smem
-    kept = SPL.sizes_file()
-    assert kept.parent == SPL.SIZES and json.loads(kept.read_text()) == {key: smem}
-    kept.write_text(json.dumps({key: smem + 1}))      # a next process reads the file, not the layout
+    file = SPL.structure_bytes.file()
+    assert file.parent == kept.CACHE / "sp-layout" and json.loads(file.read_text()) == {key: smem}
+    file.write_text(json.dumps({key: smem + 1}))      # a next process reads the file, not the layout
     _forget_sizes()
     assert SPL.structure_bytes("box", 3, 1, 3, "fp32") == smem + 1
     (sizes_in / "__init__.py").write_text("# changed\n")
     _forget_sizes()
-    assert SPL.sizes_file() != kept and SPL.structure_bytes("box", 3, 1, 3, "fp32") == smem
-    assert json.loads(SPL.sizes_file().read_text()) == {key: smem}
+    assert SPL.structure_bytes.file() != file and SPL.structure_bytes("box", 3, 1, 3, "fp32") == smem
+    assert json.loads(SPL.structure_bytes.file().read_text()) == {key: smem}
 
 
 def test_2d_fragments_in_shared_memory_up_to_the_precisions_size_and_two_blocks_an_sm():

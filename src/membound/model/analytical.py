@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from functools import cache
 
+from membound.model import kept
 from membound.model import equations, geometry, peaks, sparse24
 from membound.model.precision import PRECISIONS, fmt
 
@@ -80,7 +80,7 @@ def per_item(wq: dict) -> dict:
     return out
 
 
-_tc_sparsity = cache(geometry.tc_sparsity)   # the grid of Figure 10 asks for each configuration once per GPU
+_tc_sparsity = kept.on_disk("tc-sparsity")(geometry.tc_sparsity)   # Figure 10's grid asks once per GPU and rule
 
 
 def stencil_model(shape: str, dims: int, radius: int, t: int, unit: str, d: int = equations.D_FP64,

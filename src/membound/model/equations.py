@@ -12,7 +12,8 @@ redundancy (`fusion_redundancy`). Each function names its equation.
 from __future__ import annotations
 
 import itertools
-from functools import cache
+
+from membound.model import kept
 
 D_FP64 = 8
 INDEX_BYTES = 4
@@ -161,7 +162,7 @@ def stencil_points(shape: str, dims: int, radius: int) -> int:
     return len(_offsets(shape, dims, radius))
 
 
-@cache
+@kept.on_disk("fused-points")
 def fused_points(shape: str, dims: int, radius: int, t: int) -> int:
     """K^(t), the points of the stencil fused over t steps: the t-fold Minkowski sum of its offsets
     (paper 002, Sec. 3.2.3; for a box this is (2rt + 1)^d, eq. 10)."""

@@ -45,11 +45,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
 from types import SimpleNamespace
 
 import numpy as np
 
+from membound.model import kept
 from membound.model import sparse24_banks
 from membound.model.geometry import fuse, fused_support, support
 
@@ -158,10 +158,10 @@ def transform(shape: str, dims: int, radius: int, depth: int, precision: str,
                       shape, phase)
 
 
-@cache
+@kept.on_disk("sparse24-sparsity")
 def sparsity(shape: str, dims: int, radius: int, depth: int, precision: str, layout: str = LAYOUT) -> float:
     """S of the transform (SparseForm.sparsity) for the stencil's structure in `layout` (default the
-    kernel's), cached: the model's and Figure 10's S of the sparse tensor cores (paper 002 eq. 2-3, 20)."""
+    kernel's), kept on disk (model/kept.py): the model's and Figure 10's S of the sparse tensor cores (paper 002 eq. 2-3, 20)."""
     return transform(shape, dims, radius, depth, precision, layout=layout).sparsity
 
 

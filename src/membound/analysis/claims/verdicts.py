@@ -8,11 +8,11 @@ both intervals' coverage on data like ours."""
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import pandas as pd
-import scipy.stats
 
 SUPPORTED, LEVEL, CONTRADICTED, INCONCLUSIVE = "SUPPORTED", "LEVEL", "CONTRADICTED", "INCONCLUSIVE"
 NOT_APPLICABLE, NO_DATA = "N/A", "NO DATA"
@@ -23,8 +23,8 @@ FLOOR = 93.0            # the least coverage an interval may have where no order
 
 def order_coverage(n: int, k: int) -> float:
     """The exact coverage of [x(k), x(n+1-k)] (order statistics of n units) for the median of any
-    continuous distribution: 1 - 2 P(Binomial(n, 1/2) < k)."""
-    return float(1 - 2 * scipy.stats.binom.cdf(k - 1, n, 0.5))
+    continuous distribution: 1 - 2 P(Binomial(n, 1/2) < k), exactly."""
+    return 1 - 2 * sum(math.comb(n, i) for i in range(k)) / 2**n
 
 
 def order_rank(n: int, level: float = LEVEL_95) -> int:
@@ -59,6 +59,13 @@ def median_interval(units: np.ndarray, level: float = LEVEL_95) -> tuple[np.ndar
     return median, x[..., k - 1], x[..., n - k]
 
 
+@functools.cache
+def t_quantile(q: float, df: int) -> float:
+    """Student's t quantile (scipy.stats.t.ppf: a millisecond a call, asked for per claim and problem)."""
+    import scipy.stats      # here: most jobs that import the claims ask for no t-interval, and it takes a second
+    return float(scipy.stats.t.ppf(q, df))
+
+
 def t_interval(units: np.ndarray, level: float = LEVEL_95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean of the logs `units` along the last axis and its Student-t `level`% interval (n - 1
     degrees of freedom), as (mean, low, high) of the logs; -inf and inf with a single unit (nothing
@@ -68,7 +75,7 @@ def t_interval(units: np.ndarray, level: float = LEVEL_95) -> tuple[np.ndarray, 
     mean = units.mean(-1)
     if n < 2:
         return mean, np.full_like(mean, -np.inf), np.full_like(mean, np.inf)
-    half = scipy.stats.t.ppf(0.5 + level / 200, n - 1) * units.std(-1, ddof=1) / math.sqrt(n)
+    half = t_quantile(0.5 + level / 200, n - 1) * units.std(-1, ddof=1) / math.sqrt(n)
     return mean, mean - half, mean + half
 
 

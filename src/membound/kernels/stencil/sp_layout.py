@@ -16,16 +16,11 @@ Fragment layouts (PTX ISA 9.7.14.6.2, mma.sp with sparse A; g = lane / 4, q = la
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import tempfile
 from functools import cache
-from pathlib import Path
 
 import numpy as np
 
-import membound
+from membound.model import kept
 from membound.model import sparse24
 from membound.model.precision import fmt, store
 from membound.kernels.stencil.launch import format_macros
@@ -140,41 +135,11 @@ def structure_module(shape: str, dims: int, radius: int, depth: int, precision: 
     return module(sparse24.transform(shape, dims, radius, depth, precision, layout=LAYOUT), dims)
 
 
-# structure_bytes's values, one JSON file per version of membound's source (SIZES_FILE)
-SIZES = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "membound" / "sp-layout"
-
-
-@cache
-def sizes_file() -> Path:
-    """SIZES/<digest of every .py file of membound>.json: any change of the code starts a new file."""
-    root, digest = Path(membound.__file__).parent, hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        digest.update(f"{path.relative_to(root).as_posix()}\0".encode() + path.read_bytes())
-    return SIZES / f"{digest.hexdigest()[:20]}.json"
-
-
-@cache
-def _known_sizes() -> dict:
-    try:
-        return json.loads(sizes_file().read_text())
-    except (OSError, ValueError):   # none yet, or unreadable: computed anew
-        return {}
-
-
+@kept.on_disk("sp-layout")
 def structure_bytes(shape: str, dims: int, radius: int, depth: int, precision: str) -> int:
-    """structure_module's dynamic shared bytes, kept on disk (sizes_file) across processes: the rules'
+    """structure_module's dynamic shared bytes, kept on disk across processes (model/kept.py): the rules'
     start-up check sizes every stencil at every depth, seconds of transform each time otherwise."""
-    known, key = _known_sizes(), f"{shape} {dims} {radius} {depth} {precision}"
-    if key not in known:
-        known[key] = structure_module(shape, dims, radius, depth, precision)[1]
-        try:    # whole file or none (os.replace); a concurrent writer's keys may be lost, and computed again
-            sizes_file().parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile("w", dir=sizes_file().parent, suffix=".tmp", delete=False) as tmp:
-                json.dump(known, tmp)
-            os.replace(tmp.name, sizes_file())
-        except OSError:     # a read-only cache: the size is still right, only not kept
-            pass
-    return known[key]
+    return structure_module(shape, dims, radius, depth, precision)[1]
 
 
 def module(form: sparse24.SparseForm, dims: int) -> tuple[dict, int]:

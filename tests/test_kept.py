@@ -1,0 +1,70 @@
+"""membound.model.kept: the model's values kept on disk across processes, per version of the source."""
+
+import json
+
+import pytest
+
+from membound.model import kept
+from membound.model import analytical, equations, sparse24
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    """The cache under tmp_path/cache, for a package whose source is tmp_path/src/membound."""
+    source = tmp_path / "src" / "membound"
+    source.mkdir(parents=True)
+    (source / "__init__.py").write_text("")
+    monkeypatch.setattr(kept, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(kept, "SOURCE", source)
+    kept.digest.cache_clear()
+    yield source
+    kept.digest.cache_clear()
+
+
+def kept_square(calls):
+    @kept.on_disk("square")
+    def square(n: int, offset: int = 0) -> int:
+        calls.append(n)
+        return n * n + offset
+    return square
+
+
+def test_a_value_is_computed_once_read_back_by_the_next_process_and_anew_after_a_source_change(package):
+    calls = []
+    square = kept_square(calls)
+    assert square(3) == square(3, 0) == 9 and calls == [3]
+    assert json.loads(square.file().read_text()) == {"3 0": 9}
+    square.file().write_text(json.dumps({"3 0": 10}))     # what a next process finds
+    square.forget()
+    assert square(3) == 10 and calls == [3]
+    (package / "model.py").write_text("# changed\n")
+    kept.digest.cache_clear()
+    square.forget()
+    assert square(3) == 9 and calls == [3, 3]
+
+
+def test_a_damaged_or_read_only_cache_is_computed_through(package, tmp_path, monkeypatch):
+    calls = []
+    square = kept_square(calls)
+    square.file().parent.mkdir(parents=True)
+    square.file().write_text('{"3 0": ')                   # cut mid-write by another tool
+    assert square(3) == 9 and json.loads(square.file().read_text()) == {"3 0": 9}
+    monkeypatch.setattr(kept, "CACHE", tmp_path / "file")
+    (tmp_path / "file").write_text("")                      # no folder can be made under it
+    kept.digest.cache_clear()
+    square.forget()
+    assert square(4) == 16 and calls == [3, 4]
+
+
+@pytest.mark.parametrize("kept_fn, fresh, args", [
+    (sparse24.sparsity, lambda *a: sparse24.transform(*a, layout=sparse24.LAYOUT).sparsity, ("box", 2, 1, 3, "fp16")),
+    (analytical._tc_sparsity, analytical.geometry.tc_sparsity, ("star", 3, 1, 2, "fp32")),
+    (equations.fused_points, lambda s, d, r, t: int(analytical.geometry.fused_support(
+        analytical.geometry.support(s, d, r), t).sum()), ("star", 2, 2, 3)),
+])
+def test_the_models_kept_values_are_those_computed_fresh(package, kept_fn, fresh, args):
+    kept_fn.forget()
+    assert kept_fn(*args) == fresh(*args)
+    kept_fn.forget()                                        # read back from the file
+    assert kept_fn(*args) == fresh(*args) and kept_fn.file().exists()
+    kept_fn.forget()
