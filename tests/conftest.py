@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 import cpu_workflow
+from membound.model import kept
 from membound.run import runinfo
 
 
@@ -43,3 +44,17 @@ def cpu_run(tmp_path_factory, worker_id):
             cpu_workflow.run_all(run)
             made.touch()
     return run
+
+
+@pytest.fixture
+def kept_source(tmp_path, monkeypatch):
+    """membound.model.kept's cache under tmp_path/cache, for a package whose source is tmp_path/src/membound
+    (returned); the source digest is read anew before and after."""
+    source = tmp_path / "src" / "membound"
+    source.mkdir(parents=True)
+    (source / "__init__.py").write_text("")
+    monkeypatch.setattr(kept, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(kept, "SOURCE", source)
+    kept.digest.cache_clear()
+    yield source
+    kept.digest.cache_clear()

@@ -8,19 +8,6 @@ from membound.model import kept
 from membound.model import analytical, equations, sparse24
 
 
-@pytest.fixture
-def package(tmp_path, monkeypatch):
-    """The cache under tmp_path/cache, for a package whose source is tmp_path/src/membound."""
-    source = tmp_path / "src" / "membound"
-    source.mkdir(parents=True)
-    (source / "__init__.py").write_text("")
-    monkeypatch.setattr(kept, "CACHE", tmp_path / "cache")
-    monkeypatch.setattr(kept, "SOURCE", source)
-    kept.digest.cache_clear()
-    yield source
-    kept.digest.cache_clear()
-
-
 def kept_square(calls):
     @kept.on_disk("square")
     def square(n: int, offset: int = 0) -> int:
@@ -29,7 +16,7 @@ def kept_square(calls):
     return square
 
 
-def test_a_value_is_computed_once_read_back_by_the_next_process_and_anew_after_a_source_change(package):
+def test_a_value_is_computed_once_read_back_by_the_next_process_and_anew_after_a_source_change(kept_source):
     calls = []
     square = kept_square(calls)
     assert square(3) == square(3, 0) == 9 and calls == [3]
@@ -37,13 +24,13 @@ def test_a_value_is_computed_once_read_back_by_the_next_process_and_anew_after_a
     square.file().write_text(json.dumps({"3 0": 10}))     # what a next process finds
     square.forget()
     assert square(3) == 10 and calls == [3]
-    (package / "model.py").write_text("# changed\n")
+    (kept_source / "model.py").write_text("# changed\n")
     kept.digest.cache_clear()
     square.forget()
     assert square(3) == 9 and calls == [3, 3]
 
 
-def test_a_damaged_or_read_only_cache_is_computed_through(package, tmp_path, monkeypatch):
+def test_a_damaged_or_read_only_cache_is_computed_through(kept_source, tmp_path, monkeypatch):
     calls = []
     square = kept_square(calls)
     square.file().parent.mkdir(parents=True)
@@ -62,7 +49,7 @@ def test_a_damaged_or_read_only_cache_is_computed_through(package, tmp_path, mon
     (equations.fused_points, lambda s, d, r, t: int(analytical.geometry.fused_support(
         analytical.geometry.support(s, d, r), t).sum()), ("star", 2, 2, 3)),
 ])
-def test_the_models_kept_values_are_those_computed_fresh(package, kept_fn, fresh, args):
+def test_the_models_kept_values_are_those_computed_fresh(kept_source, kept_fn, fresh, args):
     kept_fn.forget()
     assert kept_fn(*args) == fresh(*args)
     kept_fn.forget()                                        # read back from the file

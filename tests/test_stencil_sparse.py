@@ -171,16 +171,11 @@ def test_shared_bytes_count_the_fragments_held_in_shared_memory():
 
 
 @pytest.fixture
-def sizes_in(tmp_path, monkeypatch):
-    """model.kept's cache under tmp_path/cache, for a package whose source is tmp_path/src/membound."""
-    package = tmp_path / "src" / "membound"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    monkeypatch.setattr(kept, "CACHE", tmp_path / "cache")
-    monkeypatch.setattr(kept, "SOURCE", package)
-    _forget_sizes()
-    yield package
-    _forget_sizes()
+def sizes_in(kept_source):
+    """tc_sparse's sizes kept under a temporary cache, for a temporary package source (conftest)."""
+    SPL.structure_bytes.forget()
+    yield kept_source
+    SPL.structure_bytes.forget()
 
 
 def _forget_sizes():
