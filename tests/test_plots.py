@@ -20,6 +20,15 @@ from membound.run import raw as raw_files
 from membound.run.measure import ROW_COLUMNS
 from membound.run.outputs import save_figure, write_csv
 
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Tests that draw without saving leave their figures to pyplot: closed after each."""
+    yield
+    import matplotlib.pyplot as plt
+    plt.close("all")
+
+
 L2_1MB = {**config.load_gpu("h100"), "name": "test GPU", "l2_MB": 1}
 STENCILS = {"stencil": {"kernels": {"2d5pt": {"shape": "star", "dims": 2, "radius": 1, "depth": 3}}}}
 
