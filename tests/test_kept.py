@@ -5,7 +5,7 @@ import json
 import pytest
 
 from membound.model import kept
-from membound.model import analytical, equations, sparse24
+from membound.model import analytical, equations, geometry, sparse24
 
 
 def kept_square(calls):
@@ -43,11 +43,16 @@ def test_a_damaged_or_read_only_cache_is_computed_through(kept_source, tmp_path,
     assert square(4) == 16 and calls == [3, 4]
 
 
+def fused(shape, dims, radius, depth):
+    return geometry.fused_support(geometry.support(shape, dims, radius), depth)
+
+
 @pytest.mark.parametrize("kept_fn, fresh, args", [
     (sparse24.sparsity, lambda *a: sparse24.transform(*a, layout=sparse24.LAYOUT).sparsity, ("box", 2, 1, 3, "fp16")),
-    (analytical._tc_sparsity, analytical.geometry.tc_sparsity, ("star", 3, 1, 2, "fp32")),
-    (equations.fused_points, lambda s, d, r, t: int(analytical.geometry.fused_support(
-        analytical.geometry.support(s, d, r), t).sum()), ("star", 2, 2, 3)),
+    (analytical._tc_sparsity, geometry.tc_sparsity, ("star", 3, 1, 2, "fp32")),
+    (geometry.tc_fragments, lambda *a: len(geometry.tc_rows(fused(*a[:4]).astype(float), fused(*a[:4]), a[4])[1]),
+     ("box", 2, 2, 3, "fp16")),
+    (equations.fused_points, lambda *a: int(fused(*a).sum()), ("star", 2, 2, 3)),
 ])
 def test_the_models_kept_values_are_those_computed_fresh(kept_source, kept_fn, fresh, args):
     kept_fn.forget()

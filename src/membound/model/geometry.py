@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from membound.model import kept
 from membound.model.precision import FORMATS, PRECISIONS
 
 # The MMA shape (m, n, k) the tensor-core stencil kernels issue per storage precision is the precision's
@@ -94,6 +95,14 @@ def tc_rows(wf: np.ndarray, mask: np.ndarray, precision: str = "fp64") -> tuple[
                 inside = (dx >= a) & (dx <= b)
                 frags.append(np.where(inside, wf3[iz, iy, np.clip(dx + rad, 0, 2 * rad)], 0.0))
     return np.array(rows, dtype=np.int32), np.array(frags)
+
+
+@kept.on_disk("tc-fragments")
+def tc_fragments(shape: str, dims: int, radius: int, depth: int, precision: str = "fp64") -> int:
+    """The B fragments (`tc_rows`' nk summed) of the stencil's structure fused over `depth` in `precision`,
+    kept on disk (model/kept.py): each start of the workflow sizes the tensor-core kernel at every depth."""
+    mask = fused_support(support(shape, dims, radius), depth)
+    return int(tc_rows(mask.astype(float), mask, precision)[0][:, 3].sum())
 
 
 def tc_sparsity(shape: str, dims: int, radius: int, depth: int, precision: str = "fp64") -> float:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from membound.kernels.stencil.tiles import CC3, TB2, TB3, TUNED
-from membound.model.geometry import fused_support, mma_shape, support, tc_rows
+from membound.model.geometry import mma_shape, tc_fragments
 from membound.model.precision import PRECISIONS, fmt
 
 SWEPT = ("cc_tb", "tc", "tc_sparse")  # run at every depth of the sweep; cc_naive at 1, tc_twin at the role depth
@@ -205,8 +205,8 @@ def shared_bytes(impl: str, st: Stencil, gpu: str | None = None, precision: str 
         sp = precision if fmt(precision).mma_sp else next(p for p in PRECISIONS if fmt(p).mma_sp)
         return structure_bytes(st.shape, st.dims, st.radius, st.depth, sp)
     if impl.startswith("tc"):
-        mask = fused_support(support(st.shape, st.dims, st.radius), st.depth)
-        return tc_config(st, len(tc_rows(mask.astype(float), mask, precision)[1]), impl == "tc_twin", precision)[2]
+        nfrag = tc_fragments(st.shape, st.dims, st.radius, st.depth, precision)
+        return tc_config(st, nfrag, impl == "tc_twin", precision)[2]
     return cc_launch(st, 1 if impl == "cc_naive" else st.depth, gpu, elem=fmt(precision).bytes).smem
 
 
