@@ -5,7 +5,7 @@ import json
 import pytest
 
 from membound.model import kept
-from membound.model import analytical, equations, geometry, sparse24
+from membound.model import equations, geometry, sparse24
 
 
 def kept_square(calls):
@@ -49,7 +49,6 @@ def fused(shape, dims, radius, depth):
 
 @pytest.mark.parametrize("kept_fn, fresh, args", [
     (sparse24.sparsity, lambda *a: sparse24.transform(*a, layout=sparse24.LAYOUT).sparsity, ("box", 2, 1, 3, "fp16")),
-    (analytical._tc_sparsity, geometry.tc_sparsity, ("star", 3, 1, 2, "fp32")),
     (geometry.tc_fragments, lambda *a: len(geometry.tc_rows(fused(*a[:4]).astype(float), fused(*a[:4]), a[4])[1]),
      ("box", 2, 2, 3, "fp16")),
     (equations.fused_points, lambda *a: int(fused(*a).sum()), ("star", 2, 2, 3)),
@@ -60,3 +59,9 @@ def test_the_models_kept_values_are_those_computed_fresh(kept_source, kept_fn, f
     kept_fn.forget()                                        # read back from the file
     assert kept_fn(*args) == fresh(*args) and kept_fn.file().exists()
     kept_fn.forget()
+
+
+def test_the_tensor_cores_s_from_the_kept_parts_is_the_one_from_their_rows(kept_source):
+    mask = fused("star", 3, 1, 2)
+    rows, _ = geometry.tc_rows(mask.astype(float), mask, "fp32")
+    assert geometry.tc_sparsity("star", 3, 1, 2, "fp32") == mask.sum() / (8 * rows[:, 3].sum())

@@ -16,7 +16,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from membound.model import kept
 from membound.model import equations, geometry, peaks, sparse24
 from membound.model.precision import PRECISIONS, fmt
 
@@ -57,7 +56,7 @@ def stencil(row: Mapping, gpu: dict, stencils: Mapping) -> dict:
     if row["unit"] == "tensor_core":
         alpha = equations.fusion_redundancy(shape, dims, radius, depth)
         s = (sparse24.sparsity(shape, dims, radius, depth, p.precision) if row.get("sparsity") == "2:4"
-             else _tc_sparsity(shape, dims, radius, depth, p.precision))
+             else geometry.tc_sparsity(shape, dims, radius, depth, p.precision))
         w_exec = w * alpha / s    # paper 002, eq. 3: the logical MMA work (mma.sp's counted as if dense, eq. 20)
     return {"W": w, "Q": q, "W_exec": w_exec, "items": points * steps}
 
@@ -80,7 +79,6 @@ def per_item(wq: dict) -> dict:
     return out
 
 
-_tc_sparsity = kept.on_disk("tc-sparsity")(geometry.tc_sparsity)   # Figure 10's grid asks once per GPU and rule
 
 
 def stencil_model(shape: str, dims: int, radius: int, t: int, unit: str, d: int = equations.D_FP64,
@@ -96,7 +94,7 @@ def stencil_model(shape: str, dims: int, radius: int, t: int, unit: str, d: int 
         return {"K": k, "alpha": math.nan, "S": math.nan, "C": c, "M": m, "I": i}
     alpha = equations.fusion_redundancy(shape, dims, radius, t)
     s = (sparse24.sparsity(shape, dims, radius, t, precision) if sparsity == "2:4"    # sparse tensor cores
-         else _tc_sparsity(shape, dims, radius, t, precision))
+         else geometry.tc_sparsity(shape, dims, radius, t, precision))
     c, m, i = equations.stencil_tc(k, t, alpha, s, d)
     return {"K": k, "alpha": alpha, "S": s, "C": c, "M": m, "I": i}
 

@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from membound.model import kept
+from membound.model.equations import fused_points
 from membound.model.precision import FORMATS, PRECISIONS
 
 # The MMA shape (m, n, k) the tensor-core stencil kernels issue per storage precision is the precision's
@@ -118,6 +119,5 @@ def tc_sparsity(shape: str, dims: int, radius: int, depth: int, precision: str =
     m x 8 tile takes nk = ceil((8 + b - a) / k) MMAs of 8 m k multiply-adds per row, of which
     8 m (b - a + 1) are useful: S = K^(t) / (k sum nk) (f16's a lowered to even a + rad, PACK).
     """
-    mask = fused_support(support(shape, dims, radius), depth)
-    rows, _ = tc_rows(mask.astype(float), mask, precision)
-    return float(mask.sum() / (mma_shape(precision)[2] * rows[:, 3].sum()))
+    issued = mma_shape(precision)[2] * tc_fragments(shape, dims, radius, depth, precision)   # k sum nk, kept on disk
+    return fused_points(shape, dims, radius, depth) / issued

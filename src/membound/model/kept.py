@@ -47,7 +47,6 @@ def on_disk(name: str):
             except (OSError, ValueError):   # none yet, or unreadable: computed anew
                 return {}
 
-        @functools.cache
         @functools.wraps(fn)
         def kept(*args, **kwargs):
             bound = signature.bind(*args, **kwargs)
@@ -64,10 +63,6 @@ def on_disk(name: str):
                     pass
             return values[key]
 
-        def forget() -> None:
-            kept.cache_clear()
-            known.cache_clear()
-
-        kept.file, kept.forget = file, forget
+        kept.file, kept.forget = file, known.cache_clear
         return kept
     return wrap

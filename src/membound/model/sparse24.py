@@ -49,8 +49,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from membound.model import kept
-from membound.model import sparse24_banks
+from membound.model import kept, sparse24_banks
 from membound.model.geometry import fuse, fused_support, support
 
 from membound.model.sparse24_pack import (GRANULARITY, LAYOUT, M_TILE, N_TILE, RUN, SP_SHAPE,  # noqa: F401
