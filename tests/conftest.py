@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 import cpu_workflow
-from membound.model import kept
+from membound import kept
 from membound.run import runinfo
 
 
@@ -48,7 +48,7 @@ def cpu_run(tmp_path_factory, worker_id):
 
 @pytest.fixture
 def kept_source(tmp_path, monkeypatch):
-    """membound.model.kept's cache under tmp_path/cache, for a package whose source is tmp_path/src/membound
+    """membound.kept's cache under tmp_path/cache, for a package whose source is tmp_path/src/membound
     (returned); the source digest is read anew before and after."""
     source = tmp_path / "src" / "membound"
     source.mkdir(parents=True)

@@ -1,11 +1,13 @@
-"""membound.model.kept: the model's values kept on disk across processes, per version of the source."""
+"""membound.kept: values kept on disk across processes, per version of the source (the model's, the rules'
+code closures)."""
 
 import json
 
 import pytest
 
-from membound.model import kept
+from membound import kept
 from membound.model import equations, geometry, sparse24
+from membound.run import codedeps
 
 
 def kept_square(calls):
@@ -65,3 +67,24 @@ def test_the_tensor_cores_s_from_the_kept_parts_is_the_one_from_their_rows(kept_
     mask = fused("star", 3, 1, 2)
     rows, _ = geometry.tc_rows(mask.astype(float), mask, "fp32")
     assert geometry.tc_sparsity("star", 3, 1, 2, "fp32") == mask.sum() / (8 * rows[:, 3].sum())
+
+
+
+def test_a_rules_code_is_kept_and_follows_an_edit_of_an_import(kept_source):
+    root = kept_source.parents[1]
+    (kept_source / "a.py").write_text("from membound import b\n")
+    for name in ("b", "c"):
+        (kept_source / f"{name}.py").write_text("")
+
+    def code():     # as the next process finds it: nothing in memory
+        codedeps._imports.cache_clear()
+        codedeps._closure.cache_clear()
+        codedeps._kept_closure.forget()
+        kept.digest.cache_clear()
+        return codedeps.code(root, "membound.a")
+
+    first = ["src/membound/__init__.py", "src/membound/a.py", "src/membound/b.py"]
+    assert code() == first
+    assert json.loads(codedeps._kept_closure.file().read_text()) == {"membound.a": first}
+    (kept_source / "a.py").write_text("from membound import b, c\n")
+    assert code() == [*first, "src/membound/c.py"]

@@ -15,7 +15,7 @@ from membound.matrices import table2
 from membound.model import equations
 from membound.model.precision import PRECISIONS
 from membound.plots import common, compare, fig2, fig3_4, fig6, fig7, fig8, gemv
-from membound.run import config
+from membound.run import config, profiles
 from membound.run import raw as raw_files
 from membound.run.measure import ROW_COLUMNS
 from membound.run.outputs import save_figure, write_csv
@@ -295,7 +295,7 @@ def test_compare_stacks_every_profile_that_has_the_csv(tmp_path):
     for profile in ("h100", "reference/h100", "a100"):
         write_csv(fig6.data(scale_rows(SCALE_SPEEDUPS), L2_1MB), tmp_path / profile / "figures" / "fig6_scale.csv")
     (tmp_path / "cpu" / "figures").mkdir(parents=True)
-    found = compare.found(str(tmp_path), "figures/fig6_scale.csv")
+    found = profiles.found(str(tmp_path), "figures/fig6_scale.csv")
     assert [compare.label(str(p).replace(str(tmp_path), "results")) for p in found] == ["a100", "h100", "reference/h100"]
     fig = compare.figure(fig6, [(str(p), pd.read_csv(p)) for p in found])
     assert len(fig.axes) == 3
@@ -323,7 +323,7 @@ def test_compare_draws_every_gpus_roofline_on_one_plot_and_one_claims_table(tmp_
         claims = {"device_spec": f"spec of {name}", "matrix_source": "surrogate",
                   "claims": [{"id": "C1", "title": "bound", "verdict": verdict, "estimate": 1.1}]}
         (tmp_path / name / "claims.json").write_text(json.dumps(claims))
-    table = compare.claims_table(compare.found(str(tmp_path), "claims.json"))
+    table = compare.claims_table(profiles.found(str(tmp_path), "claims.json"))
     assert table[["claim", "verdict", "estimate"]].values.tolist() == [["C1", "SUPPORTED", 1.1], ["C1", "CONTRADICTED", 1.1]]
 
 

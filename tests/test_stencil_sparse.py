@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import scipy.ndimage
 
-from membound.model import kept
+from membound import kept
 from membound.kernels import harness
 from membound.kernels import stencil as S
 from membound.kernels.stencil import sp as SP

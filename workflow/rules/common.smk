@@ -9,9 +9,9 @@ from snakemake.utils import min_version
 from membound import families
 from membound.kernels import stencil as stencil_kernels
 from membound.originals import check as originals_check
-from membound.plots import compare as compare_plots
 from membound.run import config as mbconfig
 from membound.run import commands, detect, devices, environment, gpu_slot, runlock, summary, supervise
+from membound.run import profiles as mbprofiles
 
 min_version("9.0")
 
@@ -137,7 +137,7 @@ def compared(name):
     otherwise every profile's that exists."""
     if REFERENCE_GPUS:
         return [f"results/reference/{gpu}/{name}" for gpu in REFERENCE_GPUS]
-    return lambda wildcards: compare_plots.found("results", name)
+    return lambda wildcards: mbprofiles.found("results", name)
 
 
 include: "registry.smk"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 
-from membound.model import kept
+from membound import kept
 
 D_FP64 = 8
 INDEX_BYTES = 4

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from membound.model import kept
+from membound import kept
 from membound.model.equations import fused_points
 from membound.model.precision import FORMATS, PRECISIONS
 
@@ -101,7 +101,7 @@ def tc_rows(wf: np.ndarray, mask: np.ndarray, precision: str = "fp64") -> tuple[
 @kept.on_disk("tc-fragments")
 def tc_fragments(shape: str, dims: int, radius: int, depth: int, precision: str = "fp64") -> int:
     """The B fragments (`tc_rows`' nk summed) of the stencil's structure fused over `depth` in `precision`,
-    kept on disk (model/kept.py): each start of the workflow sizes the tensor-core kernel at every depth."""
+    kept on disk (membound/kept.py): each start of the workflow sizes the tensor-core kernel at every depth."""
     mask = fused_support(support(shape, dims, radius), depth)
     return int(tc_rows(mask.astype(float), mask, precision)[0][:, 3].sum())
 

@@ -49,7 +49,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from membound.model import kept, sparse24_banks
+from membound import kept
+from membound.model import sparse24_banks
 from membound.model.geometry import fuse, fused_support, support
 
 from membound.model.sparse24_pack import (GRANULARITY, LAYOUT, M_TILE, N_TILE, RUN, SP_SHAPE,  # noqa: F401
@@ -160,7 +161,7 @@ def transform(shape: str, dims: int, radius: int, depth: int, precision: str,
 @kept.on_disk("sparse24-sparsity")
 def sparsity(shape: str, dims: int, radius: int, depth: int, precision: str, layout: str = LAYOUT) -> float:
     """S of the transform (SparseForm.sparsity) for the stencil's structure in `layout` (default the
-    kernel's), kept on disk (model/kept.py): the model's and Figure 10's S of the sparse tensor cores (paper 002 eq. 2-3, 20)."""
+    kernel's), kept on disk (membound/kept.py): the model's and Figure 10's S of the sparse tensor cores (paper 002 eq. 2-3, 20)."""
     return transform(shape, dims, radius, depth, precision, layout=layout).sparsity
 
 

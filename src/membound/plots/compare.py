@@ -17,13 +17,6 @@ from membound.plots import common, fig2, style
 GPU_COLORS = ("tab:blue", "tab:red", "tab:green", "tab:purple", "tab:brown")
 
 
-def found(results: str, name: str) -> list[str]:
-    """The file `name` (e.g. 'figures/fig6_scale.csv', 'claims.json') of every profile under `results`
-    that has one, sorted."""
-    root = Path(results)
-    return sorted(str(p) for p in [*root.glob(f"*/{name}"), *root.glob(f"reference/*/{name}")])
-
-
 def label(path: str) -> str:
     """The profile of a file <results>/<profile>/{figures/<name>, claims.json}: 'h100', 'reference/h100'."""
     parts = Path(path).parts

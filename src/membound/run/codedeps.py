@@ -1,12 +1,16 @@
 """The code a rule depends on: the membound modules a script or module imports, transitively (read
 from the source with `ast`, nothing is imported), so that the rules list them as inputs and an edit
-reruns exactly the outputs made through the edited code (Snakemake's mtime trigger)."""
+reruns exactly the outputs made through the edited code (Snakemake's mtime trigger). A module's closure
+in the checkout whose membound is the one imported is kept on disk per version of the source
+(membound.kept): every Snakemake start, each job's too, lists the code of every rule."""
 
 from __future__ import annotations
 
 import ast
 from functools import cache
 from pathlib import Path
+
+from membound import kept
 
 PACKAGE = "membound"
 
@@ -49,16 +53,29 @@ def _closure(root: Path, module: str) -> frozenset[Path]:
     return frozenset(out)
 
 
+@kept.on_disk("code-closure")
+def _kept_closure(module: str) -> list[str]:
+    """_closure of `module` in the checkout of the membound imported, its paths relative to the checkout."""
+    root = kept.SOURCE.parents[1]
+    return sorted(path.relative_to(root).as_posix() for path in _closure(root, module))
+
+
 def code(root, *scripts_or_modules: str) -> list[str]:
     """Paths relative to the checkout `root` of the given scripts (paths ending .py) or modules
     (dotted names) and of every membound module under root/src they import, transitively, sorted."""
     root = Path(root).resolve()
+    if (root / "src" / PACKAGE).resolve() == kept.SOURCE:
+        def closure(module):
+            return {root / path for path in _kept_closure(module)}
+    else:
+        def closure(module):
+            return _closure(root, module)
     files: set[Path] = set()
     for item in scripts_or_modules:
         if item.endswith(".py"):
             files.add(root / item)
             for dep in _imports(root, root / item):
-                files |= _closure(root, dep)
+                files |= closure(dep)
         else:
-            files |= _closure(root, item)
+            files |= closure(item)
     return sorted(str(f.relative_to(root)) for f in files)

@@ -30,6 +30,13 @@ def names() -> list[str]:
     return sorted(p.name for p in folder().iterdir() if p.is_dir() and p.name != WORKFLOW_PROFILE)
 
 
+def found(results: str, name: str) -> list[str]:
+    """The file `name` (e.g. 'figures/fig6_scale.csv', 'claims.json') of every profile under `results`
+    that has one, sorted (plots.compare's inputs)."""
+    root = Path(results)
+    return sorted(str(p) for p in [*root.glob(f"*/{name}"), *root.glob(f"reference/*/{name}")])
+
+
 def device_profiles() -> list[str]:
     """The device profiles: each names its gpu in its membound.yaml (the rest are overlays)."""
     return [name for name in names() if (folder() / name / "membound.yaml").is_file()]

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.ndimage
 
 from membound.model.geometry import fuse, fused_support, mma_shape, tc_rows
 from membound.model.precision import decode, fmt, of_dtype, quantize, store, tc_operand
@@ -25,6 +24,8 @@ from membound.run.measure import array_module, to_host
 def reference(x: np.ndarray, w: np.ndarray, steps: int) -> np.ndarray:
     """`steps` sequential periodic steps with scipy in float64 (the independent reference) from x (a
     storage array, or float64)."""
+    import scipy.ndimage   # here: every Snakemake start imports this module, few jobs run the reference
+
     x = values(x)
     for _ in range(steps):
         x = scipy.ndimage.correlate(x, w, mode="wrap")

@@ -20,7 +20,7 @@ from functools import cache
 
 import numpy as np
 
-from membound.model import kept
+from membound import kept
 from membound.model import sparse24
 from membound.model.precision import fmt, store
 from membound.kernels.stencil.launch import format_macros
@@ -137,7 +137,7 @@ def structure_module(shape: str, dims: int, radius: int, depth: int, precision: 
 
 @kept.on_disk("sp-layout")
 def structure_bytes(shape: str, dims: int, radius: int, depth: int, precision: str) -> int:
-    """structure_module's dynamic shared bytes, kept on disk across processes (model/kept.py): the rules'
+    """structure_module's dynamic shared bytes, kept on disk across processes (membound/kept.py): the rules'
     start-up check sizes every stencil at every depth, seconds of transform each time otherwise."""
     return structure_module(shape, dims, radius, depth, precision)[1]
 

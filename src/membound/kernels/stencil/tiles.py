@@ -31,6 +31,8 @@ from pathlib import Path
 import jsonschema
 import yaml
 
+from membound.run.config import read_yaml
+
 CC2 = dict(kernel="stencil_cc", BX=64, BY=32, BZ=1, V=8, NTHREADS=256, TPB=1, MINB=0, WSMEM=0, VEC=0, VS=0, NOWRAP=0)
 CC3 = dict(kernel="stencil_cc3", BX=32, BY=64, BZ=32, V=8, NTHREADS=256, MINB=0, WSMEM=0, VEC=0, VS=0, PF=0)
 TB2 = dict(kernel="stencil_tb2", NT=256, CH=4, PF=1, OWNREG=1, MINB=0, WSMEM=0, WAVES=1)
@@ -61,9 +63,8 @@ def expand(short: dict, where: str = "a tile") -> dict:
 
 def read(path: Path) -> list[dict]:
     """The entries of one tuned/<gpu>.yaml, checked against the schema (ValueError naming the file)."""
-    data = yaml.safe_load(path.read_text())
-    error = jsonschema.exceptions.best_match(
-        jsonschema.Draft202012Validator(yaml.safe_load(SCHEMA.read_text())).iter_errors(data))
+    data = read_yaml(path)
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(read_yaml(SCHEMA)).iter_errors(data))
     if error is not None:
         where = "/".join(map(str, error.absolute_path)) or "the top level"
         raise ValueError(f"{path}: {where}: {error.message} (see {SCHEMA.name})")

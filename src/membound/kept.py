@@ -1,6 +1,7 @@
-"""Values of the model's pure functions kept on disk across processes (`on_disk`): every rule of a run
-checks or models the same stencils, and the 2:4 form or fused support of one takes up to a second to
-compute, once per version of membound's source rather than once per job.
+"""Values of pure functions of membound's source kept on disk across processes (`on_disk`): every rule
+of a run checks or models the same stencils, and the 2:4 form or fused support of one takes up to a
+second to compute; every Snakemake start lists each rule's code: once per version of membound's source
+rather than once per job.
 
 A function's values live in CACHE/<name>/<digest>.json, where <digest> covers every .py file of the
 package: any change of the code starts new files. Each value is computed where the file lacks it and
