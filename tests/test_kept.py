@@ -2,8 +2,11 @@
 code closures)."""
 
 import json
+from pathlib import Path
 
 import pytest
+
+import membound
 
 from membound import kept
 from membound.model import equations, geometry, sparse24
@@ -16,6 +19,10 @@ def kept_square(calls):
         calls.append(n)
         return n * n + offset
     return square
+
+
+def test_the_digest_covers_the_package_imported():
+    assert kept.SOURCE == Path(membound.__file__).resolve().parent
 
 
 def test_a_value_is_computed_once_read_back_by_the_next_process_and_anew_after_a_source_change(kept_source):

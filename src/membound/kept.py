@@ -19,7 +19,7 @@ import os
 import tempfile
 from pathlib import Path
 
-SOURCE = Path(__file__).resolve().parents[1]     # the package membound, whose .py files make the digest
+SOURCE = Path(__file__).resolve().parent      # the package membound, whose .py files make the digest
 CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "membound"
 
 
