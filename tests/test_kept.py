@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 import membound
-
 from membound import kept
 from membound.model import equations, geometry, sparse24
 from membound.run import codedeps
@@ -74,7 +73,6 @@ def test_the_tensor_cores_s_from_the_kept_parts_is_the_one_from_their_rows(kept_
     mask = fused("star", 3, 1, 2)
     rows, _ = geometry.tc_rows(mask.astype(float), mask, "fp32")
     assert geometry.tc_sparsity("star", 3, 1, 2, "fp32") == mask.sum() / (8 * rows[:, 3].sum())
-
 
 
 def test_a_rules_code_is_kept_and_follows_an_edit_of_an_import(kept_source):

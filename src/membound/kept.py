@@ -33,7 +33,7 @@ def digest() -> str:
 
 
 def on_disk(name: str):
-    """Decorator: keep the function's values (JSON numbers) in CACHE/name/<digest>.json, keyed by its
+    """Decorator: keep the function's values (JSON: numbers, strings, lists) in CACHE/name/<digest>.json, keyed by its
     arguments, defaults filled in; `.file()` is that path, `.forget()` makes the next call read it anew."""
     def wrap(fn):
         signature = inspect.signature(fn)

@@ -79,8 +79,6 @@ def per_item(wq: dict) -> dict:
     return out
 
 
-
-
 def stencil_model(shape: str, dims: int, radius: int, t: int, unit: str, d: int = equations.D_FP64,
                   precision: str | None = None, sparsity: str = "dense") -> dict:
     """Paper 002's K, alpha (eq. 9-10) and S (this workflow's tensor-core transformation in the MMA

@@ -64,12 +64,11 @@ def code(root, *scripts_or_modules: str) -> list[str]:
     """Paths relative to the checkout `root` of the given scripts (paths ending .py) or modules
     (dotted names) and of every membound module under root/src they import, transitively, sorted."""
     root = Path(root).resolve()
-    if (root / "src" / PACKAGE).resolve() == kept.SOURCE:
-        def closure(module):
-            return {root / path for path in _kept_closure(module)}
-    else:
-        def closure(module):
-            return _closure(root, module)
+    own = (root / "src" / PACKAGE).resolve() == kept.SOURCE    # its membound is the one imported
+
+    def closure(module):
+        return {root / path for path in _kept_closure(module)} if own else _closure(root, module)
+
     files: set[Path] = set()
     for item in scripts_or_modules:
         if item.endswith(".py"):
