@@ -55,6 +55,7 @@ def test_dasp_time_comes_from_its_gflops_and_it_has_no_check():
     dasp, cusparse = parsers.dasp([DASP], Problem("dc2"), nnz=766396)
     assert dasp.seconds == pytest.approx(2 * 766396 / 151.7616e9) and cusparse.seconds == pytest.approx(2 * 766396 / 124.6173e9)
     assert dasp.checked is None and "commented out" in dasp.check and (dasp.warmup, dasp.reps) == (100, 1000)
+    assert "sorted row order" in dasp.normalised and "sorted" not in cusparse.normalised
     with pytest.raises(parsers.CheckFailed, match="check against cuSPARSE failed"):
         parsers.dasp([DASP + "error in (3), cusp(1.00), cuda(2.00),please check your code!\n"], Problem("dc2"), 1)
     assert parsers.dasp([DASP + "Y(116835), compute succeed!\n"], Problem("dc2"), 1)[0].checked is True
