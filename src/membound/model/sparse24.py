@@ -161,7 +161,8 @@ def transform(shape: str, dims: int, radius: int, depth: int, precision: str,
 @kept.on_disk("sparse24-sparsity")
 def sparsity(shape: str, dims: int, radius: int, depth: int, precision: str, layout: str = LAYOUT) -> float:
     """S of the transform (SparseForm.sparsity) for the stencil's structure in `layout` (default the
-    kernel's), kept on disk (membound/kept.py): the model's and Figure 10's S of the sparse tensor cores (paper 002 eq. 2-3, 20)."""
+    kernel's), kept on disk (membound/kept.py): the model's and Figure 10's S of the sparse tensor cores
+    (paper 002 eq. 2-3, 20)."""
     return transform(shape, dims, radius, depth, precision, layout=layout).sparsity
 
 
