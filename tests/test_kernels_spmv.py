@@ -349,6 +349,30 @@ def test_gpu_short_and_huge_rows_and_poison_is_overwritten(impl, precision, piec
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_gpu_order_leaves_y_in_the_plans_order(precision, monkeypatch):
+    """Built with spmv.ORDER (DASP's output, tools/bench_spmv.py --variants dasp_contract), the kernel leaves
+    y of every row but the long ones untouched and yp[s] = (A x)[rows[s]] for every output slot s."""
+    import cupy as cp
+
+    monkeypatch.setattr(spmv, "ORDER", 1)
+    matrix = spmv.rounded(ragged(16, 3000, lengths=LENGTHS + [5000], top=20), "ragged", precision)
+    p = spmv_plan.plan(matrix.indptr, S[precision])
+    x_host = quantize(np.random.default_rng(9).uniform(-1, 1, matrix.shape[1]), precision)
+    y = cp.full(matrix.shape[0], nan(precision), matrix.dtype)
+    run = spmv.tc_runner(spmv._device_csr(matrix, "ragged"), cp.asarray(x_host), y, p, precision)[0]
+    run()
+    short = np.ones(matrix.shape[0], bool)
+    short[p.long_row] = False
+    assert np.isnan(decode(y.get(), precision)[short]).all()
+    slots = run.keep["rows"] >= 0
+    y[run.keep["rows"][slots]] = run.keep["yp"][slots]
+    wide, xw = spmv.decoded(matrix, precision).astype(np.float64), decode(x_host, precision).astype(np.float64)
+    tol = dot_tolerance(precision, "tensor_core", 5000, wide @ xw, abs(wide) @ np.abs(xw))
+    assert measure.rel_err(decode(y.get(), precision).astype(np.float64), wide @ xw) <= tol
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("s", [1, 2, 4])
 def test_gpu_placement_equals_numpy(s):
     """Plan.placement with CuPy on the device CSR's int32 indptr gives numpy's slots and segments."""

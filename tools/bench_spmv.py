@@ -8,6 +8,7 @@ the matrices beyond the L2 (the FP64 size, paper 000 eq. 10, against this GPU's 
     python tools/bench_spmv.py --precisions fp64 --matrices FullChip dc2
     python tools/bench_spmv.py --variants                 # fp64 dasp_tc per plan/kernel variant, DASP's matrices
     python tools/bench_spmv.py --variants minb5_unroll2   # the default beside the variants named
+    python tools/bench_spmv.py --variants dasp_contract   # ... and y left in the plan's order, as DASP leaves it
 
 Matrices: data/csr/surrogate-1.0/<name>.npz where the workflow made them, else generated here
 (membound.matrices.surrogate, several processes, all before the first timed launch) into $MATS
@@ -17,6 +18,7 @@ import argparse
 import os
 import sys
 import time
+from dataclasses import replace
 from multiprocessing import Pool
 from pathlib import Path
 
@@ -28,7 +30,7 @@ from membound.kernels import harness, spmv
 from membound.kernels.spmv import tc_plan as spmv_plan
 from membound.matrices import csr, surrogate
 from membound.model import equations as model
-from membound.model.precision import PRECISIONS, fmt
+from membound.model.precision import PRECISIONS, decode, fmt
 from membound.run import config, detect
 
 # The yardstick: GFLOP/s of the original DASP (commit 8ce8363, its own harness, FP64) on membound's
@@ -79,7 +81,8 @@ VARIANTS = {"default": [], "unroll2": [(spmv, "TC_UNROLL", every(2))], "unroll4"
             **{f"pipe{p}": [(spmv, "TC_PIPE", every(p))] for p in (0, 1)},
             **{f"pipe{p}_unroll{u}": [(spmv, "TC_PIPE", every(p)), (spmv, "TC_UNROLL", every(u))]
                for p in (0, 1) for u in (2, 3, 4)},
-            **{f"threads{n}": [(spmv, "THREADS", n)] for n in (32, 64, 128, 256)}}
+            **{f"threads{n}": [(spmv, "THREADS", n)] for n in (32, 64, 128, 256)},
+            "dasp_contract": [(spmv, "ORDER", 1)]}
 
 
 def entries(names):
@@ -115,6 +118,22 @@ def cached_plan(indptr, s):
     return PLANS[key]
 
 
+def dasp_contract(prepare):
+    """`prepare` of a tensor-core case built with spmv.ORDER: timed, its y is left in the plan's order, as
+    DASP leaves its y; checked once put in the matrix's order (y[rows] = yp, outside the timing)."""
+    def prepared():
+        case = prepare()
+        dev = case.run.keep
+        slots = dev["rows"] >= 0
+
+        def output(result):
+            y = case.output(result)   # a float64 copy: the long rows, the rest NaN
+            y[dev["rows"][slots]] = decode(dev["yp"][slots], case.precision)
+            return y
+        return replace(case, output=output, notes=[*case.notes, "timed: y left in the plan's order (DASP's output)"])
+    return prepared
+
+
 def measure(matrix, meta, precisions, impls, warmup, reps, variant="default"):
     """Checked and timed rows of `impls` on one matrix, under `variant` (restored afterwards)."""
     saved = [(mod, attr, getattr(mod, attr)) for mod, attr, _ in VARIANTS[variant]]
@@ -124,6 +143,8 @@ def measure(matrix, meta, precisions, impls, warmup, reps, variant="default"):
         rows = []
         for impl, prepare in spmv.jobs("cuda", matrix, meta, np.random.default_rng(0), precisions):
             if impl.name in impls:
+                if variant == "dasp_contract":
+                    prepare = dasp_contract(prepare)
                 rows.append({**harness.measure(impl, prepare, "cuda", warmup, reps), "variant": variant})
         return rows
     finally:

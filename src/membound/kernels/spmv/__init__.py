@@ -50,6 +50,7 @@ TC_UNROLL, TC_MINB, TC_AHEAD = {"fp64": 4, "fp32": 4, "fp16": 2}, 4, 2048
 TC_SEGFREE = {"fp64": 1, "fp32": 0, "fp16": 1}
 TC_PIPE = {"fp64": 1, "fp32": 0, "fp16": 1}
 TC_PREF = {"fp64": (4, 0), "fp32": (4, 4), "fp16": (16, 16)}  # tiles, matrix in the L2 / beyond it
+ORDER = 0  # 1: y of the groups and empty rows left in the plan's order (spmv_tc.cu TC_ORDER), in dev["yp"]
 THREADS = 128  # a block: its SM slots wait for its slowest warp (docs/kernels_spmv.md, "Threads a block")
 
 
@@ -122,11 +123,11 @@ def cusparse_runner(matrix, x, y, precision: str = "fp64"):
     return run, note
 
 
-def tc_knobs(precision: str, twin: bool, packed_bytes: int, l2_bytes: int) -> dict:
-    """spmv_tc.cu's -D knobs; TC_PREF by the packed matrix's bytes against the L2 (docs/kernels_spmv.md)."""
+def tc_knobs(precision: str, twin: bool, packed: int, l2: int) -> dict:
+    """spmv_tc.cu's -D knobs; TC_PREF by the packed matrix's bytes against the L2's (docs/kernels_spmv.md)."""
     p = fmt(precision).tuned
     return dict(PREC=precision, TC_UNROLL=TC_UNROLL[p], TC_MINB=TC_MINB, TC_SEGFREE=TC_SEGFREE[p], TC_PIPE=TC_PIPE[p],
-                TC_AHEAD=TC_AHEAD, TC_PREF=TC_PREF[p][packed_bytes > l2_bytes], TC_THREADS=THREADS, TWIN=int(twin))
+                TC_AHEAD=TC_AHEAD, TC_PREF=TC_PREF[p][packed > l2], TC_THREADS=THREADS, TWIN=int(twin), TC_ORDER=ORDER)
 
 
 def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False):
@@ -139,7 +140,8 @@ def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False
                      cp.cuda.Device().attributes["L2CacheSize"])
     kernel = load_module("spmv_tc.cu", tuple(f"-D{k}={v}" for k, v in knobs.items())).get_function("spmv_tc")
     warps = len(p.desc)
-    args = (dev["desc"], np.int64(warps), dev["pval"], dev["pcol"], x, y, dev["rows"], dev["long_row"],
+    dev["yp"] = cp.full(len(p.rows) if ORDER else 1, nan(precision), y.dtype)
+    args = (dev["desc"], np.int64(warps), dev["pval"], dev["pcol"], x, y, dev["yp"], dev["rows"], dev["long_row"],
             dev["long_pieces"], dev["long_acc"], dev["long_cnt"])
     grid = -(-warps * 32 // THREADS)
 
@@ -148,8 +150,7 @@ def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False
             kernel((grid,), (THREADS,), args)
 
     run.keep = dev
-    what = "spmv_tc.cu -DTWIN=1 (FMAs of each lane's products instead of mma.sync, same plan and loads)" if twin \
-        else "spmv_tc.cu"
+    what = "spmv_tc.cu -DTWIN=1 (FMAs of the lanes' products, not mma.sync; same plan, loads)" if twin else "spmv_tc.cu"
     return run, f"timed: 1 launch of {what}, TC_PREF={knobs['TC_PREF']}"
 
 
@@ -251,9 +252,8 @@ def jobs(backend: str, matrix: sp.csr_matrix, meta: dict, rng: np.random.Generat
 
             x, y = cp.asarray(x_host), cp.full(rows, nan(p), dtype)
             reference, magnitude = device_reference((*dev[:2], decode(dev[2], p), dev[3]), decode(x, p))
-            run, note = (cusparse_runner(dev, x, y, p) if impl.name == "cusparse_csr"
-                         else tc_runner(dev, x, y, pl, p, twin=impl.name.endswith("_twin")))
-            notes = [note]
+            run, *notes = (cusparse_runner(dev, x, y, p) if impl.name == "cusparse_csr"
+                           else tc_runner(dev, x, y, pl, p, twin=impl.name.endswith("_twin")))
         tol = dot_tolerance(p, impl.unit, longest, reference, magnitude)
         tc = impl.unit == "tensor_core"
         if tc:

@@ -49,6 +49,9 @@
 #ifndef TC_PREF  // a group of two batches or more sends its next TC_PREF tiles to the L2 as it starts (0: none)
 #define TC_PREF 0
 #endif
+#ifndef TC_ORDER  // 1: y of the groups and empty rows in the plan's order, yp[slot] for y[rows[slot]], as DASP
+#define TC_ORDER 0   // leaves its y (tools/bench_spmv.py --variants dasp_contract); long rows still in y
+#endif
 #ifndef TC_SEGFREE  // where no segment masks are applied, bits: 1 groups of one segment a tile row, 2 long rows' pieces
 #define TC_SEGFREE 1
 #endif
@@ -178,9 +181,11 @@ __device__ __forceinline__ void prefetch(const val_t* __restrict__ pval, const i
 // (SEG: J > 1).
 template <bool SEG>
 __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict__ pval, const int* __restrict__ pcol,
-                                       const val_t* __restrict__ x, val_t* __restrict__ y, const int* __restrict__ rows) {
+                                       const val_t* __restrict__ x, val_t* __restrict__ y, const int* __restrict__ rows,
+                                       val_t* __restrict__ yp) {
     const int c = w.z, n_groups = w.w & 0xff, J = SEG ? (w.w >> 8) & 0xff : 1, nt = n_groups * c;
-    const int row = lane < 8 * J * n_groups ? rows[w.y + lane] : -1;
+    // this lane's output: its slot in the plan's order (TC_ORDER), else its row; -1: none
+    const int row = lane >= 8 * J * n_groups ? -1 : TC_ORDER ? w.y + lane : rows[w.y + lane];
     const int src = 4 * (lane & 7) + ((lane & 7) >> 1);  // the lane holding tile row lane % 8's sum
     const long long base = static_cast<long long>(w.x) * TILE + lane * S;
     const val_t* __restrict__ pv = pval + base;
@@ -226,7 +231,8 @@ __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict
             k = 0;
         }
     }
-    if (row >= 0) y[row] = P::narrow(res);
+    if (row >= 0 && TC_ORDER) yp[row] = P::narrow(res);
+    if (row >= 0 && !TC_ORDER) y[row] = P::narrow(res);
 }
 
 // PIECE: the sum of .z tiles of one long row, added to its accumulator; the last piece writes y.
@@ -266,7 +272,7 @@ __device__ __forceinline__ void piece(int4 w, int lane, const val_t* __restrict_
 
 extern "C" __global__ void __launch_bounds__(TC_THREADS, TC_MINB * 256 / TC_THREADS)
     spmv_tc(const int4* __restrict__ desc, long long n_warps, const val_t* __restrict__ pval,
-            const int* __restrict__ pcol, const val_t* __restrict__ x, val_t* __restrict__ y,
+            const int* __restrict__ pcol, const val_t* __restrict__ x, val_t* __restrict__ y, val_t* __restrict__ yp,
             const int* __restrict__ rows, const int* __restrict__ long_row, const int* __restrict__ long_pieces,
             acc_t* __restrict__ long_acc, unsigned* __restrict__ long_cnt) {
     const int lane = threadIdx.x & 31;
@@ -280,12 +286,15 @@ extern "C" __global__ void __launch_bounds__(TC_THREADS, TC_MINB * 256 / TC_THRE
 #endif
     const int kind = w.w >> 16;
     if (kind == GROUPS && (GROUP_SEG || (w.w >> 8 & 0xff) > 1)) {
-        groups<true>(w, lane, pval, pcol, x, y, rows);
+        groups<true>(w, lane, pval, pcol, x, y, rows, yp);
     } else if (kind == GROUPS) {
-        groups<false>(w, lane, pval, pcol, x, y, rows);
+        groups<false>(w, lane, pval, pcol, x, y, rows, yp);
     } else if (kind == PIECE) {
         piece(w, lane, pval, pcol, x, y, long_row, long_pieces, long_acc, long_cnt);
     } else if (lane < w.z) {
-        y[rows[w.y + lane]] = P::narrow(acc_t(0));
+        if (TC_ORDER)
+            yp[w.y + lane] = P::narrow(acc_t(0));
+        else
+            y[rows[w.y + lane]] = P::narrow(acc_t(0));
     }
 }
