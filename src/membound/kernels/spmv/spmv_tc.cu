@@ -231,8 +231,7 @@ __device__ __forceinline__ void groups(int4 w, int lane, const val_t* __restrict
             k = 0;
         }
     }
-    if (row >= 0 && TC_ORDER) yp[row] = P::narrow(res);
-    if (row >= 0 && !TC_ORDER) y[row] = P::narrow(res);
+    if (row >= 0) (TC_ORDER ? yp : y)[row] = P::narrow(res);
 }
 
 // PIECE: the sum of .z tiles of one long row, added to its accumulator; the last piece writes y.
@@ -292,9 +291,6 @@ extern "C" __global__ void __launch_bounds__(TC_THREADS, TC_MINB * 256 / TC_THRE
     } else if (kind == PIECE) {
         piece(w, lane, pval, pcol, x, y, long_row, long_pieces, long_acc, long_cnt);
     } else if (lane < w.z) {
-        if (TC_ORDER)
-            yp[w.y + lane] = P::narrow(acc_t(0));
-        else
-            y[rows[w.y + lane]] = P::narrow(acc_t(0));
+        (TC_ORDER ? yp : y)[TC_ORDER ? w.y + lane : rows[w.y + lane]] = P::narrow(acc_t(0));
     }
 }
