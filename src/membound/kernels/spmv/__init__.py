@@ -140,7 +140,7 @@ def tc_runner(matrix, x, y, p: Plan, precision: str = "fp64", twin: bool = False
                      cp.cuda.Device().attributes["L2CacheSize"])
     kernel = load_module("spmv_tc.cu", tuple(f"-D{k}={v}" for k, v in knobs.items())).get_function("spmv_tc")
     warps = len(p.desc)
-    dev["yp"] = cp.full(len(p.rows) if ORDER else 1, nan(precision), y.dtype)
+    dev["yp"] = cp.full(len(p.rows), nan(precision), y.dtype) if ORDER else y   # unused without ORDER
     args = (dev["desc"], np.int64(warps), dev["pval"], dev["pcol"], x, y, dev["yp"], dev["rows"], dev["long_row"],
             dev["long_pieces"], dev["long_acc"], dev["long_cnt"])
     grid = -(-warps * 32 // THREADS)
