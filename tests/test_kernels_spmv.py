@@ -158,6 +158,22 @@ def test_placement_puts_every_nonzero_once_in_its_rows_lane_in_column_order(s, l
     assert all((read < 0).all() for read in got.values())   # what is left: empty rows, padding only
 
 
+@pytest.mark.parametrize("s", [1, 2, 4])
+def test_a_warps_tile_rows_of_one_kind_hold_rising_rows(s):
+    """Tile rows of equal tiles and segments are taken in row order: in a group warp, the first rows of
+    such neighbours rise, so that its x gathers and y stores fall on fewer lines."""
+    matrix = ragged(12, 9000, lengths=LENGTHS, top=12)
+    p = spmv_plan.plan(matrix.indptr, s)
+    length = np.diff(matrix.indptr)
+    for _, out, _, w in p.desc[p.desc[:, 3] >> 16 == spmv_plan.GROUPS]:
+        n, jj = w & 0xFF, (w >> 8) & 0xFF
+        segs = p.rows[out: out + 8 * jj * n].reshape(n, jj, 8).transpose(0, 2, 1).reshape(-1, jj)
+        segs = segs[segs[:, 0] >= 0]
+        kind = -(-length[segs[:, 0]] // p.k) * 8 + (segs >= 0).sum(axis=1)
+        same = kind[1:] == kind[:-1]
+        assert (segs[1:, 0][same] > segs[:-1, 0][same]).all()
+
+
 @pytest.mark.parametrize("precision", PRECISIONS)
 @pytest.mark.parametrize("impl", ["scipy_csr", "numpy_mma", "numpy_mma_twin"])
 def test_cpu_impls_match_the_reference(impl, precision, pieces):

@@ -14,8 +14,8 @@ on the device.
   decided on counts per window of WINDOW rows: the free slots in the last tile of the rows of >= K nnz
   are filled first, then the remaining short rows are packed among themselves, each time taking the
   fullest combinations first (`patterns`) -- DASP's 1 + 3 and 2 + 2 rows are two of them.
-- within a window, lane rows are sorted by tiles c (then segments) and taken 8 at a time; runs of groups
-  with the same c and J (segments) are dealt to warps, `groups_per_warp` groups each.
+- within a window, lane rows are sorted by tiles c, then segments, then their first row, and taken 8 at a
+  time; runs of groups with the same c and J (segments) are dealt to warps, `groups_per_warp` groups each.
 
 A matrix's plans for every S are made once by the workflow and read by every SpMV job (spmv_plans.py).
 """
@@ -224,8 +224,9 @@ def plan(indptr: np.ndarray, s: int) -> Plan:
     n_items = (items >= 0).sum(axis=1)
     lens = np.where(items >= 0, length[items.clip(0)], 0)
     c_own = -(-lens[:, 0] // k)
-    # groups: lane rows sorted by window, tiles, segments; 8 at a time within each window
-    order = np.lexsort((-n_items, -c_own, win))
+    # groups: lane rows sorted by window, tiles, segments, first row (nearby rows share x's and y's lines);
+    # 8 at a time within each window
+    order = np.lexsort((items[:, 0], -n_items, -c_own, win))
     items, lens, c_own, n_items, win = items[order], lens[order], c_own[order], n_items[order], win[order]
     first = np.searchsorted(win, win, "left")
     pos = np.arange(len(win)) - first
