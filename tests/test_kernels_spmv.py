@@ -164,7 +164,7 @@ def test_a_warps_tile_rows_of_one_kind_hold_rising_rows(s):
     such neighbours rise, so that its x gathers and y stores fall on fewer lines."""
     matrix = ragged(12, 9000, lengths=LENGTHS, top=12)
     p = spmv_plan.plan(matrix.indptr, s)
-    length = np.diff(matrix.indptr)
+    length, pairs = np.diff(matrix.indptr), 0
     for _, out, _, w in p.desc[p.desc[:, 3] >> 16 == spmv_plan.GROUPS]:
         n, jj = w & 0xFF, (w >> 8) & 0xFF
         segs = p.rows[out: out + 8 * jj * n].reshape(n, jj, 8).transpose(0, 2, 1).reshape(-1, jj)
@@ -172,6 +172,8 @@ def test_a_warps_tile_rows_of_one_kind_hold_rising_rows(s):
         kind = -(-length[segs[:, 0]] // p.k) * 8 + (segs >= 0).sum(axis=1)
         same = kind[1:] == kind[:-1]
         assert (segs[1:, 0][same] > segs[:-1, 0][same]).all()
+        pairs += same.sum()
+    assert pairs > 1000
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
